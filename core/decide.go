@@ -1,0 +1,155 @@
+package core
+
+import (
+	"time"
+
+	"github.com/backwave/backwave/job"
+)
+
+// Result is what the Shell reports about one finished Attempt. The Core never
+// sees the error itself or any Failure Detail: only which way it went.
+type Result uint8
+
+const (
+	// ResultSucceeded means the handler returned without error.
+	ResultSucceeded Result = iota + 1
+	// ResultFailed means the handler returned an error or panicked.
+	ResultFailed
+	// ResultFailedPermanently means the handler asked that the job not be
+	// retried: it dead-letters at once whatever its Attempt.
+	ResultFailedPermanently
+	// ResultUnroutable means the Shell could not run the job: no handler is
+	// registered for its Wire Name, or its payload does not decode.
+	ResultUnroutable
+)
+
+var resultNames = [...]string{
+	ResultSucceeded:         "succeeded",
+	ResultFailed:            "failed",
+	ResultFailedPermanently: "failed_permanently",
+	ResultUnroutable:        "unroutable",
+}
+
+// String returns the result's name.
+func (r Result) String() string {
+	if int(r) < len(resultNames) && resultNames[r] != "" {
+		return resultNames[r]
+	}
+	return "result(?)"
+}
+
+// Outcome is the Core's decision for one finished Attempt, ready for a store
+// to apply under the (worker, Attempt) fence.
+type Outcome struct {
+	Lease job.Lease
+	// State is the job's next state: Succeeded, Scheduled (a retry),
+	// DeadLettered, Cancelled or Quarantined.
+	State job.State
+	// Via is the edge's action, for the Transition Log and Coverage.
+	Via Via
+	// RetryDelay is, for a retry, the delay from the store's clock at apply
+	// time to the next due time. Stores add it to their own clock so due
+	// times stay in the store's clock domain whatever the node's skew.
+	RetryDelay time.Duration
+	// RetryCause is set for a retry (handler failed) and left
+	// RetryCauseNone otherwise, which means "keep the stored cause": the
+	// cause is sticky across terminal outcomes.
+	RetryCause job.RetryCause
+}
+
+// AttemptInfo is what the Core needs to know about a running Attempt to
+// decide its outcome.
+type AttemptInfo struct {
+	Lease       job.Lease
+	MaxAttempts int
+	// CancelRequested is true once the Driver has signalled the handler to
+	// stop because an operator cancelled the job.
+	CancelRequested bool
+}
+
+// Decide turns a finished Attempt into its Outcome:
+//   - success → Succeeded, even if a cancel was requested meanwhile (the work
+//     is done);
+//   - unroutable → Quarantined;
+//   - failure after a cancel request → Cancelled (the handler stopped as
+//     asked);
+//   - permanent failure, or failure at the attempt ceiling → Dead-Lettered;
+//   - otherwise failure → Scheduled after policy.Delay, Retry Cause
+//     handler failed.
+func Decide(a AttemptInfo, r Result, policy RetryPolicy) Outcome {
+	o := Outcome{Lease: a.Lease}
+	switch r {
+	case ResultSucceeded:
+		o.State, o.Via = job.StateSucceeded, ViaSucceed
+	case ResultUnroutable:
+		o.State, o.Via = job.StateQuarantined, ViaQuarantine
+	default:
+		switch {
+		case a.CancelRequested:
+			o.State, o.Via = job.StateCancelled, ViaCancel
+		case r == ResultFailedPermanently || AtCeiling(a.Lease.Attempt, a.MaxAttempts):
+			o.State, o.Via = job.StateDeadLettered, ViaDeadLetter
+		default:
+			o.State, o.Via = job.StateScheduled, ViaRetry
+			o.RetryDelay = policy.Delay(a.Lease.ID, a.Lease.Attempt)
+			o.RetryCause = job.RetryCauseHandlerFailed
+		}
+	}
+	return o
+}
+
+// AtCeiling reports whether a job whose last charged Attempt is attempt has
+// had all maxAttempts tries. A maxAttempts below 1 is treated as 1.
+func AtCeiling(attempt job.Attempt, maxAttempts int) bool {
+	if maxAttempts < 1 {
+		maxAttempts = 1
+	}
+	return int(attempt) >= maxAttempts
+}
+
+// AfterLeaseLoss is the state a Running job moves to when its Lease ends
+// without an outcome: by expiry (the lapsed Attempt counts like a failure)
+// or by Relinquish (a clean stop costs exactly what a lapse costs). At the
+// attempt ceiling the job dead-letters; below it, it is Scheduled and due at
+// once — the lapsed Lease already spent the backoff — and a Relinquish
+// leaves its Attempt as charged. Set-based SQL restates this rule as
+// "attempt >= max_attempts"; the Conformance Suite checks it.
+func AfterLeaseLoss(attempt job.Attempt, maxAttempts int) job.State {
+	if AtCeiling(attempt, maxAttempts) {
+		return job.StateDeadLettered
+	}
+	return job.StateScheduled
+}
+
+// RetryCauseAfter returns the Retry Cause a job carries after moving along an
+// edge by via, given the cause it carried before. It encodes the sticky rule:
+// only a failed-Attempt retry and a lease expiry set a cause, only a requeue
+// clears it, and every other action leaves it as it was.
+func RetryCauseAfter(via Via, before job.RetryCause) job.RetryCause {
+	switch via {
+	case ViaRetry:
+		return job.RetryCauseHandlerFailed
+	case ViaExpire:
+		return job.RetryCauseLeaseExpired
+	case ViaRequeue:
+		return job.RetryCauseNone
+	default:
+		return before
+	}
+}
+
+// DueAt returns when a job inserted at now with the requested run-at time is
+// due: the requested time, or now if none was requested.
+func DueAt(now, requested time.Time) time.Time {
+	if requested.IsZero() {
+		return now
+	}
+	return requested
+}
+
+// Claimable reports whether a stored job may be claimed at now: Scheduled
+// and due. (A Scheduled job is always below its attempt ceiling: every path
+// that would leave it at the ceiling dead-letters it instead.)
+func Claimable(j *job.Job, now time.Time) bool {
+	return j.State == job.StateScheduled && !j.ScheduledAt.After(now)
+}

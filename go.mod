@@ -1,0 +1,3 @@
+module github.com/backwave/backwave
+
+go 1.26.8

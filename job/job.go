@@ -1,0 +1,156 @@
+// Package job holds the value types every part of BackWave shares: job
+// identity, State, Attempt, Retry Cause, Tags, and the stored job row.
+//
+// The package sits below the determinism boundary: it reads no clock, does no
+// I/O and starts no goroutines. Times appear only as values.
+package job
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// ID identifies one stored job. The store assigns it at insert; it is never
+// reused within one store.
+type ID int64
+
+// String renders the id in decimal.
+func (id ID) String() string { return strconv.FormatInt(int64(id), 10) }
+
+// Attempt numbers one execution try of a job. The store charges it at claim
+// (a job's first claim runs Attempt 1) and never reuses a number: a crash
+// after the charge leaves a gap, never a repeat. A job that was never claimed
+// has Attempt 0.
+type Attempt int32
+
+// WorkerID names the lease holder that claimed a job: one Pump of one Worker
+// Group in one process. Together with the Attempt it fences every outcome.
+type WorkerID string
+
+// Lease is a worker's time-bounded, heartbeat-renewed claim on one Attempt of
+// a job. It is identified by the job and the Attempt the claim charged.
+type Lease struct {
+	ID      ID
+	Attempt Attempt
+}
+
+// String renders the lease as "id@attempt".
+func (l Lease) String() string { return fmt.Sprintf("%d@%d", l.ID, l.Attempt) }
+
+// RetryCause says why a job last went back to Scheduled because an Attempt
+// went wrong. It is sticky: a claim, a Relinquish, a cancel and a terminal
+// outcome leave it as it is; only an operator requeue clears it. A new job has
+// none.
+type RetryCause uint8
+
+const (
+	// RetryCauseNone means no Attempt of this job has gone wrong (or an
+	// operator requeue cleared the record).
+	RetryCauseNone RetryCause = iota
+	// RetryCauseHandlerFailed means the handler failed and the retry policy
+	// scheduled another Attempt.
+	RetryCauseHandlerFailed
+	// RetryCauseLeaseExpired means the Lease lapsed before the worker reported
+	// an outcome.
+	RetryCauseLeaseExpired
+)
+
+var retryCauseNames = [...]string{
+	RetryCauseNone:          "",
+	RetryCauseHandlerFailed: "handler_failed",
+	RetryCauseLeaseExpired:  "lease_expired",
+}
+
+// String returns the stored name of the cause ("" for none).
+func (c RetryCause) String() string {
+	if int(c) < len(retryCauseNames) {
+		return retryCauseNames[c]
+	}
+	return "retry_cause(" + strconv.Itoa(int(c)) + ")"
+}
+
+// ParseRetryCause is the inverse of RetryCause.String.
+func ParseRetryCause(s string) (RetryCause, error) {
+	for c, name := range retryCauseNames {
+		if name == s {
+			return RetryCause(c), nil
+		}
+	}
+	return RetryCauseNone, fmt.Errorf("job: unknown retry cause %q", s)
+}
+
+// CancelCause records why a job ended Cancelled.
+type CancelCause uint8
+
+const (
+	// CancelCauseNone is the cause of a job that is not Cancelled.
+	CancelCauseNone CancelCause = iota
+	// CancelCauseOperator means an Operator Action cancelled the job.
+	CancelCauseOperator
+	// CancelCauseParentFailure means an on-success Dependency parent ended
+	// Dead-Lettered or Cancelled.
+	CancelCauseParentFailure
+)
+
+var cancelCauseNames = [...]string{
+	CancelCauseNone:          "",
+	CancelCauseOperator:      "operator",
+	CancelCauseParentFailure: "parent_failure",
+}
+
+// String returns the stored name of the cause ("" for none).
+func (c CancelCause) String() string {
+	if int(c) < len(cancelCauseNames) {
+		return cancelCauseNames[c]
+	}
+	return "cancel_cause(" + strconv.Itoa(int(c)) + ")"
+}
+
+// ParseCancelCause is the inverse of CancelCause.String.
+func ParseCancelCause(s string) (CancelCause, error) {
+	for c, name := range cancelCauseNames {
+		if name == s {
+			return CancelCause(c), nil
+		}
+	}
+	return CancelCauseNone, fmt.Errorf("job: unknown cancel cause %q", s)
+}
+
+// Job is a stored job row as a store returns it from a claim or a read.
+type Job struct {
+	ID       ID
+	WireName string
+	Queue    string
+	// Payload is the opaque, encoded job arguments, written once at insert.
+	Payload []byte
+	State   State
+	// Attempt is the last Attempt charged (0 if never claimed).
+	Attempt     Attempt
+	MaxAttempts int
+	// ScheduledAt is the due time: a Scheduled job is claimable once the
+	// store's clock reaches it.
+	ScheduledAt time.Time
+	CreatedAt   time.Time
+	// FinalizedAt is when the job reached a terminal state (zero if live).
+	FinalizedAt time.Time
+	RetryCause  RetryCause
+	CancelCause CancelCause
+	// Worker and LeaseExpiresAt describe the live Lease of a Running job.
+	Worker         WorkerID
+	LeaseExpiresAt time.Time
+	// CancelRequested is set when an operator asked a Running job to stop;
+	// the next lease renewal tells its worker.
+	CancelRequested bool
+	Tags            []Tag
+}
+
+// Lease returns the (job, Attempt) pair that fences this job's current
+// Attempt.
+func (j *Job) Lease() Lease { return Lease{ID: j.ID, Attempt: j.Attempt} }
+
+// Retrying reports whether the job is in the Retrying view: Scheduled and
+// carrying a Retry Cause.
+func (j *Job) Retrying() bool {
+	return j.State == StateScheduled && j.RetryCause != RetryCauseNone
+}

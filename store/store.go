@@ -1,0 +1,337 @@
+// Package store is the Storage Contract: the semantics every BackWave store
+// guarantees, written as Go interfaces whose doc comments are the rules. The
+// Conformance Suite (store/storetest) holds every adapter to them; the
+// In-Memory Store (store/memstore) is the executable reference.
+//
+// # Clocks
+//
+// Lease and due comparisons use the store's clock: the database server's for
+// PostgreSQL, the host's for SQLite, the virtual clock for memstore. A node's
+// clock only paces its own timers. Durations (lease length, retry delay) are
+// therefore passed as durations and added to the store's clock when applied.
+//
+// # The fence
+//
+// Every write a worker makes about a job it claimed — renew, outcome,
+// Relinquish — names the (WorkerID, Attempt) pair the claim produced. A store
+// applies it only if the job is still Running under exactly that worker and
+// Attempt; otherwise the write mutates nothing and is reported as stale. This
+// is the Effect-Once guarantee: a late write from a node isolated past its
+// Lease is harmless.
+//
+// # Atomicity
+//
+// Each method call is atomic with respect to every other call on any store
+// instance over the same data: a claim charges the Attempt, leases the job and
+// takes a Concurrency-Limit slot in one step; an applied outcome moves the
+// state, records the Retry Cause and frees the slot in one step.
+//
+// # Batches
+//
+// Every method that takes a list does the whole list in one round trip. Rows
+// in a batch are independent: one stale outcome does not stop the others.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/job"
+)
+
+// Sentinel errors of the Storage Contract. Adapters wrap them with context;
+// callers test with errors.Is.
+var (
+	// ErrNotFound: no job, queue or schedule with that identity.
+	ErrNotFound = errors.New("store: not found")
+	// ErrStaleLease: a fenced write named a (worker, Attempt) that no longer
+	// holds the job. Batch methods report staleness per row instead.
+	ErrStaleLease = errors.New("store: stale lease")
+	// ErrInvalidParams: the params break a documented precondition (empty
+	// Wire Name, negative limit, …). Nothing was written.
+	ErrInvalidParams = errors.New("store: invalid params")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("store: closed")
+	// ErrIllegalTransition: an Operator Action asked for a state change the
+	// job's current state does not allow (e.g. requeue a Succeeded job).
+	ErrIllegalTransition = errors.New("store: illegal transition")
+	// ErrSchemaTooNew: the database holds a schema newer than this build
+	// knows; the store refuses to run against it.
+	ErrSchemaTooNew = errors.New("store: schema is newer than this version of BackWave")
+	// ErrUnknownScheme: Open was given a URI whose scheme no adapter
+	// registered.
+	ErrUnknownScheme = errors.New("store: unknown URI scheme")
+)
+
+// Store is the whole Storage Contract. An adapter implements all of it.
+type Store interface {
+	Inserter
+	Worker
+	Queues
+	Monitor
+	// Close releases the store's resources. Calls after Close fail with
+	// ErrClosed.
+	Close() error
+}
+
+// Inserter adds jobs.
+type Inserter interface {
+	// JobInsertMany inserts every job in one atomic step and returns their
+	// ids in input order. A job with a zero ScheduledAt is due at the store's
+	// clock now. Validation failures (ErrInvalidParams) insert nothing.
+	JobInsertMany(ctx context.Context, p InsertManyParams) ([]job.ID, error)
+}
+
+// Worker is what a node's Pump calls: claim, renew, report, expire,
+// Relinquish.
+type Worker interface {
+	// JobClaim leases up to Limit due jobs to Worker and returns them with
+	// their Attempt already charged (Attempt+1 durably, before any handler
+	// runs) and their Lease running until the store's now + LeaseDuration.
+	//
+	// Queues are taken in the given order: every due job of Queues[0] (in
+	// due-time order, ties by id) before any of Queues[1], and so on. A
+	// Strict Dispatch Policy passes its whole ordered list; a Weighted one
+	// passes its allocated Queue first and the rest as fallthrough. Paused
+	// Queues are skipped. A Queue with a Concurrency Limit yields only as many
+	// jobs as leave its Running count at or below the limit, counted across
+	// every worker on every node. Concurrent claimers never lease one job
+	// twice.
+	JobClaim(ctx context.Context, p ClaimParams) ([]job.Job, error)
+
+	// LeaseRenew extends each named Lease still held by Worker to the store's
+	// now + LeaseDuration and answers per Lease, in input order: renewed,
+	// lost (the job is no longer Running under this worker and Attempt), or
+	// cancel requested (renewed, and an operator asked the job to stop).
+	LeaseRenew(ctx context.Context, p RenewParams) ([]RenewResult, error)
+
+	// OutcomeReport applies a batch of Attempt outcomes, each fenced by
+	// (Worker, Attempt): a row whose job is no longer Running under that
+	// worker and Attempt mutates nothing and is answered Applied=false. An
+	// applied row, atomically: moves the job to the outcome's state (a retry
+	// becomes due at the store's now + RetryDelay), sets the Retry Cause if
+	// the outcome carries one and keeps it otherwise, records the Transition
+	// Log entry with its Failure Detail, stores Job Output, merges the Tag
+	// delta, and frees the Queue's Concurrency-Limit slot. Results are in
+	// input order.
+	OutcomeReport(ctx context.Context, p ReportParams) ([]ReportResult, error)
+
+	// LeaseExpire finds Running jobs in the given Queues whose Lease lapsed
+	// at the store's clock and ends each Lease as core.AfterLeaseLoss says:
+	// Dead-Lettered at the attempt ceiling, otherwise Scheduled and due now
+	// with Retry Cause lease expired. Slots are freed. At most Limit jobs
+	// are expired per call (0 means no bound); the result says how many.
+	LeaseExpire(ctx context.Context, p ExpireParams) (ExpireResult, error)
+
+	// LeaseRelinquish hands live Leases back on clean shutdown, each fenced
+	// by (Worker, Attempt): the job returns to Scheduled due at once with its
+	// Attempt kept and its Retry Cause untouched, or dead-letters if the
+	// Attempt was its last (core.AfterLeaseLoss). Slots are freed. Stale
+	// Leases are skipped.
+	LeaseRelinquish(ctx context.Context, p RelinquishParams) (RelinquishResult, error)
+}
+
+// Queues reads and changes Queue settings. A Queue exists once a job names
+// it or a setting is written for it.
+type Queues interface {
+	// QueuePause stops claims from the Queue (running jobs are unaffected).
+	QueuePause(ctx context.Context, p QueueParams) error
+	// QueueResume lets claims from the Queue start again.
+	QueueResume(ctx context.Context, p QueueParams) error
+	// QueueSetLimit sets the Queue's cluster-wide Concurrency Limit; a
+	// Limit of 0 removes it. A lowered limit never revokes a Lease; it stops
+	// claims until Running drops below it.
+	QueueSetLimit(ctx context.Context, p QueueSetLimitParams) error
+	// QueueList returns every known Queue with its settings and counts,
+	// ordered by name.
+	QueueList(ctx context.Context) ([]QueueInfo, error)
+}
+
+// Monitor is the read side operators and tests use.
+type Monitor interface {
+	// JobGet returns one job or ErrNotFound.
+	JobGet(ctx context.Context, id job.ID) (job.Job, error)
+	// JobList returns jobs matching the filter, newest id first, one page at
+	// a time (keyset pagination on id).
+	JobList(ctx context.Context, p JobListParams) ([]job.Job, error)
+	// JobCountByState counts jobs per state, optionally in one Queue.
+	JobCountByState(ctx context.Context, p CountParams) (map[job.State]int, error)
+}
+
+// NewJob is one job to insert.
+type NewJob struct {
+	// WireName is the job type's explicit, stable identity. Required.
+	WireName string
+	// Queue is required.
+	Queue string
+	// Payload is the encoded job arguments, opaque to the store.
+	Payload []byte
+	// ScheduledAt is the due time; zero means the store's now.
+	ScheduledAt time.Time
+	// MaxAttempts is the attempt ceiling; at least 1.
+	MaxAttempts int
+	// Tags are stored as a set.
+	Tags []job.Tag
+}
+
+// InsertManyParams are the params of Inserter.JobInsertMany.
+type InsertManyParams struct {
+	Jobs []NewJob
+}
+
+// ClaimParams are the params of Worker.JobClaim.
+type ClaimParams struct {
+	Worker job.WorkerID
+	// Queues in claim order; see JobClaim.
+	Queues []string
+	// Limit is the most jobs to lease; at least 1.
+	Limit int
+	// LeaseDuration is the Lease length from the store's now; positive.
+	LeaseDuration time.Duration
+}
+
+// RenewParams are the params of Worker.LeaseRenew.
+type RenewParams struct {
+	Worker        job.WorkerID
+	Leases        []job.Lease
+	LeaseDuration time.Duration
+}
+
+// RenewStatus is a store's answer about one Lease in a renewal.
+type RenewStatus uint8
+
+const (
+	// RenewRenewed: the Lease is extended.
+	RenewRenewed RenewStatus = iota + 1
+	// RenewLost: the job is no longer Running under this worker and
+	// Attempt; the worker must abandon it.
+	RenewLost
+	// RenewCancelRequested: the Lease is extended and an operator asked the
+	// job to stop; the worker must signal its handler.
+	RenewCancelRequested
+)
+
+// String names the status.
+func (s RenewStatus) String() string {
+	switch s {
+	case RenewRenewed:
+		return "renewed"
+	case RenewLost:
+		return "lost"
+	case RenewCancelRequested:
+		return "cancel_requested"
+	}
+	return "renew_status(?)"
+}
+
+// RenewResult answers one Lease of a renewal.
+type RenewResult struct {
+	Lease  job.Lease
+	Status RenewStatus
+}
+
+// Outcome is one Attempt's outcome to report: the Core's decision plus the
+// opaque data the Shell kept beside it.
+type Outcome struct {
+	core.Outcome
+	// FailureDetail is the bounded diagnostic text of a failed Attempt,
+	// recorded on its Transition Log entry; empty when there is none.
+	FailureDetail string
+	// Output is the Job Output of a succeeded Attempt; nil when none.
+	Output []byte
+	// TagDelta is merged into the job's Tags when the outcome applies.
+	TagDelta []job.Tag
+}
+
+// ReportParams are the params of Worker.OutcomeReport.
+type ReportParams struct {
+	Worker   job.WorkerID
+	Outcomes []Outcome
+}
+
+// ReportResult answers one outcome of a report.
+type ReportResult struct {
+	Lease job.Lease
+	// Applied is false for a stale outcome, which mutated nothing.
+	Applied bool
+}
+
+// ExpireParams are the params of Worker.LeaseExpire.
+type ExpireParams struct {
+	// Queues to sweep; empty means none (a sweep is always scoped).
+	Queues []string
+	// Limit bounds how many jobs one call expires; 0 means no bound.
+	Limit int
+}
+
+// ExpireResult reports a lease-expiry sweep.
+type ExpireResult struct {
+	// Expired lists the Leases ended, in id order.
+	Expired []job.Lease
+}
+
+// RelinquishParams are the params of Worker.LeaseRelinquish.
+type RelinquishParams struct {
+	Worker job.WorkerID
+	Leases []job.Lease
+}
+
+// RelinquishResult reports a Relinquish.
+type RelinquishResult struct {
+	// Relinquished lists the Leases handed back; stale ones are absent.
+	Relinquished []job.Lease
+}
+
+// QueueParams names one Queue.
+type QueueParams struct {
+	Queue string
+}
+
+// QueueSetLimitParams are the params of Queues.QueueSetLimit.
+type QueueSetLimitParams struct {
+	Queue string
+	// Limit is the Concurrency Limit; 0 removes it.
+	Limit int
+}
+
+// QueueInfo describes one Queue.
+type QueueInfo struct {
+	Name   string
+	Paused bool
+	// Limit is the Concurrency Limit; 0 when there is none.
+	Limit int
+	// Running is the number of Running jobs (the slots in use).
+	Running int
+}
+
+// JobListParams filter and page Monitor.JobList.
+type JobListParams struct {
+	// States, if non-empty, keeps jobs in any of them.
+	States []job.State
+	// Queue, if set, keeps jobs of that Queue.
+	Queue string
+	// WireName, if set, keeps jobs of that Wire Name.
+	WireName string
+	// BeforeID, if non-zero, keeps jobs with a smaller id (the keyset cursor:
+	// pass the last id of the previous page).
+	BeforeID job.ID
+	// Limit is the page size; 0 means 100.
+	Limit int
+}
+
+// CountParams filter Monitor.JobCountByState.
+type CountParams struct {
+	// Queue, if set, counts only that Queue.
+	Queue string
+}
+
+// HintSource is implemented by stores that can announce Wake-Up Hints. A hint
+// only cuts latency: subscribers must behave the same, one poll interval
+// slower, if every hint is dropped, duplicated or delayed.
+type HintSource interface {
+	// SubscribeHints calls fn with a Queue name after jobs due now become
+	// claimable in it. fn must not block. The returned func unsubscribes.
+	SubscribeHints(fn func(queue string)) (unsubscribe func())
+}

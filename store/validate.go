@@ -1,0 +1,143 @@
+package store
+
+import (
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/backwave/backwave/job"
+)
+
+// MaxNameLen bounds a Queue name or Wire Name, in bytes.
+const MaxNameLen = 128
+
+// ValidateName checks a Queue name or Wire Name: non-empty, valid UTF-8, at
+// most MaxNameLen bytes, no control characters or spaces at either end.
+func ValidateName(kind, name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: empty %s", ErrInvalidParams, kind)
+	case len(name) > MaxNameLen:
+		return fmt.Errorf("%w: %s %.32q… is longer than %d bytes", ErrInvalidParams, kind, name, MaxNameLen)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("%w: %s %q is not valid UTF-8", ErrInvalidParams, kind, name)
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("%w: %s %q contains a control character", ErrInvalidParams, kind, name)
+		}
+	}
+	if name[0] == ' ' || name[len(name)-1] == ' ' {
+		return fmt.Errorf("%w: %s %q has leading or trailing spaces", ErrInvalidParams, kind, name)
+	}
+	return nil
+}
+
+// Validate checks the params of JobInsertMany.
+func (p InsertManyParams) Validate() error {
+	for i, j := range p.Jobs {
+		if err := ValidateName("wire name", j.WireName); err != nil {
+			return fmt.Errorf("job %d: %w", i, err)
+		}
+		if err := ValidateName("queue", j.Queue); err != nil {
+			return fmt.Errorf("job %d: %w", i, err)
+		}
+		if j.MaxAttempts < 1 {
+			return fmt.Errorf("job %d: %w: MaxAttempts %d is below 1", i, ErrInvalidParams, j.MaxAttempts)
+		}
+		for _, t := range j.Tags {
+			if err := t.Validate(); err != nil {
+				return fmt.Errorf("job %d: %w: %w", i, ErrInvalidParams, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Validate checks the params of JobClaim.
+func (p ClaimParams) Validate() error {
+	if p.Worker == "" {
+		return fmt.Errorf("%w: claim without a worker id", ErrInvalidParams)
+	}
+	if p.Limit < 1 {
+		return fmt.Errorf("%w: claim limit %d is below 1", ErrInvalidParams, p.Limit)
+	}
+	if len(p.Queues) == 0 {
+		return fmt.Errorf("%w: claim names no queue", ErrInvalidParams)
+	}
+	return validateLeaseDuration(p.LeaseDuration)
+}
+
+// Validate checks the params of LeaseRenew.
+func (p RenewParams) Validate() error {
+	if p.Worker == "" {
+		return fmt.Errorf("%w: renew without a worker id", ErrInvalidParams)
+	}
+	return validateLeaseDuration(p.LeaseDuration)
+}
+
+// Validate checks the params of OutcomeReport.
+func (p ReportParams) Validate() error {
+	if p.Worker == "" {
+		return fmt.Errorf("%w: report without a worker id", ErrInvalidParams)
+	}
+	for i, o := range p.Outcomes {
+		if !o.State.Terminal() && o.State != job.StateScheduled {
+			return fmt.Errorf("%w: outcome %d for %s has state %s", ErrInvalidParams, i, o.Lease, o.State)
+		}
+		if o.RetryDelay < 0 {
+			return fmt.Errorf("%w: outcome %d for %s has negative retry delay", ErrInvalidParams, i, o.Lease)
+		}
+		for _, t := range o.TagDelta {
+			if err := t.Validate(); err != nil {
+				return fmt.Errorf("outcome %d: %w: %w", i, ErrInvalidParams, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Validate checks the params of LeaseExpire.
+func (p ExpireParams) Validate() error {
+	if p.Limit < 0 {
+		return fmt.Errorf("%w: expire limit %d is negative", ErrInvalidParams, p.Limit)
+	}
+	return nil
+}
+
+// Validate checks the params of LeaseRelinquish.
+func (p RelinquishParams) Validate() error {
+	if p.Worker == "" {
+		return fmt.Errorf("%w: relinquish without a worker id", ErrInvalidParams)
+	}
+	return nil
+}
+
+// Validate checks the params of QueueSetLimit.
+func (p QueueSetLimitParams) Validate() error {
+	if err := ValidateName("queue", p.Queue); err != nil {
+		return err
+	}
+	if p.Limit < 0 {
+		return fmt.Errorf("%w: concurrency limit %d is negative", ErrInvalidParams, p.Limit)
+	}
+	return nil
+}
+
+// Validate checks a Queue name.
+func (p QueueParams) Validate() error { return ValidateName("queue", p.Queue) }
+
+// PageLimit returns the effective page size of a JobList call.
+func (p JobListParams) PageLimit() int {
+	if p.Limit <= 0 {
+		return 100
+	}
+	return min(p.Limit, 10_000)
+}
+
+func validateLeaseDuration(d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("%w: lease duration %v is not positive", ErrInvalidParams, d)
+	}
+	return nil
+}
