@@ -1,0 +1,204 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
+)
+
+// PolicyKind selects a Dispatch Policy.
+type PolicyKind uint8
+
+const (
+	// PolicyStrict claims the whole free capacity in one batch over the
+	// Queues in their listed order; later Queues may starve.
+	PolicyStrict PolicyKind = iota + 1
+	// PolicyWeighted splits the free capacity across Queues by smooth
+	// weighted round-robin (deterministic, no randomness) and claims one
+	// batch per Queue, each with the other Queues as fallthrough.
+	PolicyWeighted
+)
+
+// String names the kind.
+func (k PolicyKind) String() string {
+	switch k {
+	case PolicyStrict:
+		return "strict"
+	case PolicyWeighted:
+		return "weighted"
+	}
+	return "policy(?)"
+}
+
+// QueueWeight is one Queue of a Dispatch Policy with its weight (used by
+// Weighted only; at least 1).
+type QueueWeight struct {
+	Queue  string
+	Weight int
+}
+
+// DispatchPolicy is a Worker Group's rule for choosing which Queue to claim
+// from next. Both kinds are work-conserving: a worker never idles while any
+// served Queue has due work.
+type DispatchPolicy struct {
+	Kind   PolicyKind
+	Queues []QueueWeight
+}
+
+// Strict returns a Strict Dispatch Policy over queues in priority order.
+func Strict(queues ...string) DispatchPolicy {
+	p := DispatchPolicy{Kind: PolicyStrict}
+	for _, q := range queues {
+		p.Queues = append(p.Queues, QueueWeight{Queue: q, Weight: 1})
+	}
+	return p
+}
+
+// Weighted returns a Weighted Dispatch Policy.
+func Weighted(queues ...QueueWeight) DispatchPolicy {
+	return DispatchPolicy{Kind: PolicyWeighted, Queues: queues}
+}
+
+// QueueNames returns the policy's Queues in order.
+func (p DispatchPolicy) QueueNames() []string {
+	out := make([]string, len(p.Queues))
+	for i, q := range p.Queues {
+		out[i] = q.Queue
+	}
+	return out
+}
+
+// Validate reports whether the policy is usable: a known kind, at least one
+// Queue, valid and distinct names, weights of at least 1.
+func (p DispatchPolicy) Validate() error {
+	if p.Kind != PolicyStrict && p.Kind != PolicyWeighted {
+		return fmt.Errorf("%w: dispatch policy has no kind (use Strict or Weighted)", ErrInvalidConfig)
+	}
+	if len(p.Queues) == 0 {
+		return fmt.Errorf("%w: dispatch policy serves no queue", ErrInvalidConfig)
+	}
+	seen := make(map[string]bool, len(p.Queues))
+	for _, q := range p.Queues {
+		if err := store.ValidateName("queue", q.Queue); err != nil {
+			return fmt.Errorf("%w: dispatch policy: %w", ErrInvalidConfig, err)
+		}
+		if seen[q.Queue] {
+			return fmt.Errorf("%w: dispatch policy lists queue %q twice", ErrInvalidConfig, q.Queue)
+		}
+		seen[q.Queue] = true
+		if q.Weight < 1 {
+			return fmt.Errorf("%w: queue %q has weight %d (want ≥ 1)", ErrInvalidConfig, q.Queue, q.Weight)
+		}
+	}
+	return nil
+}
+
+// ErrInvalidConfig is wrapped by Config.Validate.
+var ErrInvalidConfig = errors.New("node: invalid config")
+
+// Config is one Driver's configuration, mapped by the Shell from the public
+// WorkerGroupOptions. Zero values are not defaulted here: WithDefaults fills
+// them and Validate checks the result.
+type Config struct {
+	// Worker is the lease-holder identity of this Driver's Pump.
+	Worker job.WorkerID
+	Policy DispatchPolicy
+	// PoolSize is the number of Workers: executing, buffered and in-flight
+	// outcomes together never exceed it (Backpressure).
+	PoolSize int
+	// LeaseDuration is the length of each Lease from the store's clock.
+	LeaseDuration time.Duration
+	// MaxClaimBatch caps the jobs leased per claim pass.
+	MaxClaimBatch int
+	// MaxOutcomeBatch is the buffered-outcome count that triggers a flush.
+	MaxOutcomeBatch int
+	// MaintenanceInterval is the slower beat of lease expiry (and, once
+	// configured, schedule minting and retention).
+	MaintenanceInterval time.Duration
+	// ExpireBatch bounds one lease-expiry sweep; a full sweep is re-issued.
+	ExpireBatch int
+	// RetryPolicy applies to failed Attempts of every Wire Name not in
+	// RetryPolicies.
+	RetryPolicy   core.RetryPolicy
+	RetryPolicies map[string]core.RetryPolicy
+}
+
+// Defaults used by WithDefaults.
+const (
+	DefaultPoolSize            = 10
+	DefaultLeaseDuration       = 60 * time.Second
+	DefaultMaxClaimBatch       = 32
+	DefaultMaintenanceInterval = 5 * time.Second
+	DefaultExpireBatch         = 1000
+)
+
+// WithDefaults returns c with zero fields set to their defaults
+// (MaxOutcomeBatch defaults to MaxClaimBatch, so one claim batch's outcomes
+// coalesce into one fenced write).
+func (c Config) WithDefaults() Config {
+	if c.PoolSize == 0 {
+		c.PoolSize = DefaultPoolSize
+	}
+	if c.LeaseDuration == 0 {
+		c.LeaseDuration = DefaultLeaseDuration
+	}
+	if c.MaxClaimBatch == 0 {
+		c.MaxClaimBatch = DefaultMaxClaimBatch
+	}
+	if c.MaxOutcomeBatch == 0 {
+		c.MaxOutcomeBatch = c.MaxClaimBatch
+	}
+	if c.MaintenanceInterval == 0 {
+		c.MaintenanceInterval = DefaultMaintenanceInterval
+	}
+	if c.ExpireBatch == 0 {
+		c.ExpireBatch = DefaultExpireBatch
+	}
+	if c.RetryPolicy == (core.RetryPolicy{}) {
+		c.RetryPolicy = core.DefaultRetryPolicy
+	}
+	return c
+}
+
+// Validate reports the first problem with c.
+func (c Config) Validate() error {
+	switch {
+	case c.Worker == "":
+		return fmt.Errorf("%w: no worker id", ErrInvalidConfig)
+	case c.PoolSize < 1:
+		return fmt.Errorf("%w: PoolSize %d (want ≥ 1)", ErrInvalidConfig, c.PoolSize)
+	case c.LeaseDuration <= 0:
+		return fmt.Errorf("%w: LeaseDuration %v (want > 0)", ErrInvalidConfig, c.LeaseDuration)
+	case c.MaxClaimBatch < 1:
+		return fmt.Errorf("%w: MaxClaimBatch %d (want ≥ 1)", ErrInvalidConfig, c.MaxClaimBatch)
+	case c.MaxOutcomeBatch < 1:
+		return fmt.Errorf("%w: MaxOutcomeBatch %d (want ≥ 1)", ErrInvalidConfig, c.MaxOutcomeBatch)
+	case c.MaintenanceInterval <= 0:
+		return fmt.Errorf("%w: MaintenanceInterval %v (want > 0)", ErrInvalidConfig, c.MaintenanceInterval)
+	case c.ExpireBatch < 0:
+		return fmt.Errorf("%w: ExpireBatch %d (want ≥ 0)", ErrInvalidConfig, c.ExpireBatch)
+	}
+	if err := c.Policy.Validate(); err != nil {
+		return err
+	}
+	if err := c.RetryPolicy.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	for name, p := range c.RetryPolicies {
+		if err := p.Validate(); err != nil {
+			return fmt.Errorf("%w: retry policy of %q: %w", ErrInvalidConfig, name, err)
+		}
+	}
+	return nil
+}
+
+func (c *Config) retryPolicy(wireName string) core.RetryPolicy {
+	if p, ok := c.RetryPolicies[wireName]; ok {
+		return p
+	}
+	return c.RetryPolicy
+}

@@ -1,0 +1,416 @@
+// Package node is the Node Driver: the sans-I/O state machine that holds all of
+// a node's scheduling judgment — when to claim and how much, when to renew a
+// Lease, when to stop claiming under Backpressure, when to flush coalesced
+// outcomes, when to run maintenance. It is one method, Driver.Step(event) →
+// commands, plus small per-node state. It never awaits, sleeps, starts a
+// goroutine or reads a clock: time arrives on each event. The production pump
+// (package shell) and the Simulator (package sim) are its two callers; both
+// carry out the same commands.
+//
+// # Capacity
+//
+// A node's free capacity is PoolSize minus the jobs executing, the outcomes
+// buffered, the outcomes in flight to the store and the slots a claim pass has
+// asked for but not yet received. A finished job whose outcome has not been
+// applied still holds its Lease, so it still occupies a Worker. A pass claims
+// at most min(free, MaxClaimBatch) jobs; with no free capacity it claims
+// nothing (Backpressure).
+//
+// # One claim pass at a time
+//
+// A Poll that lands while a pass is in flight sets one pending slot; when the
+// pass ends, the slot starts exactly one more pass. Any number of Polls —
+// ticks, Wake-Up Hints, re-polls after applied outcomes — coalesce into it.
+//
+// # Outcome coalescing
+//
+// Outcomes are buffered in completion order and flushed as one Report when
+// (1) the buffer reaches MaxOutcomeBatch, (2) the node goes idle (nothing
+// executing), or (3) a Poll or Heartbeat lands. On a Poll the claim pass is
+// computed before the flush, so buffered outcomes still count against the
+// pool; the slots they free reopen when the flush's applied outcomes trigger
+// the immediate re-poll.
+package node
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
+)
+
+// execution is what the Driver knows of one executing Attempt.
+type execution struct {
+	lease       job.Lease
+	wireName    string
+	maxAttempts int
+	// cancelSignalled is set once SignalCancel was emitted for it.
+	cancelSignalled bool
+}
+
+// pass is a claim pass in flight.
+type pass struct {
+	op OpID
+	// requested is the Limit of the claim in flight.
+	requested int
+	// rest are the Weighted batches not yet issued.
+	rest []batch
+}
+
+// Driver is one node's Node Driver. It is not safe for concurrent use: one
+// Pump owns it.
+type Driver struct {
+	cfg    Config
+	queues []string
+	wrr    *wrr // nil for Strict
+
+	nextOp    OpID
+	executing map[job.ID]*execution
+	buffer    []core.Outcome
+	reporting map[OpID][]core.Outcome
+	inReport  int
+
+	claim       *pass
+	pendingPoll bool
+
+	renewOp         OpID
+	expireOp        OpID
+	lastMaintenance time.Time
+
+	stopping bool
+}
+
+// New returns a Driver for cfg, after filling defaults (Config.WithDefaults)
+// and validating.
+func New(cfg Config) (*Driver, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	d := &Driver{
+		cfg:       cfg,
+		queues:    cfg.Policy.QueueNames(),
+		executing: make(map[job.ID]*execution),
+		reporting: make(map[OpID][]core.Outcome),
+	}
+	if cfg.Policy.Kind == PolicyWeighted {
+		d.wrr = newWRR(cfg.Policy)
+	}
+	return d, nil
+}
+
+// Config returns the Driver's configuration with defaults filled.
+func (d *Driver) Config() Config { return d.cfg }
+
+// Step feeds one event to the Driver and appends the commands the Shell must
+// carry out, in order, to out. Pass a reused slice (out[:0]) to avoid
+// allocating per step.
+func (d *Driver) Step(ev Event, out []Command) []Command {
+	switch e := ev.(type) {
+	case Poll:
+		return d.poll(e.Now, out)
+	case Heartbeat:
+		return d.heartbeat(out)
+	case ClaimDone:
+		return d.claimDone(e, out)
+	case RenewDone:
+		return d.renewDone(e, out)
+	case JobDone:
+		return d.jobDone(e, out)
+	case ReportDone:
+		return d.reportDone(e, out)
+	case ExpireDone:
+		return d.expireDone(e, out)
+	case RelinquishDone:
+		return out
+	case Stop:
+		return d.stop(out)
+	case DrainTimeout:
+		return d.drainTimeout(out)
+	default:
+		panic(fmt.Sprintf("node: unknown event %T", ev))
+	}
+}
+
+// Free returns the node's free capacity: PoolSize minus executing, buffered
+// and in-flight outcomes and slots requested by the claim in flight.
+func (d *Driver) Free() int {
+	used := len(d.executing) + len(d.buffer) + d.inReport
+	if d.claim != nil {
+		used += d.claim.requested
+		for _, b := range d.claim.rest {
+			used += b.limit
+		}
+	}
+	return d.cfg.PoolSize - used
+}
+
+// Executing returns the Leases of the executing Attempts, in job id order.
+func (d *Driver) Executing() []job.Lease {
+	out := make([]job.Lease, 0, len(d.executing))
+	for _, e := range d.executing {
+		out = append(out, e.lease)
+	}
+	slices.SortFunc(out, func(a, b job.Lease) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// Held returns how many Leases the node holds: executing plus buffered plus
+// in-flight outcomes. It never exceeds PoolSize.
+func (d *Driver) Held() int { return len(d.executing) + len(d.buffer) + d.inReport }
+
+// Drained reports whether a stopping Driver has nothing left to do: nothing
+// executing, buffered, in flight or being claimed.
+func (d *Driver) Drained() bool {
+	return d.stopping && len(d.executing) == 0 && len(d.buffer) == 0 &&
+		d.inReport == 0 && d.claim == nil
+}
+
+// Stopping reports whether Stop was received.
+func (d *Driver) Stopping() bool { return d.stopping }
+
+func (d *Driver) op() OpID {
+	d.nextOp++
+	return d.nextOp
+}
+
+// poll runs a claim pass (or remembers one), then flushes, then runs
+// maintenance if due. The order matters: see the package doc.
+func (d *Driver) poll(now time.Time, out []Command) []Command {
+	out = d.requestPass(out)
+	out = d.flush(out)
+	if !d.stopping && d.expireOp == 0 &&
+		(d.lastMaintenance.IsZero() || now.Sub(d.lastMaintenance) >= d.cfg.MaintenanceInterval) {
+		d.lastMaintenance = now
+		out = d.expire(out)
+		// Schedule loading and retention sweeps join this beat when
+		// Recurring Schedules and a Retention Policy are configured.
+	}
+	return out
+}
+
+// requestPass starts a claim pass now or, while one is in flight, fills the
+// single pending slot.
+func (d *Driver) requestPass(out []Command) []Command {
+	if d.stopping {
+		return out
+	}
+	if d.claim != nil {
+		d.pendingPoll = true
+		return out
+	}
+	n := min(d.Free(), d.cfg.MaxClaimBatch)
+	if n <= 0 {
+		return out // Backpressure: no free Worker, no claim.
+	}
+	if d.wrr == nil {
+		d.claim = &pass{op: d.op(), requested: n}
+		return append(out, Claim{Op: d.claim.op, Queues: d.queues, Limit: n, LeaseDuration: d.cfg.LeaseDuration})
+	}
+	batches, idle := d.wrr.allocate(n)
+	for _, b := range idle {
+		d.wrr.commit(b)
+	}
+	d.claim = &pass{rest: batches}
+	return d.issueNext(out)
+}
+
+// issueNext issues the next Weighted batch of the pass in flight, committing
+// its credit, with its own Queue first and the others as fallthrough.
+func (d *Driver) issueNext(out []Command) []Command {
+	b := d.claim.rest[0]
+	d.claim.rest = d.claim.rest[1:]
+	d.wrr.commit(b)
+	d.claim.op, d.claim.requested = d.op(), b.limit
+	queues := make([]string, 0, len(d.queues))
+	queues = append(queues, d.queues[b.queue])
+	for i, q := range d.queues {
+		if i != b.queue {
+			queues = append(queues, q)
+		}
+	}
+	return append(out, Claim{Op: d.claim.op, Queues: queues, Limit: b.limit, LeaseDuration: d.cfg.LeaseDuration})
+}
+
+func (d *Driver) claimDone(e ClaimDone, out []Command) []Command {
+	if d.claim == nil || e.Op != d.claim.op {
+		// Not the claim in flight. The Shell pairs every result with its
+		// command, so this is a caller bug; any jobs in it lapse and are
+		// reclaimed.
+		return out
+	}
+	var handBack []job.Lease
+	for _, j := range e.Jobs {
+		if d.stopping {
+			handBack = append(handBack, j.Lease())
+			continue
+		}
+		if old, ok := d.executing[j.ID]; ok {
+			// Our earlier Lease on this job lapsed and we claimed it again:
+			// the older Attempt is someone else's problem now (it is ours,
+			// but fenced out), so forget it.
+			out = append(out, Abandon{Lease: old.lease, Reason: AbandonLeaseLost})
+		}
+		d.executing[j.ID] = &execution{lease: j.Lease(), wireName: j.WireName, maxAttempts: j.MaxAttempts}
+		out = append(out, Execute{Job: j})
+	}
+	if len(handBack) > 0 {
+		out = append(out, Relinquish{Op: d.op(), Leases: handBack})
+	}
+	if e.Err == nil && len(d.claim.rest) > 0 && !d.stopping {
+		return d.issueNext(out)
+	}
+	d.claim = nil
+	if d.pendingPoll {
+		d.pendingPoll = false
+		out = d.requestPass(out)
+	}
+	if d.stopping {
+		out = d.flush(out)
+	}
+	return out
+}
+
+func (d *Driver) heartbeat(out []Command) []Command {
+	out = d.flush(out)
+	if d.renewOp != 0 || len(d.executing) == 0 {
+		return out
+	}
+	d.renewOp = d.op()
+	return append(out, Renew{Op: d.renewOp, Leases: d.Executing(), LeaseDuration: d.cfg.LeaseDuration})
+}
+
+func (d *Driver) renewDone(e RenewDone, out []Command) []Command {
+	if e.Op == d.renewOp {
+		d.renewOp = 0
+	}
+	if e.Err != nil {
+		return out // Leases may lapse; the next heartbeat tries again.
+	}
+	for _, r := range e.Results {
+		x, ok := d.executing[r.Lease.ID]
+		if !ok || x.lease != r.Lease {
+			continue // finished or abandoned since the renew was issued
+		}
+		switch r.Status {
+		case store.RenewLost:
+			delete(d.executing, r.Lease.ID)
+			out = append(out, Abandon{Lease: r.Lease, Reason: AbandonLeaseLost})
+		case store.RenewCancelRequested:
+			if !x.cancelSignalled {
+				x.cancelSignalled = true
+				out = append(out, SignalCancel{Lease: r.Lease})
+			}
+		}
+	}
+	if len(d.executing) == 0 {
+		out = d.flush(out) // went idle
+	}
+	return out
+}
+
+func (d *Driver) jobDone(e JobDone, out []Command) []Command {
+	x, ok := d.executing[e.Lease.ID]
+	if !ok || x.lease != e.Lease {
+		return out // abandoned: its result is dropped
+	}
+	delete(d.executing, e.Lease.ID)
+	d.buffer = append(d.buffer, core.Decide(core.AttemptInfo{
+		Lease:           x.lease,
+		MaxAttempts:     x.maxAttempts,
+		CancelRequested: x.cancelSignalled,
+	}, e.Result, d.cfg.retryPolicy(x.wireName)))
+	if len(d.buffer) >= d.cfg.MaxOutcomeBatch || len(d.executing) == 0 || d.stopping {
+		out = d.flush(out)
+	}
+	return out
+}
+
+// flush reports every buffered outcome as one batch.
+func (d *Driver) flush(out []Command) []Command {
+	if len(d.buffer) == 0 {
+		return out
+	}
+	op := d.op()
+	batch := d.buffer
+	d.buffer = nil
+	d.reporting[op] = batch
+	d.inReport += len(batch)
+	return append(out, Report{Op: op, Outcomes: batch})
+}
+
+func (d *Driver) reportDone(e ReportDone, out []Command) []Command {
+	batch, ok := d.reporting[e.Op]
+	if !ok {
+		return out
+	}
+	delete(d.reporting, e.Op)
+	d.inReport -= len(batch)
+	if e.Err != nil {
+		// Fate unknown: report again at the next flush. Older outcomes go
+		// first so completion order holds.
+		// Not re-flushed here, so a failing store is not spun on.
+		d.buffer = append(batch, d.buffer...)
+		return out
+	}
+	applied := false
+	for _, r := range e.Results {
+		applied = applied || r.Applied
+	}
+	if applied {
+		// An applied outcome may have made work due this instant (a freed
+		// Concurrency-Limit slot, a released Dependency): re-poll now.
+		out = d.requestPass(out)
+	}
+	return out
+}
+
+func (d *Driver) expire(out []Command) []Command {
+	d.expireOp = d.op()
+	return append(out, ExpireLeases{Op: d.expireOp, Queues: d.queues, Limit: d.cfg.ExpireBatch})
+}
+
+func (d *Driver) expireDone(e ExpireDone, out []Command) []Command {
+	if e.Op != d.expireOp {
+		return out
+	}
+	d.expireOp = 0
+	if e.Err != nil || e.Expired == 0 || d.stopping {
+		return out
+	}
+	if d.cfg.ExpireBatch > 0 && e.Expired >= d.cfg.ExpireBatch {
+		out = d.expire(out) // a full sweep: more may be waiting
+	}
+	// Expired jobs are due now.
+	return d.requestPass(out)
+}
+
+func (d *Driver) stop(out []Command) []Command {
+	if d.stopping {
+		return out
+	}
+	d.stopping = true
+	d.pendingPoll = false
+	if d.claim != nil {
+		d.claim.rest = nil // un-issued batches keep their credit
+	}
+	return d.flush(out)
+}
+
+func (d *Driver) drainTimeout(out []Command) []Command {
+	d.stopping = true
+	out = d.flush(out)
+	leases := d.Executing()
+	if len(leases) == 0 {
+		return out
+	}
+	for _, l := range leases {
+		out = append(out, Abandon{Lease: l, Reason: AbandonShutdown})
+	}
+	clear(d.executing)
+	return append(out, Relinquish{Op: d.op(), Leases: leases})
+}

@@ -1,0 +1,127 @@
+package node
+
+import (
+	"time"
+
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
+)
+
+// OpID pairs a store command with the event that reports its result. The
+// Driver numbers its commands from 1; the Shell copies the id onto the result
+// event.
+type OpID uint64
+
+// Event is an input to Driver.Step: the Shell's report of what happened. Every
+// event carries Now, the node's clock reading, which only paces the node's own
+// cadence (maintenance); lease and due decisions use the store's clock.
+type Event interface {
+	// At returns the event's Now.
+	At() time.Time
+}
+
+// Poll is the poll ticker firing, or a Wake-Up Hint. The Shell coalesces both
+// through one pending slot, so a hint is only ever an earlier Poll. The Driver
+// starts a claim pass (or, while one is in flight, remembers one more), flushes
+// buffered outcomes and runs maintenance when it is due.
+type Poll struct{ Now time.Time }
+
+// Heartbeat is the heartbeat ticker firing. The Driver flushes buffered
+// outcomes and renews the Leases of every executing job.
+type Heartbeat struct{ Now time.Time }
+
+// ClaimDone reports the result of a Claim command.
+type ClaimDone struct {
+	Now time.Time
+	Op  OpID
+	// Jobs are the jobs leased, Attempt charged.
+	Jobs []job.Job
+	// Err is set when the claim failed; Jobs is then empty.
+	Err error
+}
+
+// RenewDone reports the result of a Renew command.
+type RenewDone struct {
+	Now     time.Time
+	Op      OpID
+	Results []store.RenewResult
+	Err     error
+}
+
+// JobDone reports that the handler of one Attempt returned (or panicked, or
+// could not be run). Only the Result crosses into the Driver; Failure Detail,
+// Job Output and Tag deltas stay in the Shell, keyed by the Lease.
+type JobDone struct {
+	Now    time.Time
+	Lease  job.Lease
+	Result core.Result
+}
+
+// ReportDone reports the result of a Report command: which outcomes the store
+// applied and which the fence rejected as stale.
+type ReportDone struct {
+	Now     time.Time
+	Op      OpID
+	Results []store.ReportResult
+	// Err means the report's fate is unknown; the Driver buffers its outcomes
+	// again and reports them at the next flush (the fence makes a repeat of
+	// an applied outcome harmless: it comes back stale).
+	Err error
+}
+
+// ExpireDone reports the result of an ExpireLeases command.
+type ExpireDone struct {
+	Now time.Time
+	Op  OpID
+	// Expired is how many Leases the sweep ended.
+	Expired int
+	Err     error
+}
+
+// RelinquishDone reports the result of a Relinquish command.
+type RelinquishDone struct {
+	Now time.Time
+	Op  OpID
+	Err error
+}
+
+// Stop begins a graceful shutdown: the Driver claims nothing more, flushes
+// what it buffered, reports each Attempt that finishes at once, and hands back
+// jobs a claim still in flight returns.
+type Stop struct{ Now time.Time }
+
+// DrainTimeout says the drain period after Stop is over: the Driver abandons
+// every job still executing (their handlers are cancelled with a shutdown
+// cause and their results ignored) and relinquishes their Leases.
+type DrainTimeout struct{ Now time.Time }
+
+// At implements Event.
+func (e Poll) At() time.Time { return e.Now }
+
+// At implements Event.
+func (e Heartbeat) At() time.Time { return e.Now }
+
+// At implements Event.
+func (e ClaimDone) At() time.Time { return e.Now }
+
+// At implements Event.
+func (e RenewDone) At() time.Time { return e.Now }
+
+// At implements Event.
+func (e JobDone) At() time.Time { return e.Now }
+
+// At implements Event.
+func (e ReportDone) At() time.Time { return e.Now }
+
+// At implements Event.
+func (e ExpireDone) At() time.Time { return e.Now }
+
+// At implements Event.
+func (e RelinquishDone) At() time.Time { return e.Now }
+
+// At implements Event.
+func (e Stop) At() time.Time { return e.Now }
+
+// At implements Event.
+func (e DrainTimeout) At() time.Time { return e.Now }
