@@ -1,0 +1,117 @@
+// Package sqlite is the Embedded Adapter: the Storage Contract (package
+// store) over one SQLite file, through the pure-Go driver modernc.org/sqlite
+// (no cgo). It is a supported production target, durable and held to the
+// Conformance Suite like every adapter, bounded to one host: any number of
+// processes on that host may share the file, each a Node coordinating
+// through it. Never put the file on a network filesystem; SQLite's locking
+// is unsafe there.
+//
+// # Opening
+//
+//	s, err := sqlite.Open(ctx, "/var/lib/app/jobs.db", sqlite.Options{})
+//
+// or, through the URI registry (importing this package registers "sqlite"):
+//
+//	s, err := store.Open(ctx, "sqlite:///var/lib/app/jobs.db?synchronous=full&schema=app_")
+//
+// The URI's path is the file: three slashes for an absolute path,
+// "sqlite://jobs.db" or "sqlite:jobs.db" for one relative to the working
+// directory. Its query may set synchronous (normal, full), schema (the
+// Schema Name), migrate (true, false), busy_timeout (a Go duration such as
+// 30s) and read_conns; any other key is an error.
+//
+// Open refuses, with a one-line error naming the path, a file whose
+// directory does not exist, a file it cannot read and write, and a file that
+// is not a SQLite database (ErrNotDatabase).
+//
+// # Connections and locking
+//
+// The file runs in WAL mode, so readers never block the writer or each
+// other. A Store has one write connection (a *sql.DB with one connection)
+// and a small pool of read connections. Every write transaction begins with
+// BEGIN IMMEDIATE, taking the file's write lock up front: writes of one
+// process queue on the write connection, writes of different processes on
+// the lock, waiting up to Options.BusyTimeout. That single writer is what
+// makes a claim atomic across every process on the host: the claim reads
+// the due jobs and each Queue's Running count (for the Concurrency Limit)
+// and leases the jobs inside one write transaction, so no other claim can
+// interleave, in this process or another.
+//
+// Every contract method is one transaction and batch-shaped: a claim leases
+// the whole batch in one transaction, an outcome report applies every row
+// (each behind its own fence, answering per row) in one transaction, an
+// insert writes every job with prepared statements in one transaction.
+//
+// # Durability: the synchronous setting
+//
+// The default is synchronous=NORMAL (SynchronousNormal). In WAL mode it
+// means: a committed transaction survives a crash of the process; a power
+// loss or operating-system crash may roll back the last transactions
+// committed before it (they were in the WAL but not yet synced), and never
+// corrupts the database. A rolled-back claim or outcome is then redone the
+// way a crashed node's work is: the job is still Scheduled, or its Lease
+// lapses and the job runs again. synchronous=FULL (SynchronousFull, or
+// "?synchronous=full" in the URI) syncs the WAL on every commit, so a
+// committed transaction survives a power loss too, at the cost of one fsync
+// per write transaction.
+//
+// # Clock
+//
+// Lease and due comparisons use the store's clock: the host's wall clock
+// unless Options.Clock replaces it (tests pass a vtime.Manual to make time
+// pass without sleeping). Times are stored as integer microseconds since the
+// Unix epoch, the precision the Conformance Suite allows.
+//
+// # Schema Name
+//
+// Every table and index name starts with the Schema Name, "backwave_" by
+// default (Options.Schema, "?schema=" in the URI), so BackWave's tables can
+// live beside an application's own in one file. The SQL is written against
+// the literal prefix "backwave_" and renamed at one choke point, so the
+// default runs byte-identical SQL. The Schema Name is fixed for the life of
+// the data: choose it before the first migration.
+//
+// # Migrations
+//
+// The schema lives in embedded migrations/NNNN_name.sql files, applied in
+// order and recorded in the backwave_schema_version table. Migrate applies
+// the missing ones inside one BEGIN IMMEDIATE transaction: that is the
+// Coordinated Migration of the Embedded Adapter — concurrent migrators, in
+// any process, queue on the file's write lock, and each after the first
+// re-checks the version and finds nothing to do. Open migrates by default
+// (zero setup: a fresh file just works), also through the URI registry;
+// Options.ManualMigrate (or "?migrate=false") turns that off for
+// deployments that migrate in a deploy step, and Open then refuses a schema
+// that is behind (ErrSchemaBehind). A schema newer than this build knows is
+// always refused (store.ErrSchemaTooNew). Before the first release the
+// schema may be re-baselined; after it, migrations are additive only.
+//
+// # Transactional Enqueue
+//
+// In the co-resident deployment BackWave's tables live in the application's
+// own database file, and JobInsertManyTx inserts jobs inside a transaction
+// the application owns, so the jobs and the business writes commit or roll
+// back together. In the dedicated deployment (a file of BackWave's own) the
+// capability is there but has no business transaction to ride on.
+//
+// # Schema shape
+//
+// The job row is kept small because every claim, renewal and outcome
+// rewrites it; the payload is written once to a side table at insert, and
+// Job Output, Tags (one row per tag, key '' for a Label) and the Transition
+// Log live in side tables too. A partial index holds the due Scheduled jobs
+// per Queue in claim order, and another the Running jobs per Queue, which
+// serves both the Concurrency-Limit count and the lease-expiry sweep.
+//
+// # Wake-Up Hints
+//
+// A Store announces in-process Wake-Up Hints (SubscribeHints) after its own
+// commits. Other processes on the file hear none; they find new work at
+// their next poll, which is all a hint may ever be relied on for.
+//
+// # Beyond the contract
+//
+// A Store also offers the operator cancel (RequestCancel), the Transition
+// Log (JobTransitions) and Job Output (JobOutput), which the contract does
+// not yet name.
+package sqlite

@@ -1,0 +1,146 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
+)
+
+// JobInsertMany inserts every job in one write transaction, Scheduled, and
+// returns their ids in input order. Ids come from an AUTOINCREMENT column,
+// so one is never reused even after its job is deleted. A zero ScheduledAt
+// means due at the store's now. Tags are stored as a set. Invalid params
+// insert nothing and wrap store.ErrInvalidParams. After the commit,
+// subscribers hear a Wake-Up Hint for every Queue that got a job due now.
+func (s *Store) JobInsertMany(ctx context.Context, p store.InsertManyParams) ([]job.ID, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if len(p.Jobs) == 0 {
+		return []job.ID{}, s.ready(ctx)
+	}
+	var ids []job.ID
+	var due []string
+	err := s.write(ctx, "insert jobs", func(tx *sql.Tx) error {
+		var err error
+		ids, due, err = s.insert(ctx, tx, p)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.hints.announce(due)
+	return ids, nil
+}
+
+// JobInsertManyTx is the Transactional Enqueue of the co-resident
+// deployment: it inserts the jobs inside tx, a transaction the caller owns
+// on its own connection to the same database file, so the jobs and the
+// caller's business writes commit or roll back together. The store never
+// commits or rolls back tx. The jobs become claimable when the caller
+// commits; no Wake-Up Hint is sent (the store cannot see the commit), so
+// workers find them at their next poll.
+//
+// tx should be a write transaction begun with BEGIN IMMEDIATE (the
+// driver's "_txlock=immediate"): a deferred transaction that read before it
+// writes may fail with SQLITE_BUSY when another process wrote meanwhile.
+// The database must already hold this store's schema (Open migrates it).
+func (s *Store) JobInsertManyTx(ctx context.Context, tx *sql.Tx, p store.InsertManyParams) ([]job.ID, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := s.ready(ctx); err != nil {
+		return nil, err
+	}
+	if tx == nil {
+		return nil, fmt.Errorf("sqlite: insert jobs: %w: nil transaction", store.ErrInvalidParams)
+	}
+	if len(p.Jobs) == 0 {
+		return []job.ID{}, nil
+	}
+	ids, _, err := s.insert(ctx, tx, p)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: insert jobs in the caller's transaction: %w", err)
+	}
+	return ids, nil
+}
+
+// insert writes the jobs in tx with prepared statements and returns their
+// ids and the Queues that got a job due now, sorted.
+func (s *Store) insert(ctx context.Context, tx *sql.Tx, p store.InsertManyParams) ([]job.ID, []string, error) {
+	now := s.clock.Now()
+	st, err := prepare(ctx, tx, s.q.insertJob, s.q.insertPayload, s.q.insertTag, s.q.knowQueue, s.q.transition)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.close()
+	insJob, insPayload, insTag, knowQueue, insTransition := st[0], st[1], st[2], st[3], st[4]
+
+	ids := make([]job.ID, 0, len(p.Jobs))
+	var queues, due []string
+	for i, nj := range p.Jobs {
+		dueAt := core.DueAt(now, nj.ScheduledAt)
+		res, err := insJob.ExecContext(ctx, nj.Queue, nj.WireName, nj.MaxAttempts, micros(dueAt), micros(now))
+		if err != nil {
+			return nil, nil, fmt.Errorf("job %d: %w", i, err)
+		}
+		id64, err := res.LastInsertId()
+		if err != nil {
+			return nil, nil, fmt.Errorf("job %d: read its id: %w", i, err)
+		}
+		id := job.ID(id64)
+		if len(nj.Payload) > 0 {
+			if _, err := insPayload.ExecContext(ctx, id64, nj.Payload); err != nil {
+				return nil, nil, fmt.Errorf("job %d: payload: %w", i, err)
+			}
+		}
+		for _, t := range nj.Tags {
+			if _, err := insTag.ExecContext(ctx, id64, t.Key, t.Value); err != nil {
+				return nil, nil, fmt.Errorf("job %d: tag %s: %w", i, t, err)
+			}
+		}
+		if _, err := insTransition.ExecContext(ctx, id64, micros(now), stateCode(job.StateUnknown), codeScheduled, viaCode(core.ViaInsert), 0, nil); err != nil {
+			return nil, nil, fmt.Errorf("job %d: transition: %w", i, err)
+		}
+		if !slices.Contains(queues, nj.Queue) {
+			queues = append(queues, nj.Queue)
+			if _, err := knowQueue.ExecContext(ctx, nj.Queue); err != nil {
+				return nil, nil, fmt.Errorf("queue %q: %w", nj.Queue, err)
+			}
+		}
+		if !dueAt.After(now) && !slices.Contains(due, nj.Queue) {
+			due = append(due, nj.Queue)
+		}
+		ids = append(ids, id)
+	}
+	slices.Sort(due)
+	return ids, due, nil
+}
+
+// stmts is a set of statements prepared in one transaction.
+type stmts []*sql.Stmt
+
+// prepare prepares every query in tx; on failure it closes what it made.
+func prepare(ctx context.Context, tx *sql.Tx, queries ...string) (stmts, error) {
+	out := make(stmts, 0, len(queries))
+	for _, q := range queries {
+		st, err := tx.PrepareContext(ctx, q)
+		if err != nil {
+			out.close()
+			return nil, fmt.Errorf("prepare: %w", err)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+func (st stmts) close() {
+	for _, s := range st {
+		_ = s.Close()
+	}
+}

@@ -1,0 +1,128 @@
+package sqlite
+
+// The statements the store runs, written against the literal prefix
+// backwave_ and renamed once, at Open, by schemaName.Rename. State codes
+// that a partial index's WHERE clause must match are literals (1 scheduled,
+// 3 running; see codec.go).
+
+// jobColumns are the hot-row columns every job read selects, in scanJob's
+// order.
+const jobColumns = `id, queue, wire_name, state, attempt, max_attempts, scheduled_at, created_at,
+	finalized_at, retry_cause, cancel_cause, worker, lease_expires_at, cancel_requested`
+
+const (
+	sqlInsertJob = `INSERT INTO backwave_job (queue, wire_name, state, max_attempts, scheduled_at, created_at)
+	VALUES (?, ?, 1, ?, ?, ?)`
+	sqlInsertPayload = `INSERT INTO backwave_job_payload (job_id, payload) VALUES (?, ?)`
+	sqlInsertTag     = `INSERT OR IGNORE INTO backwave_job_tag (job_id, key, value) VALUES (?, ?, ?)`
+	sqlKnowQueue     = `INSERT INTO backwave_queue (name) VALUES (?) ON CONFLICT (name) DO NOTHING`
+	sqlTransition    = `INSERT INTO backwave_job_transition (job_id, at, from_state, state, via, attempt, failure_detail)
+	VALUES (?, ?, ?, ?, ?, ?, ?)`
+
+	sqlQueueSettings = `SELECT paused, concurrency_limit FROM backwave_queue WHERE name = ?`
+	sqlCountRunning  = `SELECT COUNT(*) FROM backwave_job WHERE queue = ? AND state = 3`
+	sqlClaim         = `UPDATE backwave_job
+	SET state = 3, attempt = attempt + 1, worker = ?1, lease_expires_at = ?2
+	WHERE id IN (
+		SELECT id FROM backwave_job
+		WHERE queue = ?3 AND state = 1 AND scheduled_at <= ?4
+		ORDER BY scheduled_at, id
+		LIMIT ?5)
+	RETURNING ` + jobColumns
+	sqlClaimTransitions = `INSERT INTO backwave_job_transition (job_id, at, from_state, state, via, attempt)
+	SELECT id, ?1, 1, 3, ?2, attempt FROM backwave_job WHERE id IN (SELECT value FROM json_each(?3))`
+
+	sqlRenew = `UPDATE backwave_job SET lease_expires_at = ?1
+	WHERE id = ?2 AND state = 3 AND worker = ?3 AND attempt = ?4
+	RETURNING cancel_requested`
+
+	// sqlApplyOutcome is the fenced outcome write: it changes the row only
+	// if the job is still Running under that worker at that Attempt.
+	sqlApplyOutcome = `UPDATE backwave_job
+	SET state = ?1,
+		scheduled_at = COALESCE(?2, scheduled_at),
+		retry_cause = COALESCE(?3, retry_cause),
+		cancel_cause = COALESCE(?4, cancel_cause),
+		finalized_at = ?5,
+		worker = NULL,
+		lease_expires_at = NULL
+	WHERE id = ?6 AND state = 3 AND worker = ?7 AND attempt = ?8
+	RETURNING queue`
+	sqlUpsertOutput = `INSERT INTO backwave_job_output (job_id, output) VALUES (?1, ?2)
+	ON CONFLICT (job_id) DO UPDATE SET output = excluded.output`
+
+	sqlLapsed = `SELECT id, queue, attempt, max_attempts FROM backwave_job
+	WHERE state = 3 AND queue IN (SELECT value FROM json_each(?1)) AND lease_expires_at <= ?2
+	ORDER BY id LIMIT ?3`
+	sqlHeld = `SELECT queue, max_attempts FROM backwave_job
+	WHERE id = ?1 AND state = 3 AND worker = ?2 AND attempt = ?3`
+	// sqlEndLease ends a Lease without an outcome (expiry or Relinquish),
+	// fenced by the Attempt the caller read in the same transaction.
+	sqlEndLease = `UPDATE backwave_job
+	SET state = ?1,
+		scheduled_at = COALESCE(?2, scheduled_at),
+		retry_cause = COALESCE(?3, retry_cause),
+		finalized_at = ?4,
+		worker = NULL,
+		lease_expires_at = NULL
+	WHERE id = ?5 AND state = 3 AND attempt = ?6`
+
+	sqlPause = `INSERT INTO backwave_queue (name, paused) VALUES (?1, ?2)
+	ON CONFLICT (name) DO UPDATE SET paused = excluded.paused`
+	sqlSetLimit = `INSERT INTO backwave_queue (name, concurrency_limit) VALUES (?1, ?2)
+	ON CONFLICT (name) DO UPDATE SET concurrency_limit = excluded.concurrency_limit`
+	sqlQueueList = `SELECT q.name, q.paused, q.concurrency_limit,
+		(SELECT COUNT(*) FROM backwave_job j WHERE j.queue = q.name AND j.state = 3)
+	FROM backwave_queue q ORDER BY q.name`
+
+	sqlJobGet       = `SELECT ` + jobColumns + ` FROM backwave_job WHERE id = ?`
+	sqlPayloadsOf   = `SELECT job_id, payload FROM backwave_job_payload WHERE job_id IN (SELECT value FROM json_each(?))`
+	sqlTagsOf       = `SELECT job_id, key, value FROM backwave_job_tag WHERE job_id IN (SELECT value FROM json_each(?)) ORDER BY job_id, key, value`
+	sqlCountByState = `SELECT state, COUNT(*) FROM backwave_job GROUP BY state`
+	sqlCountInQueue = `SELECT state, COUNT(*) FROM backwave_job WHERE queue = ? GROUP BY state`
+	sqlTransitions  = `SELECT at, from_state, state, via, attempt, COALESCE(failure_detail, '')
+	FROM backwave_job_transition WHERE job_id = ? ORDER BY id`
+	sqlOutput = `SELECT output FROM backwave_job_output WHERE job_id = ?`
+
+	sqlJobState         = `SELECT state, attempt FROM backwave_job WHERE id = ?`
+	sqlCancelNow        = `UPDATE backwave_job SET state = ?1, cancel_cause = ?2, finalized_at = ?3 WHERE id = ?4`
+	sqlRequestCancel    = `UPDATE backwave_job SET cancel_requested = 1 WHERE id = ?`
+	sqlJobListPrefix    = `SELECT ` + jobColumns + ` FROM backwave_job WHERE 1 = 1`
+	sqlJobListStates    = ` AND state IN (SELECT value FROM json_each(?))`
+	sqlJobListQueue     = ` AND queue = ?`
+	sqlJobListWireName  = ` AND wire_name = ?`
+	sqlJobListBefore    = ` AND id < ?`
+	sqlJobListOrderPage = ` ORDER BY id DESC LIMIT ?`
+)
+
+// queries holds every statement renamed to one store's Schema Name.
+type queries struct {
+	insertJob, insertPayload, insertTag, knowQueue, transition                  string
+	queueSettings, countRunning, claim, claimTransitions                        string
+	renew, applyOutcome, upsertOutput, lapsed, held, endLease                   string
+	pause, setLimit, queueList                                                  string
+	jobGet, payloadsOf, tagsOf, countByState, countInQueue, transitions, output string
+	jobState, cancelNow, requestCancel                                          string
+	jobListPrefix, jobListStates, jobListQueue, jobListWireName, jobListBefore  string
+	jobListOrderPage                                                            string
+}
+
+func newQueries(n schemaName) *queries {
+	r := n.Rename
+	return &queries{
+		insertJob: r(sqlInsertJob), insertPayload: r(sqlInsertPayload), insertTag: r(sqlInsertTag),
+		knowQueue: r(sqlKnowQueue), transition: r(sqlTransition),
+		queueSettings: r(sqlQueueSettings), countRunning: r(sqlCountRunning), claim: r(sqlClaim),
+		claimTransitions: r(sqlClaimTransitions),
+		renew:            r(sqlRenew), applyOutcome: r(sqlApplyOutcome), upsertOutput: r(sqlUpsertOutput),
+		lapsed: r(sqlLapsed), held: r(sqlHeld), endLease: r(sqlEndLease),
+		pause: r(sqlPause), setLimit: r(sqlSetLimit), queueList: r(sqlQueueList),
+		jobGet: r(sqlJobGet), payloadsOf: r(sqlPayloadsOf), tagsOf: r(sqlTagsOf),
+		countByState: r(sqlCountByState), countInQueue: r(sqlCountInQueue),
+		transitions: r(sqlTransitions), output: r(sqlOutput),
+		jobState: r(sqlJobState), cancelNow: r(sqlCancelNow), requestCancel: r(sqlRequestCancel),
+		jobListPrefix: r(sqlJobListPrefix), jobListStates: r(sqlJobListStates), jobListQueue: r(sqlJobListQueue),
+		jobListWireName: r(sqlJobListWireName), jobListBefore: r(sqlJobListBefore),
+		jobListOrderPage: r(sqlJobListOrderPage),
+	}
+}

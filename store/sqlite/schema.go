@@ -1,0 +1,186 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/backwave/backwave/store"
+)
+
+// schemaName is a validated Schema Name: the table-name prefix.
+type schemaName string
+
+// maxSchemaLen bounds a Schema Name, in bytes.
+const maxSchemaLen = 40
+
+// ValidateSchema reports whether name can be a Schema Name: 1 to 40 bytes of
+// ASCII letters, digits and underscores, not starting with a digit. The
+// error wraps store.ErrInvalidParams.
+func ValidateSchema(name string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("sqlite: %w: schema name %q %s", store.ErrInvalidParams, name, why)
+	}
+	switch {
+	case name == "":
+		return bad("is empty")
+	case len(name) > maxSchemaLen:
+		return bad("is longer than " + strconv.Itoa(maxSchemaLen) + " bytes")
+	case name[0] >= '0' && name[0] <= '9':
+		return bad("starts with a digit")
+	}
+	for _, c := range []byte(name) {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return bad("may hold only letters, digits and underscores")
+		}
+	}
+	return nil
+}
+
+// Rename is the one choke point between the SQL this package is written in
+// and the SQL it runs: every statement and migration names its tables with
+// the literal prefix "backwave_", and Rename replaces it with the Schema
+// Name. With the default Schema Name it returns text unchanged, so the
+// default emits byte-identical SQL.
+func (n schemaName) Rename(text string) string {
+	if n == DefaultSchema {
+		return text
+	}
+	return strings.ReplaceAll(text, DefaultSchema, string(n))
+}
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// migration is one embedded schema change.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations lists the embedded migrations in version order. File names are
+// NNNN_name.sql with versions 1, 2, 3, … and no gaps; anything else is a
+// bug in this package's build.
+var migrations = func() []migration {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		panic(fmt.Sprintf("sqlite: read embedded migrations: %v", err))
+	}
+	var out []migration
+	for i, e := range entries {
+		base := strings.TrimSuffix(e.Name(), ".sql")
+		num, name, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v != i+1 {
+			panic(fmt.Sprintf("sqlite: embedded migration %q is not version %04d", e.Name(), i+1))
+		}
+		text, err := migrationFS.ReadFile(path.Join("migrations", e.Name()))
+		if err != nil {
+			panic(fmt.Sprintf("sqlite: read embedded migration %s: %v", e.Name(), err))
+		}
+		out = append(out, migration{version: v, name: name, sql: string(text)})
+	}
+	return out
+}()
+
+// latestVersion is the schema version this build knows.
+func latestVersion() int { return len(migrations) }
+
+// LatestSchemaVersion is the schema version this build of the package
+// migrates to.
+func LatestSchemaVersion() int { return latestVersion() }
+
+// versionsTable is created by Migrate before any migration runs.
+const versionsTable = `CREATE TABLE IF NOT EXISTS backwave_schema_version (
+	version    INTEGER PRIMARY KEY,
+	name       TEXT    NOT NULL,
+	applied_at INTEGER NOT NULL
+)`
+
+// SchemaVersion returns the version of the schema in the database: 0 for a
+// database BackWave has never migrated.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	if err := s.ready(ctx); err != nil {
+		return 0, err
+	}
+	return schemaVersion(ctx, s.r, s.schema)
+}
+
+// querier is what both *sql.DB and *sql.Tx offer.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func schemaVersion(ctx context.Context, q querier, n schemaName) (int, error) {
+	var exists int
+	err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`,
+		n.Rename("backwave_schema_version")).Scan(&exists)
+	if err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	if exists == 0 {
+		return 0, nil
+	}
+	var v int
+	if err := q.QueryRowContext(ctx, n.Rename(`SELECT COALESCE(MAX(version), 0) FROM backwave_schema_version`)).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	return v, nil
+}
+
+// MigrateResult reports what one Migrate call did.
+type MigrateResult struct {
+	// From and To are the schema versions before and after the call.
+	From, To int
+	// Applied lists the migrations this call applied, as "0001_init";
+	// empty when the schema was already current.
+	Applied []string
+}
+
+// Migrate brings the schema up to the latest version this build knows, in
+// one write transaction: it takes the file's write lock (BEGIN IMMEDIATE),
+// reads the version, applies every missing migration and records it. That
+// is the Coordinated Migration of the Embedded Adapter: concurrent
+// migrators, in this process or any other on the host, queue on the lock;
+// each one after the first re-checks the version and finds nothing to do.
+// Migrate is idempotent. It refuses a database whose schema is newer than
+// this build knows (store.ErrSchemaTooNew) and changes nothing then.
+func (s *Store) Migrate(ctx context.Context) (MigrateResult, error) {
+	var res MigrateResult
+	err := s.write(ctx, "migrate", func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, s.schema.Rename(versionsTable)); err != nil {
+			return fmt.Errorf("create the versions table: %w", err)
+		}
+		v, err := schemaVersion(ctx, tx, s.schema)
+		if err != nil {
+			return err
+		}
+		res.From, res.To = v, v
+		if v > latestVersion() {
+			return fmt.Errorf("%w: schema %q is at version %d, this build knows up to %d", store.ErrSchemaTooNew, s.schema, v, latestVersion())
+		}
+		now := micros(s.clock.Now())
+		for _, m := range migrations[v:] {
+			if _, err := tx.ExecContext(ctx, s.schema.Rename(m.sql)); err != nil {
+				return fmt.Errorf("apply migration %04d_%s: %w", m.version, m.name, err)
+			}
+			if _, err := tx.ExecContext(ctx, s.schema.Rename(`INSERT INTO backwave_schema_version (version, name, applied_at) VALUES (?, ?, ?)`),
+				m.version, m.name, now); err != nil {
+				return fmt.Errorf("record migration %04d_%s: %w", m.version, m.name, err)
+			}
+			res.Applied = append(res.Applied, fmt.Sprintf("%04d_%s", m.version, m.name))
+			res.To = m.version
+		}
+		return nil
+	})
+	if err != nil {
+		return MigrateResult{}, err
+	}
+	return res, nil
+}

@@ -1,0 +1,282 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/backwave/backwave/store"
+	"github.com/backwave/backwave/vtime"
+
+	// The pure-Go SQLite driver, registered as "sqlite".
+	_ "modernc.org/sqlite"
+)
+
+// Synchronous is the SQLite synchronous setting of a store's connections:
+// how hard a commit waits for the disk. See the package documentation.
+type Synchronous string
+
+const (
+	// SynchronousNormal (the default): in WAL mode a committed transaction
+	// survives a crash of the process, but the last transactions before a
+	// power loss or operating-system crash may roll back. The database is
+	// never corrupted either way.
+	SynchronousNormal Synchronous = "normal"
+	// SynchronousFull: every commit is synced to disk before it returns, so
+	// a committed transaction survives a power loss too, at the price of
+	// one fsync per write transaction.
+	SynchronousFull Synchronous = "full"
+)
+
+// DefaultSchema is the Schema Name used when Options.Schema is empty.
+const DefaultSchema = "backwave_"
+
+// Defaults used where Options leaves a field zero.
+const (
+	DefaultBusyTimeout = 10 * time.Second
+	DefaultReadConns   = 4
+)
+
+// Options configure a Store. The zero value is a working configuration.
+type Options struct {
+	// Schema is the Schema Name: the prefix of every table and index the
+	// store uses, DefaultSchema when empty. It must be an identifier
+	// (letters, digits and underscores, not starting with a digit, at most
+	// 40 bytes) and is fixed for the life of the data: choose it before the
+	// first migration and never change it in place.
+	Schema string
+
+	// Synchronous is the durability setting; SynchronousNormal when empty.
+	Synchronous Synchronous
+
+	// Clock is the store's clock: every due and Lease comparison and every
+	// stored time reads it, and nothing else does. Nil means the host's
+	// clock. Tests pass a vtime.Manual to make time pass without sleeping.
+	// Every process sharing a file must use the host's clock in production.
+	Clock vtime.Clock
+
+	// ManualMigrate turns off the migration Open otherwise runs. Open then
+	// refuses a database whose schema is behind this build; the deployment
+	// runs Migrate itself (a deploy step that serializes migration).
+	ManualMigrate bool
+
+	// BusyTimeout is how long a call waits for the file's write lock held
+	// by another process before it fails; DefaultBusyTimeout when zero.
+	BusyTimeout time.Duration
+
+	// ReadConns bounds the read connections (Monitor reads); the store
+	// always has exactly one write connection. DefaultReadConns when zero.
+	ReadConns int
+}
+
+// withDefaults fills the zero fields and validates the rest.
+func (o Options) withDefaults() (Options, error) {
+	if o.Schema == "" {
+		o.Schema = DefaultSchema
+	}
+	if err := ValidateSchema(o.Schema); err != nil {
+		return o, err
+	}
+	switch o.Synchronous {
+	case "":
+		o.Synchronous = SynchronousNormal
+	case SynchronousNormal, SynchronousFull:
+	default:
+		return o, fmt.Errorf("sqlite: %w: synchronous %q (want %q or %q)", store.ErrInvalidParams, o.Synchronous, SynchronousNormal, SynchronousFull)
+	}
+	if o.Clock == nil {
+		o.Clock = wallClock{}
+	}
+	switch {
+	case o.BusyTimeout == 0:
+		o.BusyTimeout = DefaultBusyTimeout
+	case o.BusyTimeout < 0:
+		return o, fmt.Errorf("sqlite: %w: busy timeout %v is negative", store.ErrInvalidParams, o.BusyTimeout)
+	}
+	switch {
+	case o.ReadConns == 0:
+		o.ReadConns = DefaultReadConns
+	case o.ReadConns < 0:
+		return o, fmt.Errorf("sqlite: %w: read connections %d is negative", store.ErrInvalidParams, o.ReadConns)
+	}
+	return o, nil
+}
+
+// wallClock is the host's clock.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now().Round(0) }
+
+// Store is the Embedded Adapter over one SQLite file. It implements
+// store.Store and store.HintSource and is safe for concurrent use; any
+// number of Stores, in any number of processes on one host, may share the
+// file. Create one with Open.
+type Store struct {
+	path   string
+	opts   Options
+	clock  vtime.Clock
+	schema schemaName
+	q      *queries
+
+	// w is the single write connection: every write transaction of this
+	// process goes through it, as BEGIN IMMEDIATE, so the file's write lock
+	// orders it against every other process.
+	w *sql.DB
+	// r is the read pool for Monitor reads.
+	r *sql.DB
+
+	hints  hub
+	closed atomic.Bool
+}
+
+var (
+	_ store.Store      = (*Store)(nil)
+	_ store.HintSource = (*Store)(nil)
+)
+
+// Open opens (creating if needed) the SQLite database at path and returns a
+// Store over it. Unless opts.ManualMigrate is set it first brings the schema
+// up to date with Migrate. It refuses a file whose schema is newer than this
+// build knows (an error wrapping store.ErrSchemaTooNew), a path whose
+// directory does not exist, a file it cannot read, and a file that is not a
+// SQLite database, each with a one-line error naming the path.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPath(path); err != nil {
+		return nil, err
+	}
+	s := &Store{
+		path:   path,
+		opts:   opts,
+		clock:  opts.Clock,
+		schema: schemaName(opts.Schema),
+	}
+	s.q = newQueries(s.schema)
+	if s.w, err = sql.Open("sqlite", dsn(path, opts, true)); err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	s.w.SetMaxOpenConns(1)
+	s.w.SetMaxIdleConns(1)
+	s.w.SetConnMaxLifetime(0)
+	s.w.SetConnMaxIdleTime(0)
+	if s.r, err = sql.Open("sqlite", dsn(path, opts, false)); err != nil {
+		_ = s.w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	s.r.SetMaxOpenConns(opts.ReadConns)
+	s.r.SetMaxIdleConns(opts.ReadConns)
+	if err := s.start(ctx); err != nil {
+		_ = s.w.Close()
+		_ = s.r.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// start checks the file and the schema, migrating unless told not to.
+func (s *Store) start(ctx context.Context) error {
+	if err := s.w.PingContext(ctx); err != nil {
+		return openError(s.path, err)
+	}
+	v, err := s.SchemaVersion(ctx)
+	if err != nil {
+		return openError(s.path, err)
+	}
+	latest := latestVersion()
+	switch {
+	case v > latest:
+		return fmt.Errorf("sqlite: open %s: %w: schema %q is at version %d, this build knows up to %d", s.path, store.ErrSchemaTooNew, s.schema, v, latest)
+	case v == latest:
+		return nil
+	case s.opts.ManualMigrate:
+		return fmt.Errorf("sqlite: open %s: %w: schema %q is at version %d, this build needs %d; run Migrate", s.path, ErrSchemaBehind, s.schema, v, latest)
+	}
+	if _, err := s.Migrate(ctx); err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// ErrSchemaBehind is returned by Open with Options.ManualMigrate when the
+// database's schema is older than this build needs.
+var ErrSchemaBehind = errors.New("sqlite: schema is behind this version of BackWave")
+
+// Path returns the file the store was opened on.
+func (s *Store) Path() string { return s.path }
+
+// Schema returns the store's Schema Name (its table-name prefix).
+func (s *Store) Schema() string { return string(s.schema) }
+
+// Clock returns the store's clock.
+func (s *Store) Clock() vtime.Clock { return s.clock }
+
+// Close closes the store's connections. Every later call, Close included,
+// fails with store.ErrClosed.
+func (s *Store) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return fmt.Errorf("sqlite: %w", store.ErrClosed)
+	}
+	return errors.Join(s.w.Close(), s.r.Close())
+}
+
+// ready fails a call made after Close or with a done context.
+func (s *Store) ready(ctx context.Context) error {
+	if s.closed.Load() {
+		return fmt.Errorf("sqlite: %w", store.ErrClosed)
+	}
+	return ctx.Err()
+}
+
+// write runs fn in one write transaction (BEGIN IMMEDIATE on the single
+// write connection) and commits it, or rolls it back if fn fails. what names
+// the call for errors.
+func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return s.fail(what, err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return s.fail(what, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return s.fail(what, err)
+	}
+	return nil
+}
+
+// read runs fn in one read transaction on the read pool, so every query in
+// it sees one snapshot.
+func (s *Store) read(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return s.fail(what, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := fn(tx); err != nil {
+		return s.fail(what, err)
+	}
+	return nil
+}
+
+// fail wraps an error of a call, turning the driver's "closed" into
+// store.ErrClosed. Contract errors (store.ErrNotFound, …) and context errors
+// pass through errors.Is.
+func (s *Store) fail(what string, err error) error {
+	if errors.Is(err, sql.ErrConnDone) || (s.closed.Load() && err.Error() == "sql: database is closed") {
+		return fmt.Errorf("sqlite: %s: %w", what, store.ErrClosed)
+	}
+	return fmt.Errorf("sqlite: %s: %w", what, err)
+}

@@ -1,0 +1,70 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store/sqlite"
+	"github.com/backwave/backwave/store/storetest"
+	"github.com/backwave/backwave/vtime"
+)
+
+// newStore opens a Store on a fresh file in t's temp dir, on a Manual clock
+// the test moves, and closes it at cleanup.
+func newStore(t *testing.T, opts sqlite.Options) (*sqlite.Store, *vtime.Manual) {
+	t.Helper()
+	clock := vtime.NewManual(vtime.Epoch)
+	if opts.Clock == nil {
+		opts.Clock = clock
+	}
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "jobs.db"), opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s, clock
+}
+
+// harness adapts a Store to the Conformance Suite.
+func harness(s *sqlite.Store, clock *vtime.Manual) storetest.Harness {
+	return storetest.Harness{
+		Store:         s,
+		Now:           clock.Now,
+		Advance:       func(d time.Duration) { clock.Advance(d) },
+		RequestCancel: s.RequestCancel,
+		Transitions: func(ctx context.Context, id job.ID) ([]storetest.Transition, error) {
+			log, err := s.JobTransitions(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]storetest.Transition, len(log))
+			for i, tr := range log {
+				out[i] = storetest.Transition{At: tr.At, State: tr.State, Attempt: tr.Attempt, FailureDetail: tr.FailureDetail}
+			}
+			return out, nil
+		},
+		JobOutput: s.JobOutput,
+	}
+}
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T) storetest.Harness {
+		return harness(newStore(t, sqlite.Options{}))
+	})
+}
+
+// TestConformanceSchemaName runs the suite again under a Schema Name other
+// than the default, so every statement goes through the rename.
+func TestConformanceSchemaName(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("the default Schema Name run covers the contract; this one the rename")
+	}
+	storetest.Run(t, func(t *testing.T) storetest.Harness {
+		return harness(newStore(t, sqlite.Options{Schema: "app_jobs_"}))
+	})
+}

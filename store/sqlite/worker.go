@@ -1,0 +1,403 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
+)
+
+// JobClaim leases up to p.Limit due jobs to p.Worker in one write
+// transaction, charging each one's next Attempt and running its Lease until
+// the store's now plus p.LeaseDuration. Queues are taken in the given order
+// (a Queue named twice counts once); within a Queue, jobs go in due order,
+// ties by id. Paused Queues are skipped. For a Queue with a Concurrency
+// Limit the Running count is read inside the same transaction, under the
+// file's write lock, so the limit holds across every process on the file.
+// The returned jobs are in claim order.
+func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var out []job.Job
+	err := s.write(ctx, "claim", func(tx *sql.Tx) error {
+		out = nil
+		now := s.clock.Now()
+		expires := micros(now.Add(p.LeaseDuration))
+		for i, name := range p.Queues {
+			if len(out) == p.Limit {
+				break
+			}
+			if slices.Contains(p.Queues[:i], name) {
+				continue
+			}
+			room, err := s.room(ctx, tx, name, p.Limit-len(out))
+			if err != nil {
+				return err
+			}
+			if room <= 0 {
+				continue
+			}
+			rows, err := tx.QueryContext(ctx, s.q.claim, string(p.Worker), expires, name, micros(now), room)
+			if err != nil {
+				return fmt.Errorf("queue %q: %w", name, err)
+			}
+			got, err := scanRows(rows)
+			if err != nil {
+				return fmt.Errorf("queue %q: %w", name, err)
+			}
+			// RETURNING gives no order; restore the claim order.
+			slices.SortFunc(got, func(a, b job.Job) int {
+				if c := a.ScheduledAt.Compare(b.ScheduledAt); c != 0 {
+					return c
+				}
+				return cmp.Compare(a.ID, b.ID)
+			})
+			out = append(out, got...)
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		ids := make([]int64, len(out))
+		for i := range out {
+			ids[i] = int64(out[i].ID)
+		}
+		if _, err := tx.ExecContext(ctx, s.q.claimTransitions, micros(now), viaCode(core.ViaClaim), jsonArray(ids)); err != nil {
+			return fmt.Errorf("record transitions: %w", err)
+		}
+		return s.attach(ctx, tx, out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// room returns how many jobs a claim may take from the Queue: want, or
+// fewer if the Queue's Concurrency Limit leaves fewer slots; 0 if the
+// Queue is paused or unknown. It runs inside the claim's write transaction.
+func (s *Store) room(ctx context.Context, tx *sql.Tx, queue string, want int) (int, error) {
+	var paused bool
+	var limit int
+	err := tx.QueryRowContext(ctx, s.q.queueSettings, queue).Scan(&paused, &limit)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("queue %q: settings: %w", queue, err)
+	case paused:
+		return 0, nil
+	case limit <= 0:
+		return want, nil
+	}
+	var running int
+	if err := tx.QueryRowContext(ctx, s.q.countRunning, queue).Scan(&running); err != nil {
+		return 0, fmt.Errorf("queue %q: count running: %w", queue, err)
+	}
+	return min(want, limit-running), nil
+}
+
+// LeaseRenew extends every Lease still held by p.Worker (the job Running
+// under that worker at exactly that Attempt) to the store's now plus
+// p.LeaseDuration, in one write transaction, and answers each Lease in input
+// order: renewed, cancel requested, or lost. A Lease that lapsed but was not
+// yet expired is still held and renews.
+func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.RenewResult, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	out := make([]store.RenewResult, len(p.Leases))
+	err := s.write(ctx, "renew leases", func(tx *sql.Tx) error {
+		if len(p.Leases) == 0 {
+			return nil
+		}
+		expires := micros(s.clock.Now().Add(p.LeaseDuration))
+		st, err := prepare(ctx, tx, s.q.renew)
+		if err != nil {
+			return err
+		}
+		defer st.close()
+		for i, l := range p.Leases {
+			out[i] = store.RenewResult{Lease: l, Status: store.RenewLost}
+			var cancelRequested bool
+			err := st[0].QueryRowContext(ctx, expires, int64(l.ID), string(p.Worker), int64(l.Attempt)).Scan(&cancelRequested)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+			case err != nil:
+				return fmt.Errorf("lease %s: %w", l, err)
+			case cancelRequested:
+				out[i].Status = store.RenewCancelRequested
+			default:
+				out[i].Status = store.RenewRenewed
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// OutcomeReport applies the batch of outcomes in one write transaction, each
+// fenced by (p.Worker, Attempt), and answers every outcome in input order.
+// An applied outcome moves the job to the outcome's state (a retry is due
+// at the store's now plus RetryDelay), applies the Retry Cause rule
+// (core.RetryCauseAfter), records the Transition Log entry with the Failure
+// Detail, stores the Job Output, merges the Tag delta and frees the Queue's
+// slot (the Running count is derived from the rows). A stale outcome mutates
+// nothing and is answered Applied=false. An outcome that is not a legal
+// outcome edge out of Running fails the whole call with
+// store.ErrInvalidParams before anything is written.
+func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]store.ReportResult, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	for i, o := range p.Outcomes {
+		if err := checkOutcome(o); err != nil {
+			return nil, fmt.Errorf("outcome %d for %s: %w", i, o.Lease, err)
+		}
+	}
+	out := make([]store.ReportResult, len(p.Outcomes))
+	var freed []string
+	err := s.write(ctx, "report outcomes", func(tx *sql.Tx) error {
+		freed = freed[:0]
+		if len(p.Outcomes) == 0 {
+			return nil
+		}
+		now := s.clock.Now()
+		st, err := prepare(ctx, tx, s.q.applyOutcome, s.q.transition, s.q.upsertOutput, s.q.insertTag)
+		if err != nil {
+			return err
+		}
+		defer st.close()
+		apply, insTransition, upsertOutput, insTag := st[0], st[1], st[2], st[3]
+		for i, o := range p.Outcomes {
+			out[i] = store.ReportResult{Lease: o.Lease}
+			var scheduledAt, cancelCause, finalizedAt any
+			switch o.State {
+			case job.StateScheduled:
+				scheduledAt = micros(now.Add(o.RetryDelay))
+			case job.StateCancelled:
+				cancelCause = encode(cancelCauseCodes, job.CancelCauseOperator)
+			}
+			if o.State.Terminal() {
+				finalizedAt = micros(now)
+			}
+			var queue string
+			err := apply.QueryRowContext(ctx, stateCode(o.State), scheduledAt, retryCauseArg(o.Via), cancelCause, finalizedAt,
+				int64(o.Lease.ID), string(p.Worker), int64(o.Lease.Attempt)).Scan(&queue)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue // stale: the fence held, nothing changed
+			}
+			if err != nil {
+				return fmt.Errorf("outcome %s: %w", o.Lease, err)
+			}
+			id := int64(o.Lease.ID)
+			if _, err := insTransition.ExecContext(ctx, id, micros(now), codeRunning, stateCode(o.State), viaCode(o.Via),
+				int64(o.Lease.Attempt), nullString(o.FailureDetail)); err != nil {
+				return fmt.Errorf("outcome %s: transition: %w", o.Lease, err)
+			}
+			if o.Output != nil {
+				if _, err := upsertOutput.ExecContext(ctx, id, o.Output); err != nil {
+					return fmt.Errorf("outcome %s: output: %w", o.Lease, err)
+				}
+			}
+			for _, t := range o.TagDelta {
+				if _, err := insTag.ExecContext(ctx, id, t.Key, t.Value); err != nil {
+					return fmt.Errorf("outcome %s: tag %s: %w", o.Lease, t, err)
+				}
+			}
+			if !slices.Contains(freed, queue) {
+				freed = append(freed, queue)
+			}
+			out[i].Applied = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(freed)
+	s.hints.announce(freed)
+	return out, nil
+}
+
+// checkOutcome rejects an outcome the Core could not have decided: its
+// (State, Via) must be one of the edges a finished Attempt takes out of
+// Running, and only a retry may carry a Retry Cause (core.Outcome).
+func checkOutcome(o store.Outcome) error {
+	switch o.Via {
+	case core.ViaSucceed, core.ViaRetry, core.ViaDeadLetter, core.ViaQuarantine, core.ViaCancel:
+	default:
+		return fmt.Errorf("%w: %s is not an outcome", store.ErrInvalidParams, o.Via)
+	}
+	if err := core.CheckEdge(job.StateRunning, o.State, o.Via); err != nil {
+		return fmt.Errorf("%w: %w", store.ErrInvalidParams, err)
+	}
+	if o.RetryCause != job.RetryCauseNone && o.RetryCause != core.RetryCauseAfter(o.Via, job.RetryCauseNone) {
+		return fmt.Errorf("%w: a %s outcome carries Retry Cause %s", store.ErrInvalidParams, o.Via, o.RetryCause)
+	}
+	return nil
+}
+
+// LeaseExpire ends, in one write transaction, the lapsed Leases (expiry time
+// at or before the store's now) of Running jobs in p.Queues, smallest job id
+// first, at most p.Limit of them (0: all). Each job moves as
+// core.AfterLeaseLoss says: Dead-Lettered at its attempt ceiling, otherwise
+// Scheduled and due now; either way with the Retry Cause lease expired.
+// Slots are freed. The expired Leases are returned in id order.
+func (s *Store) LeaseExpire(ctx context.Context, p store.ExpireParams) (store.ExpireResult, error) {
+	if err := p.Validate(); err != nil {
+		return store.ExpireResult{}, err
+	}
+	if len(p.Queues) == 0 {
+		return store.ExpireResult{}, s.ready(ctx)
+	}
+	var res store.ExpireResult
+	var requeued []string
+	err := s.write(ctx, "expire leases", func(tx *sql.Tx) error {
+		res, requeued = store.ExpireResult{}, nil
+		now := s.clock.Now()
+		limit := int64(p.Limit)
+		if limit == 0 {
+			limit = -1
+		}
+		rows, err := tx.QueryContext(ctx, s.q.lapsed, jsonArray(p.Queues), micros(now), limit)
+		if err != nil {
+			return err
+		}
+		type lapsed struct {
+			lease job.Lease
+			queue string
+			max   int
+		}
+		var found []lapsed
+		for rows.Next() {
+			var l lapsed
+			var id, attempt int64
+			if err := rows.Scan(&id, &l.queue, &attempt, &l.max); err != nil {
+				_ = rows.Close()
+				return err
+			}
+			l.lease = job.Lease{ID: job.ID(id), Attempt: job.Attempt(attempt)}
+			found = append(found, l)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+		if len(found) == 0 {
+			return nil
+		}
+		st, err := prepare(ctx, tx, s.q.endLease, s.q.transition)
+		if err != nil {
+			return err
+		}
+		defer st.close()
+		for _, l := range found {
+			to, err := endLease(ctx, st, l.lease, l.max, core.ViaExpire, now)
+			if err != nil {
+				return err
+			}
+			res.Expired = append(res.Expired, l.lease)
+			if to == job.StateScheduled && !slices.Contains(requeued, l.queue) {
+				requeued = append(requeued, l.queue)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return store.ExpireResult{}, err
+	}
+	slices.Sort(requeued)
+	s.hints.announce(requeued)
+	return res, nil
+}
+
+// LeaseRelinquish hands back, in one write transaction, each Lease p.Worker
+// still holds, in input order: the job returns to Scheduled due now with its
+// Attempt as charged and its Retry Cause untouched, or dead-letters if that
+// Attempt was its last (core.AfterLeaseLoss). Slots are freed; stale Leases
+// are skipped.
+func (s *Store) LeaseRelinquish(ctx context.Context, p store.RelinquishParams) (store.RelinquishResult, error) {
+	if err := p.Validate(); err != nil {
+		return store.RelinquishResult{}, err
+	}
+	var res store.RelinquishResult
+	var requeued []string
+	err := s.write(ctx, "relinquish leases", func(tx *sql.Tx) error {
+		res, requeued = store.RelinquishResult{}, nil
+		if len(p.Leases) == 0 {
+			return nil
+		}
+		now := s.clock.Now()
+		st, err := prepare(ctx, tx, s.q.endLease, s.q.transition, s.q.held)
+		if err != nil {
+			return err
+		}
+		defer st.close()
+		for _, l := range p.Leases {
+			var queue string
+			var maxAttempts int
+			err := st[2].QueryRowContext(ctx, int64(l.ID), string(p.Worker), int64(l.Attempt)).Scan(&queue, &maxAttempts)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue // stale
+			}
+			if err != nil {
+				return fmt.Errorf("lease %s: %w", l, err)
+			}
+			to, err := endLease(ctx, st, l, maxAttempts, core.ViaRelinquish, now)
+			if err != nil {
+				return err
+			}
+			res.Relinquished = append(res.Relinquished, l)
+			if to == job.StateScheduled && !slices.Contains(requeued, queue) {
+				requeued = append(requeued, queue)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return store.RelinquishResult{}, err
+	}
+	slices.Sort(requeued)
+	s.hints.announce(requeued)
+	return res, nil
+}
+
+// endLease ends a Running job's Lease without an outcome, by expiry or
+// Relinquish, as core.AfterLeaseLoss decides, and records the transition.
+// st holds the endLease and transition statements. The caller read the
+// job's Attempt in the same transaction.
+func endLease(ctx context.Context, st stmts, l job.Lease, maxAttempts int, via core.Via, now time.Time) (job.State, error) {
+	to := core.AfterLeaseLoss(l.Attempt, maxAttempts)
+	var scheduledAt, finalizedAt any
+	if to == job.StateScheduled {
+		scheduledAt = micros(now)
+	}
+	if to.Terminal() {
+		finalizedAt = micros(now)
+	}
+	if _, err := st[0].ExecContext(ctx, stateCode(to), scheduledAt, retryCauseArg(via), finalizedAt, int64(l.ID), int64(l.Attempt)); err != nil {
+		return to, fmt.Errorf("lease %s: %w", l, err)
+	}
+	if _, err := st[1].ExecContext(ctx, int64(l.ID), micros(now), codeRunning, stateCode(to), viaCode(via), int64(l.Attempt), nil); err != nil {
+		return to, fmt.Errorf("lease %s: transition: %w", l, err)
+	}
+	return to, nil
+}
+
+// nullString stores an empty string as NULL.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
