@@ -1,0 +1,137 @@
+// Package storetest is the Conformance Suite: the tests that hold a store to
+// the Storage Contract written in package store's doc comments. Every
+// adapter runs the same suite from its own tests, the In-Memory Store
+// included:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) storetest.Harness {
+//			clock := vtime.NewManual(vtime.Epoch)
+//			s := memstore.New(memstore.Options{Clock: clock})
+//			return storetest.Harness{
+//				Store:   s,
+//				Now:     clock.Now,
+//				Advance: func(d time.Duration) { clock.Advance(d) },
+//			}
+//		})
+//	}
+//
+// The suite is split by noun — insert, claim, renew, report, expire,
+// Relinquish, queues, the Concurrency Limit, the Monitor reads, validation,
+// close — and each test names the contract clause or glossary entry it
+// checks.
+//
+// # Isolation and parallelism
+//
+// Every test calls newStore once and runs in parallel with the others, so
+// each call must return a fresh store that shares no jobs and no Queue
+// settings with any other (a new database, a schema per test, …). newStore
+// registers its own cleanup with t.Cleanup.
+//
+// # Clocks
+//
+// Harness.Now reads the store's clock, the one its Lease and due comparisons
+// use. Tests bracket a call between two readings and accept a stored time
+// between them (to the microsecond, the coarsest precision of the SQL
+// adapters), so a store on a real clock passes as well as one on Virtual
+// Time. Tests that need time to pass — a Lease lapsing, a retry delay
+// running out — move the clock with Harness.Advance and are skipped when it
+// is nil; an adapter provides Advance by pinning its clock (its own "now"
+// override) rather than by sleeping.
+//
+// # Optional capabilities
+//
+// The contract has no Operator Actions or Transition Log reads yet. The
+// Harness carries them as optional funcs (RequestCancel, Transitions,
+// JobOutput); the tests that need one skip when it is nil.
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
+)
+
+// Harness is one isolated store under test and the means to steer it.
+type Harness struct {
+	// Store is a fresh store: no jobs, no Queue settings, shared with no
+	// other Harness. Required.
+	Store store.Store
+
+	// Now reads the store's clock. Required.
+	Now func() time.Time
+
+	// Advance moves the store's clock forward by d, d ≥ 0. Nil if the
+	// adapter cannot move its clock: the tests that need time to pass are
+	// then skipped.
+	Advance func(d time.Duration)
+
+	// RequestCancel performs the operator cancel: a Scheduled or
+	// Awaiting-Parent job becomes Cancelled at once with cancel cause
+	// operator, a Running job gets CancelRequested, and a terminal job fails
+	// with store.ErrIllegalTransition. Nil skips the tests that need it.
+	RequestCancel func(ctx context.Context, id job.ID) error
+
+	// Transitions reads a job's Transition Log, oldest entry first. Nil
+	// skips the tests that need it.
+	Transitions func(ctx context.Context, id job.ID) ([]Transition, error)
+
+	// JobOutput reads the Job Output an applied outcome stored (nil if
+	// none). Nil skips the tests that need it.
+	JobOutput func(ctx context.Context, id job.ID) ([]byte, error)
+}
+
+// Transition is one Transition Log entry as the glossary defines it: the
+// timestamp, the resulting state, the Attempt number and the optional
+// Failure Detail.
+type Transition struct {
+	At            time.Time
+	State         job.State
+	Attempt       job.Attempt
+	FailureDetail string
+}
+
+// Run runs the Conformance Suite, calling newStore once per test for a fresh
+// isolated store. Tests run in parallel.
+func Run(t *testing.T, newStore func(t *testing.T) Harness) {
+	t.Helper()
+	s := &suite{newStore: newStore}
+	for _, group := range []struct {
+		name  string
+		tests func(*testing.T, *suite)
+	}{
+		{"Insert", testInsert},
+		{"Claim", testClaim},
+		{"Renew", testRenew},
+		{"Report", testReport},
+		{"Expire", testExpire},
+		{"Relinquish", testRelinquish},
+		{"Cancel", testCancel},
+		{"Queue", testQueue},
+		{"Limit", testLimit},
+		{"Monitor", testMonitor},
+		{"Validation", testValidation},
+		{"Close", testClose},
+	} {
+		t.Run(group.name, func(t *testing.T) { group.tests(t, s) })
+	}
+}
+
+type suite struct {
+	newStore func(t *testing.T) Harness
+}
+
+// run runs one parallel test on a fresh store.
+func (s *suite) run(t *testing.T, name string, fn func(t *testing.T, e *env)) {
+	t.Helper()
+	t.Run(name, func(t *testing.T) {
+		t.Parallel()
+		h := s.newStore(t)
+		if h.Store == nil || h.Now == nil {
+			t.Fatal("storetest: newStore returned a Harness without Store or Now")
+		}
+		fn(t, &env{t: t, h: h, s: h.Store, ctx: t.Context()})
+	})
+}
