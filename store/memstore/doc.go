@@ -1,0 +1,55 @@
+// Package memstore is the In-Memory Store: a complete, deterministic
+// implementation of the Storage Contract (package store) on Virtual Time.
+//
+// It is the executable reference the SQL adapters are checked against and
+// the store the Simulator drives and injects faults around. It is for tests
+// and local development only, never a production target: nothing survives
+// the process.
+//
+// # Determinism
+//
+// A Store reads time only through its vtime.Clock, starts no goroutines,
+// does no I/O and draws no random numbers. Job ids are assigned
+// sequentially from 1. Everything observable is ordered by id, by due time
+// or by name, never by map iteration, so the same calls at the same virtual
+// times give the same results, ids and Transition Logs on every run.
+//
+// # Concurrency
+//
+// A Store is safe for concurrent use. One mutex serializes every call, which
+// gives each call the atomicity the Storage Contract asks for: a claim
+// charges the Attempt, leases the job and takes the Concurrency-Limit slot in
+// one step, and concurrent claimers never lease one job twice.
+//
+// # Choices the contract leaves open
+//
+//   - A Lease has lapsed once the store's clock reaches its expiry time
+//     (LeaseExpiresAt ≤ now). Until LeaseExpire ends it, a lapsed Lease is
+//     still held: renew, report and Relinquish from its worker apply.
+//   - LeaseExpire with a Limit ends the lapsed Leases with the smallest job
+//     ids first.
+//   - JobCountByState omits states with no jobs.
+//   - An operator cancel request stays on a job that leaves Running without
+//     reaching a terminal state (a retry, an expiry, a Relinquish), so the
+//     next claim hands it to its worker with CancelRequested set.
+//   - OutcomeReport rejects, with store.ErrInvalidParams and nothing
+//     written, an outcome whose (State, Via) is not a legal edge out of
+//     Running for an outcome, or that carries a Retry Cause on anything but
+//     a retry.
+//
+// # Beyond the contract
+//
+// A Store also offers what tests and the Simulator need and the contract does
+// not (yet) say: the Transition Log (JobTransitions), Job Output (JobOutput),
+// the operator cancel (RequestCancel), an observer of every state change
+// (Options.OnTransition), a deep copy for crash-cloning (Clone) and Wake-Up
+// Hints (SubscribeHints).
+//
+// # Opening by URI
+//
+// Importing the package registers the scheme "mem": store.Open(ctx, "mem://")
+// returns a fresh, empty Store whose clock is a vtime.Manual standing at
+// vtime.Epoch. That clock moves only when told to (see Store.Clock), so a
+// store opened this way suits tests and demos of jobs due at once; a caller
+// that needs time to pass builds the Store with New and its own Clock.
+package memstore

@@ -1,0 +1,238 @@
+package memstore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
+	"github.com/backwave/backwave/vtime"
+)
+
+// Options configure a Store.
+type Options struct {
+	// Clock is the store's clock: every Lease and due comparison reads it,
+	// and nothing else does. Nil means a fresh vtime.Manual standing at
+	// vtime.Epoch, which Store.Clock returns so the caller can move it.
+	Clock vtime.Clock
+
+	// OnTransition, if set, is called once for every state change the store
+	// applies — insert, claim, outcome, expiry, Relinquish, cancel — with
+	// the job, the edge it moved along and its Attempt after the change.
+	// It is called synchronously, in the order the changes apply, while the
+	// store's lock is held: it must not block and must not call the Store.
+	// The Simulator uses it to check every edge against core.Edges and to
+	// record Coverage.
+	OnTransition func(id job.ID, e core.Edge, attempt job.Attempt)
+}
+
+// Store is the In-Memory Store. It implements store.Store and
+// store.HintSource. Create one with New; the zero value is not usable.
+type Store struct {
+	clock        vtime.Clock
+	onTransition func(job.ID, core.Edge, job.Attempt)
+	hints        hub
+
+	mu     sync.Mutex
+	closed bool
+	jobs   []*row // jobs[id-1]; ids are dense and never reused
+	queues map[string]*queue
+}
+
+var (
+	_ store.Store      = (*Store)(nil)
+	_ store.HintSource = (*Store)(nil)
+)
+
+// row is one stored job with what the contract stores beside it.
+type row struct {
+	job    job.Job
+	output []byte
+	log    []Transition
+}
+
+// queue is one known Queue's settings and bookkeeping.
+type queue struct {
+	paused bool
+	limit  int
+	// running counts the Queue's Running jobs: the Concurrency-Limit slots
+	// in use. Only Store.move changes it.
+	running int
+	// ids lists every job of the Queue in ascending id order.
+	ids []job.ID
+}
+
+// Transition is one entry of a job's Transition Log: at At, by Via, the job
+// moved from From to State, its Attempt then being Attempt.
+type Transition struct {
+	At      time.Time
+	From    job.State
+	State   job.State
+	Via     core.Via
+	Attempt job.Attempt
+	// FailureDetail is the diagnostic text a failed Attempt's outcome
+	// carried; empty otherwise.
+	FailureDetail string
+}
+
+// Edge returns the state edge the entry records.
+func (t Transition) Edge() core.Edge { return core.Edge{From: t.From, To: t.State, Via: t.Via} }
+
+// New returns an empty Store.
+func New(opts Options) *Store {
+	clock := opts.Clock
+	if clock == nil {
+		clock = vtime.NewManual(vtime.Epoch)
+	}
+	return &Store{
+		clock:        clock,
+		onTransition: opts.OnTransition,
+		queues:       make(map[string]*queue),
+	}
+}
+
+// Clock returns the store's clock: Options.Clock, or the vtime.Manual New
+// made when that was nil.
+func (s *Store) Clock() vtime.Clock { return s.clock }
+
+// Close marks the store closed; every later call, Close included, fails
+// with store.ErrClosed. The data stays readable through a Clone taken
+// before.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("memstore: %w", store.ErrClosed)
+	}
+	s.closed = true
+	return nil
+}
+
+// Clone returns a deep copy of the store: every job, Transition Log, Job
+// Output and Queue setting, and the id sequence, so the copy and the
+// original never share a mutable byte. It models a crash and restart: every
+// call to a Store is durable once it returns, so a crash-clone keeps all of
+// it. The copy shares the original's Clock and OnTransition observer (which
+// receives the copy's transitions too) but no hint subscribers: those belong
+// to the processes that crashed.
+func (s *Store) Clone() *Store {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := &Store{
+		clock:        s.clock,
+		onTransition: s.onTransition,
+		closed:       s.closed,
+		jobs:         make([]*row, len(s.jobs)),
+		queues:       make(map[string]*queue, len(s.queues)),
+	}
+	for i, r := range s.jobs {
+		c.jobs[i] = &row{
+			job:    copyJob(&r.job),
+			output: bytes.Clone(r.output),
+			log:    slices.Clone(r.log),
+		}
+	}
+	for name, q := range s.queues {
+		qc := *q
+		qc.ids = slices.Clone(q.ids)
+		c.queues[name] = &qc
+	}
+	return c
+}
+
+// lock takes the store's lock for one call, failing if ctx is done or the
+// store is closed. On success the caller must unlock s.mu.
+func (s *Store) lock(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return fmt.Errorf("memstore: %w", store.ErrClosed)
+	}
+	return nil
+}
+
+// row returns the stored job id, or nil. The caller holds s.mu.
+func (s *Store) row(id job.ID) *row {
+	if id < 1 || int64(id) > int64(len(s.jobs)) {
+		return nil
+	}
+	return s.jobs[id-1]
+}
+
+// held returns the job the Lease names if it is still Running under worker
+// at exactly that Attempt — the fence every worker write passes — or nil.
+// The caller holds s.mu.
+func (s *Store) held(worker job.WorkerID, l job.Lease) *row {
+	r := s.row(l.ID)
+	if r == nil || r.job.State != job.StateRunning || r.job.Worker != worker || r.job.Attempt != l.Attempt {
+		return nil
+	}
+	return r
+}
+
+// queue returns the named Queue, making it known if it was not. The caller
+// holds s.mu.
+func (s *Store) queue(name string) *queue {
+	q := s.queues[name]
+	if q == nil {
+		q = &queue{}
+		s.queues[name] = q
+	}
+	return q
+}
+
+// move applies one state change to r along the edge (r's state → to, via):
+// it keeps the Queue's Running count, clears the Lease when the job leaves
+// Running, applies the Retry Cause rule, stamps FinalizedAt on a terminal
+// state, appends the Transition Log entry and tells the observer. Callers
+// set the Attempt, due time, Lease and cancel cause the edge needs before
+// or after calling. The caller holds s.mu and has already checked the edge
+// against its inputs, so an illegal edge here is a bug in this package.
+func (s *Store) move(r *row, to job.State, via core.Via, now time.Time, detail string) {
+	e := core.Edge{From: r.job.State, To: to, Via: via}
+	if !core.Legal(e) {
+		panic(fmt.Sprintf("memstore: job %d: illegal state edge %s", r.job.ID, e))
+	}
+	q := s.queues[r.job.Queue]
+	if e.From == job.StateRunning {
+		q.running--
+		r.job.Worker = ""
+		r.job.LeaseExpiresAt = time.Time{}
+	}
+	if to == job.StateRunning {
+		q.running++
+	}
+	r.job.State = to
+	r.job.RetryCause = core.RetryCauseAfter(via, r.job.RetryCause)
+	if to.Terminal() {
+		r.job.FinalizedAt = now
+	}
+	r.log = append(r.log, Transition{
+		At:            now,
+		From:          e.From,
+		State:         to,
+		Via:           via,
+		Attempt:       r.job.Attempt,
+		FailureDetail: detail,
+	})
+	if s.onTransition != nil {
+		s.onTransition(r.job.ID, e, r.job.Attempt)
+	}
+}
+
+// copyJob returns j with its slices copied, so the caller cannot reach the
+// store's memory through it.
+func copyJob(j *job.Job) job.Job {
+	c := *j
+	c.Payload = bytes.Clone(j.Payload)
+	c.Tags = slices.Clone(j.Tags)
+	return c
+}

@@ -1,0 +1,265 @@
+package memstore
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
+)
+
+// JobClaim leases up to p.Limit due jobs to p.Worker, charging each one's
+// next Attempt and running its Lease until the store's now plus
+// p.LeaseDuration. Queues are taken in the given order (a Queue named twice
+// counts once); within a Queue, jobs go in due order, ties by id. Paused
+// Queues are skipped, and a Queue with a Concurrency Limit yields no more
+// jobs than leave its Running count at the limit. The returned jobs are in
+// claim order.
+func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+
+	now := s.clock.Now()
+	expires := now.Add(p.LeaseDuration)
+	var out []job.Job
+	for i, name := range p.Queues {
+		if len(out) == p.Limit {
+			break
+		}
+		q := s.queues[name]
+		if q == nil || q.paused || slices.Contains(p.Queues[:i], name) {
+			continue
+		}
+		room := p.Limit - len(out)
+		if q.limit > 0 {
+			room = min(room, q.limit-q.running)
+		}
+		if room <= 0 {
+			continue
+		}
+		for _, r := range s.dueIn(q, now, room) {
+			r.job.Attempt++
+			s.move(r, job.StateRunning, core.ViaClaim, now, "")
+			r.job.Worker = p.Worker
+			r.job.LeaseExpiresAt = expires
+			out = append(out, copyJob(&r.job))
+		}
+	}
+	return out, nil
+}
+
+// dueIn returns up to n claimable jobs of q at now, in due order (due time,
+// then id). The caller holds s.mu.
+func (s *Store) dueIn(q *queue, now time.Time, n int) []*row {
+	var due []*row
+	for _, id := range q.ids {
+		if r := s.row(id); core.Claimable(&r.job, now) {
+			due = append(due, r)
+		}
+	}
+	slices.SortFunc(due, func(a, b *row) int {
+		if c := a.job.ScheduledAt.Compare(b.job.ScheduledAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.job.ID, b.job.ID)
+	})
+	return due[:min(n, len(due))]
+}
+
+// LeaseRenew extends every Lease still held by p.Worker (the job Running
+// under that worker at exactly that Attempt) to the store's now plus
+// p.LeaseDuration, and answers each Lease in input order: renewed, cancel
+// requested (renewed, and an operator asked the job to stop), or lost. A
+// Lease that lapsed but was not yet expired is still held and renews.
+func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.RenewResult, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+
+	now := s.clock.Now()
+	out := make([]store.RenewResult, len(p.Leases))
+	for i, l := range p.Leases {
+		out[i] = store.RenewResult{Lease: l, Status: store.RenewLost}
+		r := s.held(p.Worker, l)
+		if r == nil {
+			continue
+		}
+		r.job.LeaseExpiresAt = now.Add(p.LeaseDuration)
+		out[i].Status = store.RenewRenewed
+		if r.job.CancelRequested {
+			out[i].Status = store.RenewCancelRequested
+		}
+	}
+	return out, nil
+}
+
+// OutcomeReport applies each outcome whose Lease p.Worker still holds, and
+// answers every outcome in input order. An applied outcome, in one step,
+// moves the job to the outcome's state (a retry is due at the store's now
+// plus RetryDelay), applies the Retry Cause rule (core.RetryCauseAfter),
+// records the Transition Log entry with the Failure Detail, stores the Job
+// Output, merges the Tag delta and frees the Queue's slot. A stale outcome
+// mutates nothing and is answered Applied=false. An outcome that is not a
+// legal outcome edge out of Running fails the whole call with
+// store.ErrInvalidParams before anything is written.
+func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]store.ReportResult, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	for i, o := range p.Outcomes {
+		if err := checkOutcome(o); err != nil {
+			return nil, fmt.Errorf("outcome %d for %s: %w", i, o.Lease, err)
+		}
+	}
+	var hints []string
+	defer func() { s.hints.announce(hints) }() // after the unlock below
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+
+	now := s.clock.Now()
+	var hs hintSet
+	out := make([]store.ReportResult, len(p.Outcomes))
+	for i, o := range p.Outcomes {
+		out[i] = store.ReportResult{Lease: o.Lease}
+		r := s.held(p.Worker, o.Lease)
+		if r == nil {
+			continue
+		}
+		switch o.State {
+		case job.StateScheduled:
+			r.job.ScheduledAt = now.Add(o.RetryDelay)
+		case job.StateCancelled:
+			r.job.CancelCause = job.CancelCauseOperator
+		}
+		r.job.Tags = job.MergeTags(r.job.Tags, o.TagDelta)
+		if o.Output != nil {
+			r.output = bytes.Clone(o.Output)
+		}
+		s.move(r, o.State, o.Via, now, o.FailureDetail)
+		hs.add(r.job.Queue)
+		out[i].Applied = true
+	}
+	hints = s.hintable(&hs, now)
+	return out, nil
+}
+
+// checkOutcome rejects an outcome the Core could not have decided: its
+// (State, Via) must be one of the edges a finished Attempt takes out of
+// Running, and only a retry may carry a Retry Cause (core.Outcome).
+func checkOutcome(o store.Outcome) error {
+	switch o.Via {
+	case core.ViaSucceed, core.ViaRetry, core.ViaDeadLetter, core.ViaQuarantine, core.ViaCancel:
+	default:
+		return fmt.Errorf("%w: %s is not an outcome", store.ErrInvalidParams, o.Via)
+	}
+	if err := core.CheckEdge(job.StateRunning, o.State, o.Via); err != nil {
+		return fmt.Errorf("%w: %w", store.ErrInvalidParams, err)
+	}
+	if o.RetryCause != job.RetryCauseNone && o.RetryCause != core.RetryCauseAfter(o.Via, job.RetryCauseNone) {
+		return fmt.Errorf("%w: a %s outcome carries Retry Cause %s", store.ErrInvalidParams, o.Via, o.RetryCause)
+	}
+	return nil
+}
+
+// LeaseExpire ends the lapsed Leases (expiry time at or before the store's
+// now) of Running jobs in p.Queues, smallest job id first, at most p.Limit of
+// them (0: all). Each job moves as core.AfterLeaseLoss says: Dead-Lettered at
+// its attempt ceiling, otherwise Scheduled and due now; either way with the
+// Retry Cause lease expired (core.RetryCauseAfter). Slots are freed. The
+// expired Leases are returned in id order.
+func (s *Store) LeaseExpire(ctx context.Context, p store.ExpireParams) (store.ExpireResult, error) {
+	if err := p.Validate(); err != nil {
+		return store.ExpireResult{}, err
+	}
+	var hints []string
+	defer func() { s.hints.announce(hints) }() // after the unlock below
+	if err := s.lock(ctx); err != nil {
+		return store.ExpireResult{}, err
+	}
+	defer s.mu.Unlock()
+
+	now := s.clock.Now()
+	var lapsed []job.ID
+	for i, name := range p.Queues {
+		q := s.queues[name]
+		if q == nil || slices.Contains(p.Queues[:i], name) {
+			continue
+		}
+		for _, id := range q.ids {
+			if j := &s.row(id).job; j.State == job.StateRunning && !j.LeaseExpiresAt.After(now) {
+				lapsed = append(lapsed, id)
+			}
+		}
+	}
+	slices.Sort(lapsed)
+	if p.Limit > 0 && len(lapsed) > p.Limit {
+		lapsed = lapsed[:p.Limit]
+	}
+	var hs hintSet
+	var res store.ExpireResult
+	for _, id := range lapsed {
+		r := s.row(id)
+		res.Expired = append(res.Expired, r.job.Lease())
+		s.endLease(r, core.ViaExpire, now)
+		hs.add(r.job.Queue)
+	}
+	hints = s.hintable(&hs, now)
+	return res, nil
+}
+
+// LeaseRelinquish hands back each Lease p.Worker still holds, in input
+// order: the job returns to Scheduled due now with its Attempt as charged
+// and its Retry Cause untouched, or dead-letters if that Attempt was its
+// last (core.AfterLeaseLoss). Slots are freed; stale Leases are skipped.
+func (s *Store) LeaseRelinquish(ctx context.Context, p store.RelinquishParams) (store.RelinquishResult, error) {
+	if err := p.Validate(); err != nil {
+		return store.RelinquishResult{}, err
+	}
+	var hints []string
+	defer func() { s.hints.announce(hints) }() // after the unlock below
+	if err := s.lock(ctx); err != nil {
+		return store.RelinquishResult{}, err
+	}
+	defer s.mu.Unlock()
+
+	now := s.clock.Now()
+	var hs hintSet
+	var res store.RelinquishResult
+	for _, l := range p.Leases {
+		r := s.held(p.Worker, l)
+		if r == nil {
+			continue
+		}
+		s.endLease(r, core.ViaRelinquish, now)
+		res.Relinquished = append(res.Relinquished, l)
+		hs.add(r.job.Queue)
+	}
+	hints = s.hintable(&hs, now)
+	return res, nil
+}
+
+// endLease ends a Running job's Lease without an outcome, by expiry or
+// Relinquish, as core.AfterLeaseLoss says. The caller holds s.mu.
+func (s *Store) endLease(r *row, via core.Via, now time.Time) {
+	to := core.AfterLeaseLoss(r.job.Attempt, r.job.MaxAttempts)
+	if to == job.StateScheduled {
+		r.job.ScheduledAt = now
+	}
+	s.move(r, to, via, now, "")
+}
