@@ -144,6 +144,21 @@ var (
 // directory does not exist, a file it cannot read, and a file that is not a
 // SQLite database, each with a one-line error naming the path.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	s, err := connect(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.start(ctx); err != nil {
+		_ = s.w.Close()
+		_ = s.r.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// connect validates the options and the path and sets up the connection
+// pools; it touches no table.
+func connect(path string, opts Options) (*Store, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -171,11 +186,6 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	s.r.SetMaxOpenConns(opts.ReadConns)
 	s.r.SetMaxIdleConns(opts.ReadConns)
-	if err := s.start(ctx); err != nil {
-		_ = s.w.Close()
-		_ = s.r.Close()
-		return nil, err
-	}
 	return s, nil
 }
 

@@ -1,0 +1,238 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/backwave/backwave/store"
+)
+
+// TestDefaultSchemaNameEmitsIdenticalSQL checks the glossary's Schema Name
+// entry: "the adapters author every query and DDL script against the literal
+// backwave and rename it at one choke point, so the default emits
+// byte-identical SQL."
+func TestDefaultSchemaNameEmitsIdenticalSQL(t *testing.T) {
+	t.Parallel()
+	texts := allSQL(t, newQueries(DefaultSchema))
+	for _, m := range migrations {
+		if got := schemaName(DefaultSchema).Rename(m.sql); got != m.sql {
+			t.Fatalf("default Rename changed migration %s", m.name)
+		}
+	}
+	if len(texts) < 20 {
+		t.Fatalf("found %d statements; the reflection walk over queries is broken", len(texts))
+	}
+	for _, q := range texts {
+		if !strings.Contains(q, "backwave_") {
+			t.Errorf("statement names no backwave_ table: %s", q)
+		}
+	}
+	custom := newQueries("app_")
+	for _, q := range allSQL(t, custom) {
+		if strings.Contains(q, "backwave_") {
+			t.Errorf("renamed statement still names backwave_: %s", q)
+		}
+	}
+}
+
+// allSQL returns every statement of q.
+func allSQL(t *testing.T, q *queries) []string {
+	t.Helper()
+	v := reflect.ValueOf(q).Elem()
+	var out []string
+	for i := range v.NumField() {
+		s := v.Field(i).String()
+		if s != "" && !strings.HasPrefix(strings.TrimSpace(s), "AND") && !strings.HasPrefix(strings.TrimSpace(s), "ORDER") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func TestValidateSchema(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{"backwave_", true},
+		{"app", true},
+		{"App_Jobs_2", true},
+		{"_x", true},
+		{"", false},
+		{"2app", false},
+		{"app-jobs", false},
+		{"app.jobs", false},
+		{"app jobs", false},
+		{`a"b`, false},
+		{strings.Repeat("a", maxSchemaLen+1), false},
+	} {
+		err := ValidateSchema(tc.name)
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, store.ErrInvalidParams)) {
+			t.Errorf("ValidateSchema(%q) = %v, want ok=%t", tc.name, err, tc.ok)
+		}
+	}
+}
+
+// TestMigrateCoordinated checks the glossary's Coordinated Migration entry:
+// every migrator attempts, the file's write lock orders them, and each one
+// after the first re-checks the version and finds nothing to do.
+func TestMigrateCoordinated(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "jobs.db")
+	const n = 6
+	stores := make([]*Store, n)
+	for i := range stores {
+		s, err := connect(path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		stores[i] = s
+	}
+	results := make([]MigrateResult, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, s := range stores {
+		wg.Go(func() { results[i], errs[i] = s.Migrate(t.Context()) })
+	}
+	wg.Wait()
+	applied := 0
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("migrator %d: %v", i, errs[i])
+		}
+		if results[i].To != latestVersion() {
+			t.Fatalf("migrator %d ended at version %d, want %d", i, results[i].To, latestVersion())
+		}
+		if len(results[i].Applied) > 0 {
+			applied++
+			if results[i].From != 0 {
+				t.Fatalf("migrator %d applied %v from version %d", i, results[i].Applied, results[i].From)
+			}
+		} else if results[i].From != latestVersion() {
+			t.Fatalf("migrator %d applied nothing but started at version %d", i, results[i].From)
+		}
+	}
+	if applied != 1 {
+		t.Fatalf("%d migrators applied migrations, want exactly 1", applied)
+	}
+	var rows int
+	if err := stores[0].r.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM backwave_schema_version`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != latestVersion() {
+		t.Fatalf("versions table has %d rows, want %d", rows, latestVersion())
+	}
+}
+
+func TestMigrateIdempotent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "jobs.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	for range 3 {
+		res, err := s.Migrate(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Applied) != 0 || res.From != latestVersion() || res.To != latestVersion() {
+			t.Fatalf("Migrate on a current schema = %+v, want nothing applied", res)
+		}
+	}
+}
+
+// TestSchemaTooNew checks store.ErrSchemaTooNew: a store refuses a schema
+// newer than it knows, at Open and at Migrate.
+func TestSchemaTooNew(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "jobs.db")
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.w.ExecContext(ctx, `INSERT INTO backwave_schema_version (version, name, applied_at) VALUES (?, 'from_the_future', 0)`, latestVersion()+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Migrate(ctx); !errors.Is(err, store.ErrSchemaTooNew) {
+		t.Fatalf("Migrate on a newer schema: %v, want ErrSchemaTooNew", err)
+	}
+	_ = s.Close()
+	for _, manual := range []bool{false, true} {
+		_, err := Open(ctx, path, Options{ManualMigrate: manual})
+		if !errors.Is(err, store.ErrSchemaTooNew) {
+			t.Fatalf("Open(ManualMigrate=%t) on a newer schema: %v, want ErrSchemaTooNew", manual, err)
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Fatalf("error is not one line: %q", err)
+		}
+	}
+}
+
+// TestManualMigrate: with ManualMigrate, Open migrates nothing and refuses a
+// schema that is behind; after Migrate it opens.
+func TestManualMigrate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "jobs.db")
+	if _, err := Open(ctx, path, Options{ManualMigrate: true}); !errors.Is(err, ErrSchemaBehind) {
+		t.Fatalf("Open(ManualMigrate) on a fresh file: %v, want ErrSchemaBehind", err)
+	}
+	s, err := connect(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.SchemaVersion(ctx); err != nil || v != 0 {
+		t.Fatalf("SchemaVersion of a fresh file = %d, %v; want 0", v, err)
+	}
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	s, err = Open(ctx, path, Options{ManualMigrate: true})
+	if err != nil {
+		t.Fatalf("Open(ManualMigrate) after Migrate: %v", err)
+	}
+	_ = s.Close()
+}
+
+// TestSchemaNamesCoexist: two Schema Names in one file are two independent
+// stores.
+func TestSchemaNamesCoexist(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "jobs.db")
+	a, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = a.Close() }()
+	b, err := Open(ctx, path, Options{Schema: "other_"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = b.Close() }()
+	if _, err := a.JobInsertMany(ctx, store.InsertManyParams{Jobs: []store.NewJob{{WireName: "w", Queue: "q", MaxAttempts: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	counts, err := b.JobCountByState(ctx, store.CountParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(counts) != 0 {
+		t.Fatalf("store under schema other_ sees %v", counts)
+	}
+	var n int
+	if err := b.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM other_job`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("other_job: %d rows, %v", n, err)
+	}
+}
