@@ -25,7 +25,7 @@ func TestOpenBadInput(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, path, want string
-		is             error
+		is               error
 	}{
 		{"MissingDirectory", filepath.Join(dir, "no", "such", "jobs.db"), "does not exist", os.ErrNotExist},
 		{"Directory", dir, "is a directory", nil},
