@@ -1,0 +1,168 @@
+package shell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/node"
+	"github.com/backwave/backwave/store"
+	"github.com/backwave/backwave/vtime"
+)
+
+// Causes a handler's context is cancelled with. Read them with
+// context.Cause(ctx).
+var (
+	// ErrLeaseLost: the Lease of the Attempt was found lost at a renewal;
+	// another node may already own the job. The Attempt's result is dropped.
+	ErrLeaseLost = errors.New("backwave: lease lost")
+	// ErrShutdown: the node stopped and its drain period ran out; the Lease
+	// is relinquished and the Attempt's result is dropped.
+	ErrShutdown = errors.New("backwave: worker shutting down")
+	// ErrCancelRequested: an operator asked the job to stop. A handler that
+	// then returns an error ends the job Cancelled.
+	ErrCancelRequested = errors.New("backwave: cancel requested")
+)
+
+// ErrInvalidConfig is wrapped by New for a configuration it cannot run.
+var ErrInvalidConfig = errors.New("shell: invalid config")
+
+// Defaults used where a Config leaves a field zero.
+const (
+	DefaultPollInterval       = time.Second
+	DefaultDrainTimeout       = 30 * time.Second
+	DefaultRelinquishTimeout  = 5 * time.Second
+	DefaultFailureDetailLimit = 4096
+)
+
+// Result is what an Executor reports about one finished Attempt. Only Result
+// reaches the Driver; the rest stays in the Shell until the outcome is
+// reported.
+type Result struct {
+	// Result says which way the Attempt went. The zero value is treated as
+	// core.ResultFailed.
+	Result core.Result
+	// FailureDetail is the diagnostic text of a failed Attempt. The Pump
+	// bounds it (Config.FailureDetailLimit) or drops it (FailureDetailOff).
+	FailureDetail string
+	// Output is the Job Output of a succeeded Attempt.
+	Output []byte
+	// TagDelta is merged into the job's Tags when the outcome applies.
+	// Tags that fail job.Tag.Validate are dropped (and logged) so they
+	// cannot make the whole outcome batch invalid.
+	TagDelta []job.Tag
+}
+
+// Executor runs the handler of one claimed Attempt. Execute is called on the
+// Attempt's own goroutine and must return when ctx is cancelled (cooperative
+// cancellation: the Pump never kills a goroutine). A panic is recovered by
+// the Pump.
+type Executor interface {
+	Execute(ctx context.Context, j job.Job) Result
+}
+
+// ExecutorFunc adapts a function to Executor.
+type ExecutorFunc func(ctx context.Context, j job.Job) Result
+
+// Execute calls f.
+func (f ExecutorFunc) Execute(ctx context.Context, j job.Job) Result { return f(ctx, j) }
+
+// WallClock is the host's clock, the vtime.Clock of production. Inside a
+// testing/synctest bubble it reads the bubble's fake time.
+type WallClock struct{}
+
+// Now returns time.Now().
+func (WallClock) Now() time.Time { return time.Now() }
+
+var _ vtime.Clock = WallClock{}
+
+// Config configures one Pump.
+type Config struct {
+	// Driver is the Node Driver's configuration; Driver.Worker is the
+	// lease-holder identity of this Pump and must be unique in the cluster.
+	Driver node.Config
+	// Store is where the Pump claims, renews, reports, expires and
+	// relinquishes. Required.
+	Store store.Worker
+	// Hints, if set, announces Wake-Up Hints; hints for Queues the Driver's
+	// Dispatch Policy does not serve are ignored.
+	Hints store.HintSource
+	// Executor runs handlers. Required.
+	Executor Executor
+	// Clock stamps every event's Now. Default WallClock. Tickers always run
+	// on the host's timers.
+	Clock vtime.Clock
+	// PollInterval paces claim passes (DefaultPollInterval if zero).
+	PollInterval time.Duration
+	// HeartbeatInterval paces Lease renewal; it must be below the Lease
+	// duration. Default: a third of the Lease duration.
+	HeartbeatInterval time.Duration
+	// DrainTimeout is how long Stop lets running handlers finish before it
+	// abandons them and relinquishes their Leases (DefaultDrainTimeout if
+	// zero).
+	DrainTimeout time.Duration
+	// RelinquishTimeout bounds the store calls made after the drain period
+	// (the last report and the Relinquish), which are best effort
+	// (DefaultRelinquishTimeout if zero).
+	RelinquishTimeout time.Duration
+	// FailureDetailLimit bounds Failure Detail in bytes; longer text is cut
+	// at a rune boundary and marked (DefaultFailureDetailLimit if zero).
+	FailureDetailLimit int
+	// FailureDetailOff drops Failure Detail entirely (for hosts where it may
+	// carry personal data).
+	FailureDetailOff bool
+	// Logger receives the Pump's logs (slog.Default() if nil).
+	Logger *slog.Logger
+}
+
+// withDefaults fills zero fields and validates.
+func (c Config) withDefaults() (Config, error) {
+	c.Driver = c.Driver.WithDefaults()
+	if err := c.Driver.Validate(); err != nil {
+		return c, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	if c.Clock == nil {
+		c.Clock = WallClock{}
+	}
+	if c.PollInterval == 0 {
+		c.PollInterval = DefaultPollInterval
+	}
+	if c.HeartbeatInterval == 0 {
+		c.HeartbeatInterval = c.Driver.LeaseDuration / 3
+	}
+	if c.DrainTimeout == 0 {
+		c.DrainTimeout = DefaultDrainTimeout
+	}
+	if c.RelinquishTimeout == 0 {
+		c.RelinquishTimeout = DefaultRelinquishTimeout
+	}
+	if c.FailureDetailLimit == 0 {
+		c.FailureDetailLimit = DefaultFailureDetailLimit
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	switch {
+	case c.Store == nil:
+		return c, fmt.Errorf("%w: no store", ErrInvalidConfig)
+	case c.Executor == nil:
+		return c, fmt.Errorf("%w: no executor", ErrInvalidConfig)
+	case c.PollInterval < 0:
+		return c, fmt.Errorf("%w: PollInterval %v is negative", ErrInvalidConfig, c.PollInterval)
+	case c.HeartbeatInterval <= 0:
+		return c, fmt.Errorf("%w: HeartbeatInterval %v (want > 0)", ErrInvalidConfig, c.HeartbeatInterval)
+	case c.HeartbeatInterval >= c.Driver.LeaseDuration:
+		return c, fmt.Errorf("%w: HeartbeatInterval %v must be below LeaseDuration %v", ErrInvalidConfig, c.HeartbeatInterval, c.Driver.LeaseDuration)
+	case c.DrainTimeout < 0:
+		return c, fmt.Errorf("%w: DrainTimeout %v is negative", ErrInvalidConfig, c.DrainTimeout)
+	case c.RelinquishTimeout < 0:
+		return c, fmt.Errorf("%w: RelinquishTimeout %v is negative", ErrInvalidConfig, c.RelinquishTimeout)
+	case c.FailureDetailLimit < 0:
+		return c, fmt.Errorf("%w: FailureDetailLimit %d is negative", ErrInvalidConfig, c.FailureDetailLimit)
+	}
+	return c, nil
+}

@@ -1,0 +1,298 @@
+package shell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/node"
+)
+
+// Pump drives one node.Driver against a store.Worker: one loop goroutine, one
+// store round trip in flight at a time, handlers on their own goroutines.
+// Start it once and Stop it once; its methods are safe for concurrent use.
+type Pump struct {
+	cfg    Config
+	drv    *node.Driver
+	log    *slog.Logger
+	serves map[string]bool
+
+	wake     chan struct{} // the single pending wake slot
+	finished chan finished // handler goroutines → loop
+	stopCh   chan struct{} // closed by the first Stop
+	abortCh  chan struct{} // closed when a Stop's context is done
+	exited   chan struct{} // closed when the loop has exited
+
+	mu        sync.Mutex
+	started   bool
+	stopped   bool
+	stopOnce  sync.Once
+	abortOnce sync.Once
+
+	// Set by Start before the loop runs, read-only afterwards.
+	handlerCtx  context.Context
+	ioCancel    context.CancelFunc
+	unsubscribe func()
+
+	// Owned by the loop goroutine.
+	ioCtx    context.Context
+	queue    []node.Command
+	head     int
+	attempts map[job.Lease]*attempt
+}
+
+// attempt is the Shell's side of one Attempt: its handler's cancel func and,
+// once the handler returned, the opaque data waiting for the Report.
+type attempt struct {
+	cancel   context.CancelCauseFunc
+	queue    string
+	wireName string
+	done     bool
+	detail   string
+	output   []byte
+	tags     []job.Tag
+}
+
+// finished carries a handler's result to the loop.
+type finished struct {
+	lease  job.Lease
+	result Result
+}
+
+// New returns a Pump for cfg after filling its defaults and validating it
+// (errors wrap ErrInvalidConfig).
+func New(cfg Config) (*Pump, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	drv, err := node.New(cfg.Driver)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	p := &Pump{
+		cfg:      cfg,
+		drv:      drv,
+		log:      cfg.Logger.With("worker", string(cfg.Driver.Worker)),
+		serves:   make(map[string]bool),
+		wake:     make(chan struct{}, 1),
+		finished: make(chan finished),
+		stopCh:   make(chan struct{}),
+		abortCh:  make(chan struct{}),
+		exited:   make(chan struct{}),
+		attempts: make(map[job.Lease]*attempt),
+	}
+	for _, q := range cfg.Driver.Policy.QueueNames() {
+		p.serves[q] = true
+	}
+	return p, nil
+}
+
+// Worker returns the lease-holder identity of this Pump.
+func (p *Pump) Worker() job.WorkerID { return p.cfg.Driver.Worker }
+
+// Start starts the loop and returns at once. Values of ctx reach every store
+// call and handler; its cancellation begins a graceful stop, as Stop does.
+// A Pump starts once.
+func (p *Pump) Start(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.started:
+		return errors.New("shell: pump already started")
+	case p.stopped:
+		return errors.New("shell: pump was stopped before it started")
+	}
+	p.started = true
+	base := context.WithoutCancel(ctx)
+	p.handlerCtx = base
+	p.ioCtx, p.ioCancel = context.WithCancel(base)
+	if p.cfg.Hints != nil {
+		p.unsubscribe = p.cfg.Hints.SubscribeHints(func(queue string) {
+			if p.serves[queue] {
+				p.Wake()
+			}
+		})
+	}
+	go p.loop(ctx)
+	return nil
+}
+
+// Wake asks for an earlier poll: a Wake-Up Hint. It never blocks; hints
+// coalesce in one pending slot and a full slot drops the hint.
+func (p *Pump) Wake() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Stop stops the Pump gracefully and returns once its loop has exited: the
+// Driver claims nothing more, running handlers get DrainTimeout to finish
+// (their outcomes are reported as they do), then the rest are cancelled with
+// ErrShutdown and their Leases relinquished, best effort within
+// RelinquishTimeout. If ctx is done first, the drain is cut short the same
+// way, in-flight store calls are cancelled, and Stop returns ctx's error.
+// Stop on a Pump that never started returns nil.
+func (p *Pump) Stop(ctx context.Context) error {
+	p.mu.Lock()
+	p.stopped = true
+	started := p.started
+	p.mu.Unlock()
+	if !started {
+		return nil
+	}
+	p.stopOnce.Do(func() { close(p.stopCh) })
+	unregister := context.AfterFunc(ctx, p.abort)
+	<-p.exited
+	if !unregister() && ctx.Err() != nil {
+		return fmt.Errorf("shell: stop %s: %w", p.cfg.Driver.Worker, ctx.Err())
+	}
+	return nil
+}
+
+// Done is closed when the loop has exited.
+func (p *Pump) Done() <-chan struct{} { return p.exited }
+
+func (p *Pump) abort() {
+	p.abortOnce.Do(func() { close(p.abortCh) })
+	p.ioCancel()
+}
+
+func (p *Pump) now() time.Time { return p.cfg.Clock.Now() }
+
+// loop is the Pump's only goroutine that touches the Driver.
+func (p *Pump) loop(ctx context.Context) {
+	defer p.exit()
+	poll := time.NewTicker(p.cfg.PollInterval)
+	defer poll.Stop()
+	heartbeat := time.NewTicker(p.cfg.HeartbeatInterval)
+	defer heartbeat.Stop()
+	startDone, stopCh := ctx.Done(), p.stopCh
+	var drain <-chan time.Time
+
+	p.log.Info("pump started", "queues", p.cfg.Driver.Policy.QueueNames(), "pool_size", p.cfg.Driver.PoolSize)
+	p.step(node.Poll{Now: p.now()})
+	for {
+		select {
+		case <-poll.C:
+			p.step(node.Poll{Now: p.now()})
+		case <-heartbeat.C:
+			p.step(node.Heartbeat{Now: p.now()})
+		case <-p.wake:
+			// Coarse guard only: the Driver's capacity math is the bound.
+			if !p.drv.Stopping() && p.drv.Free() > 0 {
+				p.step(node.Poll{Now: p.now()})
+			}
+		case f := <-p.finished:
+			p.finish(f)
+		case <-stopCh:
+			stopCh, startDone = nil, nil
+			drain = p.beginStop()
+		case <-startDone:
+			stopCh, startDone = nil, nil
+			drain = p.beginStop()
+		case <-drain:
+			p.final("drain timeout")
+			return
+		case <-p.abortCh:
+			p.final("stop context done")
+			return
+		}
+		if p.drv.Drained() {
+			p.log.Info("pump stopped: drained")
+			return
+		}
+	}
+}
+
+func (p *Pump) beginStop() <-chan time.Time {
+	p.log.Info("pump stopping: draining", "executing", len(p.drv.Executing()), "drain_timeout", p.cfg.DrainTimeout)
+	p.step(node.Stop{Now: p.now()})
+	return time.After(p.cfg.DrainTimeout)
+}
+
+// final feeds DrainTimeout: the Driver flushes, abandons what still runs and
+// relinquishes it. Its store calls get a fresh, short context so a cancelled
+// Stop context still lets the hand-back be tried, and never blocks exit for
+// longer than RelinquishTimeout each.
+func (p *Pump) final(why string) {
+	p.log.Info("pump stopping: "+why, "executing", len(p.drv.Executing()))
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(p.handlerCtx), p.cfg.RelinquishTimeout)
+	defer cancel()
+	p.ioCtx = ctx
+	p.step(node.DrainTimeout{Now: p.now()})
+}
+
+func (p *Pump) exit() {
+	close(p.exited)
+	if p.unsubscribe != nil {
+		p.unsubscribe()
+	}
+	for l, a := range p.attempts {
+		a.cancel(ErrShutdown)
+		delete(p.attempts, l)
+	}
+	p.ioCancel()
+}
+
+// step feeds one event and carries out every command it yields, in order,
+// feeding each store result straight back, until none remains.
+func (p *Pump) step(ev node.Event) {
+	p.queue = p.drv.Step(ev, p.queue)
+	for p.head < len(p.queue) {
+		c := p.queue[p.head]
+		p.queue[p.head] = nil
+		p.head++
+		if p.log.Enabled(p.ioCtx, slog.LevelDebug) {
+			p.log.Debug("command", "command", c.String())
+		}
+		if res := p.do(c); res != nil {
+			p.queue = p.drv.Step(res, p.queue)
+		}
+	}
+	p.queue, p.head = p.queue[:0], 0
+}
+
+// finish takes a handler's result into the loop.
+func (p *Pump) finish(f finished) {
+	a := p.attempts[f.lease]
+	if a == nil || a.done {
+		return // abandoned: its result is dropped
+	}
+	a.done = true
+	a.cancel(nil) // release the context's resources
+	r := f.result
+	if r.Result == 0 {
+		r.Result = core.ResultFailed
+		if r.FailureDetail == "" {
+			r.FailureDetail = "executor returned no result"
+		}
+	}
+	if !p.cfg.FailureDetailOff && r.FailureDetail != "" {
+		a.detail = TruncateDetail(r.FailureDetail, p.cfg.FailureDetailLimit)
+	}
+	a.output = r.Output
+	for _, t := range r.TagDelta {
+		if err := t.Validate(); err != nil {
+			p.log.Warn("dropping invalid tag from outcome", p.attrs(f.lease, a, "error", err)...)
+			continue
+		}
+		a.tags = append(a.tags, t)
+	}
+	p.step(node.JobDone{Now: p.now(), Lease: f.lease, Result: r.Result})
+}
+
+// attrs returns the canonical log keys of one Attempt followed by extra.
+func (p *Pump) attrs(l job.Lease, a *attempt, extra ...any) []any {
+	out := []any{"job", int64(l.ID), "attempt", int(l.Attempt)}
+	if a != nil {
+		out = append(out, "queue", a.queue, "wire_name", a.wireName)
+	}
+	return append(out, extra...)
+}
