@@ -1,0 +1,149 @@
+package backwave
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
+)
+
+// JobID identifies one stored job.
+type JobID = job.ID
+
+// Attempt numbers one execution try of a job; a job's first Attempt is 1.
+type Attempt = job.Attempt
+
+// Tag is an observational annotation on a job: a Label or a Keyed Tag.
+type Tag = job.Tag
+
+// Label returns the Label tag s.
+func Label(s string) Tag { return job.Label(s) }
+
+// Keyed returns the Keyed Tag key→value.
+func Keyed(key, value string) Tag { return job.Keyed(key, value) }
+
+// DefaultQueue is the Queue of a job whose args and enqueue options name
+// none.
+const DefaultQueue = "default"
+
+// JobArgs are a job's arguments. WireName returns the job type's Wire Name:
+// its mandatory, explicit identity in storage, stable across refactors. It
+// must be a constant of the type — BackWave calls it on the zero value to
+// register a worker — and changing it is a deliberate, reviewed act: stored
+// jobs under the old name no longer route and become Quarantined. The args
+// are stored as JSON (encoding/json).
+type JobArgs interface {
+	WireName() string
+}
+
+// JobOptions are per-job defaults an args type may declare by implementing
+// JobArgsWithOptions. Enqueue options override them.
+type JobOptions struct {
+	// Queue is the default Queue of jobs of this type (DefaultQueue if
+	// empty). Every Worker Group's Queues must cover the default Queue of
+	// each registered worker.
+	Queue string
+	// MaxAttempts is the attempt ceiling (Config.MaxAttempts if 0).
+	MaxAttempts int
+	// Tags are added to every job of this type.
+	Tags []Tag
+}
+
+// JobArgsWithOptions is implemented by args types that declare JobOptions.
+// Like WireName, JobOptions is called on the zero value at registration and
+// must not depend on field values for its Queue.
+type JobArgsWithOptions interface {
+	JobArgs
+	JobOptions() JobOptions
+}
+
+// Job is one Attempt of a job as its handler sees it.
+type Job[T JobArgs] struct {
+	// ID identifies the job.
+	ID JobID
+	// Args are the decoded arguments.
+	Args T
+	// Attempt is this Attempt's number: 1 on the first run, never reused.
+	Attempt Attempt
+	// MaxAttempts is the job's attempt ceiling.
+	MaxAttempts int
+	// Queue is the Queue the job was claimed from.
+	Queue string
+	// WireName is the job type's Wire Name.
+	WireName string
+	// Tags are the job's Tags when it was claimed.
+	Tags []Tag
+	// CreatedAt is when the job was inserted (store clock).
+	CreatedAt time.Time
+
+	output []byte
+	tags   []Tag
+}
+
+// SetOutput records the Job Output of this Attempt, stored with its outcome
+// if the handler succeeds (and discarded if the outcome is fenced out). A
+// later call replaces an earlier one. Output over Config.MaxOutputBytes fails
+// the Attempt: it is rejected, never truncated.
+func (j *Job[T]) SetOutput(b []byte) { j.output = slices.Clone(b) }
+
+// AddTags adds Tags to the job when this Attempt's outcome applies. An
+// invalid Tag is refused with an error wrapping job.ErrInvalidTag and
+// nothing is added.
+func (j *Job[T]) AddTags(tags ...Tag) error {
+	for _, t := range tags {
+		if err := t.Validate(); err != nil {
+			return err
+		}
+	}
+	j.tags = append(j.tags, tags...)
+	return nil
+}
+
+// zeroArgs returns a usable zero value of T: for a pointer type, a pointer to
+// a fresh zero value, so methods with pointer receivers can be called.
+func zeroArgs[T JobArgs]() T {
+	var zero T
+	rt := reflect.TypeFor[T]()
+	if rt.Kind() == reflect.Pointer {
+		return reflect.New(rt.Elem()).Interface().(T)
+	}
+	return zero
+}
+
+// isNil reports whether args is nil or a nil pointer, map, slice, … inside
+// the interface, on which calling WireName could panic.
+func isNil(args JobArgs) bool {
+	if args == nil {
+		return true
+	}
+	v := reflect.ValueOf(args)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface, reflect.Func, reflect.Chan:
+		return v.IsNil()
+	}
+	return false
+}
+
+// describeArgs returns the Wire Name and declared options of args, catching
+// a panic in the user's methods as an error.
+func describeArgs(args JobArgs) (wire string, opts JobOptions, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%w: args %T: WireName or JobOptions panicked: %v", ErrInvalidJob, args, v)
+		}
+	}()
+	if isNil(args) {
+		return "", opts, fmt.Errorf("%w: nil args", ErrInvalidJob)
+	}
+	wire = args.WireName()
+	if err := store.ValidateName("wire name", wire); err != nil {
+		return "", opts, fmt.Errorf("%w: args %T: %w", ErrInvalidJob, args, err)
+	}
+	if wo, ok := args.(JobArgsWithOptions); ok {
+		opts = wo.JobOptions()
+	}
+	return wire, opts, nil
+}

@@ -1,0 +1,45 @@
+// Package backwave is a background job system: enqueue work, it runs once on
+// some worker, with retries. Storage rides on a database the application
+// already runs (see package store and its adapters).
+//
+// # Job args and Wire Names
+//
+// A job's arguments are a Go type implementing JobArgs. Its WireName is the
+// job type's identity in storage: mandatory, explicit and stable across
+// refactors — it is never derived from the Go type's name. Arguments are
+// stored as JSON. An args type may also implement JobOptions to give its jobs
+// a default Queue, attempt ceiling and Tags.
+//
+//	type SendEmail struct{ To string }
+//
+//	func (SendEmail) WireName() string { return "send_email" }
+//
+// # Workers
+//
+// Handlers are registered per Wire Name in a Workers registry with AddWorker
+// or AddWorkFunc. A handler returns nil on success and an error to fail the
+// Attempt (retried by the retry policy up to the attempt ceiling); wrap the
+// error with FailPermanently to dead-letter the job at once. A handler panic
+// fails the Attempt with the stack as Failure Detail. A job whose Wire Name
+// has no handler, or whose payload no longer decodes, is Quarantined — loudly,
+// never retried.
+//
+// Delivery is at-least-once: a handler may run more than once for one job (a
+// node may lose its Lease and another run the job again), so handlers must be
+// idempotent. Each Attempt's outcome still applies exactly once (the
+// Effect-Once fence).
+//
+// # Worker Groups
+//
+// A Client runs one or more Worker Groups. Each has a Dispatch Policy over the
+// Queues it serves (Strict or Weighted), a PoolSize that bounds its concurrent
+// handlers (Backpressure), and the Lease, heartbeat, batching, polling and
+// maintenance knobs of the Node Driver. A Client without groups only
+// enqueues.
+//
+// # Shutdown
+//
+// Client.Stop stops claiming, lets running handlers finish for DrainTimeout,
+// then cancels the rest (context.Cause is ErrShutdown) and relinquishes their
+// Leases so other nodes pick the jobs up at once.
+package backwave

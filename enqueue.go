@@ -1,0 +1,162 @@
+package backwave
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
+)
+
+// EnqueueOption overrides one setting of an enqueued job.
+type EnqueueOption func(*enqueueSettings)
+
+type enqueueSettings struct {
+	queue       string
+	runAt       time.Time
+	delay       time.Duration
+	hasDelay    bool
+	maxAttempts int
+	tags        []Tag
+}
+
+// WithQueue puts the job on queue instead of its args type's default.
+func WithQueue(queue string) EnqueueOption {
+	return func(s *enqueueSettings) { s.queue = queue }
+}
+
+// WithRunAt makes the job due at t (store clock) instead of now.
+func WithRunAt(t time.Time) EnqueueOption {
+	return func(s *enqueueSettings) { s.runAt = t }
+}
+
+// WithDelay makes the job due d after the Client's clock now. It cannot be
+// combined with WithRunAt; d must not be negative.
+func WithDelay(d time.Duration) EnqueueOption {
+	return func(s *enqueueSettings) { s.delay, s.hasDelay = d, true }
+}
+
+// WithMaxAttempts sets the job's attempt ceiling (at least 1).
+func WithMaxAttempts(n int) EnqueueOption {
+	return func(s *enqueueSettings) { s.maxAttempts = n }
+}
+
+// WithTags adds Tags to the job, beside those its args type declares.
+func WithTags(tags ...Tag) EnqueueOption {
+	return func(s *enqueueSettings) { s.tags = append(s.tags, tags...) }
+}
+
+// EnqueueParams is one job of an EnqueueMany call.
+type EnqueueParams struct {
+	Args    JobArgs
+	Options []EnqueueOption
+}
+
+// Enqueue stores one job and returns its id. Invalid input is an error
+// wrapping ErrInvalidJob and stores nothing.
+func (c *Client) Enqueue(ctx context.Context, args JobArgs, opts ...EnqueueOption) (JobID, error) {
+	ids, err := c.EnqueueMany(ctx, []EnqueueParams{{Args: args, Options: opts}})
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+// EnqueueMany stores every job in one atomic store call and returns their ids
+// in input order. If any job is invalid, nothing is stored and the error
+// (wrapping ErrInvalidJob) names its index.
+func (c *Client) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]JobID, error) {
+	if len(params) == 0 {
+		return nil, nil
+	}
+	jobs := make([]store.NewJob, len(params))
+	for i, p := range params {
+		nj, err := c.newJob(p.Args, p.Options)
+		if err != nil {
+			if len(params) == 1 {
+				return nil, fmt.Errorf("backwave: enqueue: %w", err)
+			}
+			return nil, fmt.Errorf("backwave: enqueue job %d: %w", i, err)
+		}
+		jobs[i] = nj
+	}
+	ids, err := c.store.JobInsertMany(ctx, store.InsertManyParams{Jobs: jobs})
+	if err != nil {
+		return nil, fmt.Errorf("backwave: enqueue %d job(s): %w", len(jobs), err)
+	}
+	if c.log.Enabled(ctx, levelDebug) {
+		for i, id := range ids {
+			c.log.DebugContext(ctx, "job enqueued", "job", int64(id), "queue", jobs[i].Queue, "wire_name", jobs[i].WireName)
+		}
+	}
+	c.wakeLocal(jobs)
+	return ids, nil
+}
+
+// newJob turns args and options into a row to insert.
+func (c *Client) newJob(args JobArgs, opts []EnqueueOption) (store.NewJob, error) {
+	wire, jo, err := describeArgs(args)
+	if err != nil {
+		return store.NewJob{}, err
+	}
+	var s enqueueSettings
+	for _, o := range opts {
+		if o == nil {
+			return store.NewJob{}, fmt.Errorf("%w: nil EnqueueOption", ErrInvalidJob)
+		}
+		o(&s)
+	}
+	nj := store.NewJob{WireName: wire, Queue: DefaultQueue, MaxAttempts: c.maxAttempts}
+	if jo.Queue != "" {
+		nj.Queue = jo.Queue
+	}
+	if s.queue != "" {
+		nj.Queue = s.queue
+	}
+	if err := store.ValidateName("queue", nj.Queue); err != nil {
+		return store.NewJob{}, fmt.Errorf("%w: %w", ErrInvalidJob, err)
+	}
+	switch {
+	case jo.MaxAttempts < 0 || s.maxAttempts < 0:
+		return store.NewJob{}, fmt.Errorf("%w: MaxAttempts is negative", ErrInvalidJob)
+	case s.maxAttempts > 0:
+		nj.MaxAttempts = s.maxAttempts
+	case jo.MaxAttempts > 0:
+		nj.MaxAttempts = jo.MaxAttempts
+	}
+	switch {
+	case s.hasDelay && !s.runAt.IsZero():
+		return store.NewJob{}, fmt.Errorf("%w: both WithDelay and WithRunAt given", ErrInvalidJob)
+	case s.hasDelay && s.delay < 0:
+		return store.NewJob{}, fmt.Errorf("%w: negative delay %v", ErrInvalidJob, s.delay)
+	case s.hasDelay:
+		nj.ScheduledAt = c.clock.Now().Add(s.delay)
+	default:
+		nj.ScheduledAt = s.runAt
+	}
+	nj.Tags = job.NormalizeTags(append(slices.Clone(jo.Tags), s.tags...))
+	for _, t := range nj.Tags {
+		if err := t.Validate(); err != nil {
+			return store.NewJob{}, fmt.Errorf("%w: %w", ErrInvalidJob, err)
+		}
+	}
+	payload, err := marshalArgs(args)
+	if err != nil {
+		return store.NewJob{}, fmt.Errorf("%w: args %T (wire name %q) do not encode as JSON: %w", ErrInvalidJob, args, wire, err)
+	}
+	nj.Payload = payload
+	return nj, nil
+}
+
+// marshalArgs encodes args, catching a panicking MarshalJSON as an error.
+func marshalArgs(args JobArgs) (b []byte, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("encoding panicked: %v", v)
+		}
+	}()
+	return json.Marshal(args)
+}

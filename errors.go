@@ -1,0 +1,54 @@
+package backwave
+
+import (
+	"errors"
+
+	"github.com/backwave/backwave/shell"
+)
+
+var (
+	// ErrInvalidConfig is wrapped by every configuration error NewClient,
+	// AddWorker and AddWorkFunc return.
+	ErrInvalidConfig = errors.New("backwave: invalid config")
+	// ErrInvalidJob is wrapped by Enqueue and EnqueueMany when the job
+	// cannot be stored as given (no Wire Name, args that do not encode,
+	// an invalid Queue, Tag or option). Nothing is inserted.
+	ErrInvalidJob = errors.New("backwave: invalid job")
+)
+
+// Causes of a handler's context cancellation; read them with
+// context.Cause(ctx).
+var (
+	// ErrLeaseLost: this node lost the job's Lease; another node may already
+	// be running it. The Attempt's result is discarded.
+	ErrLeaseLost = shell.ErrLeaseLost
+	// ErrShutdown: the Client stopped and its drain period ran out. The
+	// job's Lease is relinquished and its result discarded.
+	ErrShutdown = shell.ErrShutdown
+	// ErrCancelRequested: an operator asked the job to stop. Returning an
+	// error after it ends the job Cancelled.
+	ErrCancelRequested = shell.ErrCancelRequested
+)
+
+// permanentError marks a handler error that must not be retried.
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+// FailPermanently wraps err so that returning it from a handler dead-letters
+// the job at once instead of scheduling another Attempt. FailPermanently(nil)
+// returns nil.
+func FailPermanently(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err: err}
+}
+
+// IsPermanent reports whether err, or an error it wraps, came from
+// FailPermanently.
+func IsPermanent(err error) bool {
+	var p *permanentError
+	return errors.As(err, &p)
+}

@@ -1,0 +1,229 @@
+package backwave
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/shell"
+)
+
+// Worker handles the jobs of one args type: it is the handler their Wire
+// Name routes to, and each of its Attempts occupies one of a Worker Group's
+// Workers (execution slots) while it runs. Work returns nil when the Attempt
+// succeeded and an error to fail it; see FailPermanently. Work must return
+// when ctx is cancelled; context.Cause(ctx) says why (ErrLeaseLost,
+// ErrShutdown, ErrCancelRequested).
+type Worker[T JobArgs] interface {
+	Work(ctx context.Context, j *Job[T]) error
+}
+
+// WorkFunc adapts a function to Worker.
+type WorkFunc[T JobArgs] func(ctx context.Context, j *Job[T]) error
+
+// Work calls f.
+func (f WorkFunc[T]) Work(ctx context.Context, j *Job[T]) error { return f(ctx, j) }
+
+// WorkerOption adjusts one registration in AddWorker or AddWorkFunc.
+type WorkerOption func(*registration)
+
+// WithRetryPolicy gives the worker's Wire Name its own retry policy instead
+// of Config.RetryPolicy.
+func WithRetryPolicy(p RetryPolicy) WorkerOption {
+	return func(r *registration) { r.retry = &p }
+}
+
+// registration is one Wire Name's handler.
+type registration struct {
+	wireName string
+	// queue is the default Queue of the args type.
+	queue string
+	retry *RetryPolicy
+	// run decodes one claimed job and runs the handler inside the
+	// executor's middleware.
+	run func(ctx context.Context, j job.Job, e *executor) shell.Result
+}
+
+// Workers is the registry of handlers by Wire Name. Create one with
+// NewWorkers, add handlers with AddWorker or AddWorkFunc, and pass it in
+// Config.Workers. It is safe for concurrent use; NewClient takes a snapshot.
+type Workers struct {
+	mu     sync.Mutex
+	byWire map[string]*registration
+	// err is the first registration error, returned again by NewClient so
+	// an ignored AddWorker error still stops startup.
+	err error
+}
+
+// NewWorkers returns an empty registry.
+func NewWorkers() *Workers { return &Workers{byWire: make(map[string]*registration)} }
+
+// AddWorker registers worker for the Wire Name of T. A second handler for a
+// Wire Name, or an args type whose WireName is not a valid name, is an error
+// wrapping ErrInvalidConfig.
+func AddWorker[T JobArgs](w *Workers, worker Worker[T], opts ...WorkerOption) error {
+	if w == nil || worker == nil {
+		return fmt.Errorf("%w: AddWorker needs a registry and a worker", ErrInvalidConfig)
+	}
+	wire, jo, err := describeArgs(zeroArgs[T]())
+	if err != nil {
+		return w.fail(fmt.Errorf("%w: register %T: %w", ErrInvalidConfig, zeroArgs[T](), err))
+	}
+	r := &registration{wireName: wire, queue: jo.Queue}
+	if r.queue == "" {
+		r.queue = DefaultQueue
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	r.run = func(ctx context.Context, sj job.Job, e *executor) shell.Result {
+		var args T
+		if err := json.Unmarshal(sj.Payload, &args); err != nil {
+			return shell.Result{
+				Result:        core.ResultUnroutable,
+				FailureDetail: fmt.Sprintf("payload of wire name %q does not decode into %T: %v", sj.WireName, args, err),
+			}
+		}
+		j := &Job[T]{
+			ID:          sj.ID,
+			Args:        args,
+			Attempt:     sj.Attempt,
+			MaxAttempts: sj.MaxAttempts,
+			Queue:       sj.Queue,
+			WireName:    sj.WireName,
+			Tags:        sj.Tags,
+			CreatedAt:   sj.CreatedAt,
+		}
+		err := e.around(ctx, infoOf(sj), func(ctx context.Context) error { return worker.Work(ctx, j) })
+		return resultOf(err, j.output, j.tags, e.maxOutput)
+	}
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.byWire == nil {
+		w.byWire = make(map[string]*registration)
+	}
+	if _, dup := w.byWire[wire]; dup {
+		err := fmt.Errorf("%w: wire name %q is registered twice (second: %T)", ErrInvalidConfig, wire, zeroArgs[T]())
+		if w.err == nil {
+			w.err = err
+		}
+		return err
+	}
+	w.byWire[wire] = r
+	return nil
+}
+
+// AddWorkFunc registers fn for the Wire Name of T; see AddWorker.
+func AddWorkFunc[T JobArgs](w *Workers, fn func(ctx context.Context, j *Job[T]) error, opts ...WorkerOption) error {
+	if fn == nil {
+		return fmt.Errorf("%w: AddWorkFunc needs a function", ErrInvalidConfig)
+	}
+	return AddWorker[T](w, WorkFunc[T](fn), opts...)
+}
+
+func (w *Workers) fail(err error) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = err
+	}
+	return err
+}
+
+// snapshot returns a copy of the registrations and the first registration
+// error.
+func (w *Workers) snapshot() (map[string]*registration, error) {
+	if w == nil {
+		return nil, nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[string]*registration, len(w.byWire))
+	for k, v := range w.byWire {
+		out[k] = v
+	}
+	return out, w.err
+}
+
+// resultOf maps a handler's return to the Attempt's Result.
+func resultOf(err error, output []byte, tags []Tag, maxOutput int) shell.Result {
+	switch {
+	case err == nil && maxOutput > 0 && len(output) > maxOutput:
+		return shell.Result{
+			Result:        core.ResultFailed,
+			FailureDetail: fmt.Sprintf("job output of %d bytes exceeds the limit of %d bytes", len(output), maxOutput),
+			TagDelta:      tags,
+		}
+	case err == nil:
+		return shell.Result{Result: core.ResultSucceeded, Output: output, TagDelta: tags}
+	case IsPermanent(err):
+		return shell.Result{Result: core.ResultFailedPermanently, FailureDetail: err.Error(), TagDelta: tags}
+	default:
+		return shell.Result{Result: core.ResultFailed, FailureDetail: err.Error(), TagDelta: tags}
+	}
+}
+
+// executor routes claimed jobs to their handlers by Wire Name. It is the
+// shell.Executor of every Pump of a Client.
+type executor struct {
+	byWire     map[string]*registration
+	log        *slog.Logger
+	maxOutput  int
+	middleware []Middleware
+}
+
+// AttemptInfo describes the Attempt a Middleware wraps.
+type AttemptInfo struct {
+	ID          JobID
+	WireName    string
+	Queue       string
+	Attempt     Attempt
+	MaxAttempts int
+}
+
+func infoOf(j job.Job) AttemptInfo {
+	return AttemptInfo{ID: j.ID, WireName: j.WireName, Queue: j.Queue, Attempt: j.Attempt, MaxAttempts: j.MaxAttempts}
+}
+
+// Middleware wraps every Attempt's handler call: it runs code around next
+// and returns what the Attempt should return (usually next's error). The
+// first Middleware in Config.Middleware is the outermost. It runs only for
+// jobs that route and decode.
+type Middleware func(ctx context.Context, a AttemptInfo, next func(ctx context.Context) error) error
+
+// around runs h inside the middleware chain, first listed outermost.
+func (e *executor) around(ctx context.Context, a AttemptInfo, h func(context.Context) error) error {
+	for i := len(e.middleware) - 1; i >= 0; i-- {
+		m, next := e.middleware[i], h
+		h = func(ctx context.Context) error { return m(ctx, a, next) }
+	}
+	return h(ctx)
+}
+
+var errNoHandler = errors.New("no handler is registered for this wire name")
+
+// Execute runs one Attempt. A job with no handler, or whose payload does not
+// decode, is Unroutable: the Driver makes it Quarantined.
+func (e *executor) Execute(ctx context.Context, j job.Job) shell.Result {
+	r, ok := e.byWire[j.WireName]
+	if !ok {
+		e.log.Error("job cannot be routed: it will be quarantined",
+			"job", int64(j.ID), "queue", j.Queue, "wire_name", j.WireName, "attempt", int(j.Attempt), "error", errNoHandler)
+		return shell.Result{
+			Result:        core.ResultUnroutable,
+			FailureDetail: fmt.Sprintf("wire name %q: %v", j.WireName, errNoHandler),
+		}
+	}
+	res := r.run(ctx, j, e)
+	if res.Result == core.ResultUnroutable {
+		e.log.Error("job payload does not decode: it will be quarantined",
+			"job", int64(j.ID), "queue", j.Queue, "wire_name", j.WireName, "attempt", int(j.Attempt), "error", res.FailureDetail)
+	}
+	return res
+}
