@@ -1,0 +1,140 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
+)
+
+// A claim is two statements sent as one batch (one round trip with pgx) and
+// run as one transaction:
+//
+//  1. claimLockSQL locks, in name order, the settings rows of the claimed
+//     Queues that have a Concurrency Limit. Every claim that may take a slot
+//     of a limited Queue holds that row until it commits, so such claims
+//     run one at a time per Queue; claims of unlimited Queues lock nothing
+//     here and never wait for each other.
+//  2. claimSQL takes its snapshot only after the locks are held, so the
+//     Running count it reads for a limited Queue includes every claim that
+//     committed before it; it leases at most limit − running jobs there.
+//     Jobs are picked with FOR UPDATE SKIP LOCKED, so concurrent claimers
+//     never wait on, nor lease, one job twice.
+//
+// Outcomes, expiries and Relinquishes free slots without the lock: they only
+// lower the count, so a claim that missed one is conservative, never over.
+// A limit set while a claim runs applies from the next claim: like a lowered
+// limit, it revokes no Lease.
+
+const claimLockSQL = `SELECT q.name FROM backwave.queue q
+WHERE q.name = ANY($1::text[]) AND q.concurrency_limit > 0
+ORDER BY q.name COLLATE "C"
+FOR UPDATE`
+
+// claimSQL leases up to $3 due jobs over the Queues $2 in their given order.
+// A Queue named twice counts once, at its first place; paused Queues are
+// skipped. Each job's Attempt is charged, its Lease runs until now + $5 µs,
+// and its claim enters the Transition Log. Rows come back in claim order.
+const claimSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
+queues AS (
+    SELECT DISTINCT ON (u.name) u.name, u.ord, q.concurrency_limit
+    FROM unnest($2::text[]) WITH ORDINALITY AS u(name, ord)
+    JOIN backwave.queue q ON q.name = u.name
+    WHERE NOT q.paused
+    ORDER BY u.name, u.ord
+),
+room AS (
+    SELECT qs.name, qs.ord,
+        CASE WHEN qs.concurrency_limit > 0
+            THEN greatest(0, least($3::int, qs.concurrency_limit - (SELECT count(*) FROM backwave.job r
+                                                                     WHERE r.queue = qs.name AND r.state = 'running')))
+            ELSE $3::int END AS n
+    FROM queues qs
+),
+candidate AS (
+    SELECT c.id, c.scheduled_at, room.ord
+    FROM room, now, LATERAL (
+        SELECT j.id, j.scheduled_at FROM backwave.job j
+        WHERE j.queue = room.name AND j.state = 'scheduled' AND j.scheduled_at <= now.t
+        ORDER BY j.scheduled_at, j.id
+        LIMIT room.n
+        FOR UPDATE SKIP LOCKED
+    ) c
+    WHERE room.n > 0
+),
+picked AS (
+    SELECT c.id, c.ord FROM candidate c ORDER BY c.ord, c.scheduled_at, c.id LIMIT $3::int
+),
+claimed AS (
+    UPDATE backwave.job j
+    SET state = 'running', attempt = j.attempt + 1, worker = $4::text,
+        lease_expires_at = now.t + $5::bigint * interval '1 microsecond'
+    FROM picked, now
+    WHERE j.id = picked.id
+    RETURNING j.*, picked.ord, now.t AS now
+),
+logged AS (
+    INSERT INTO backwave.job_transition (job_id, at, from_state, state, via, attempt)
+    SELECT c.id, c.now, 'scheduled', 'running', 'claim', c.attempt FROM claimed c
+)
+SELECT ` + jobColumns + `, j.ord FROM claimed j`
+
+// JobClaim leases up to p.Limit due jobs to p.Worker in one transaction,
+// charging each one's next Attempt and running its Lease until the store's
+// now plus p.LeaseDuration. Queues are taken in the given order (a Queue
+// named twice counts once); within a Queue jobs go in due order, ties by id.
+// Paused Queues are skipped, and a Queue with a Concurrency Limit yields no
+// more jobs than leave its Running count, across every node, at the limit.
+// The jobs are returned in claim order.
+func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	type claimed struct {
+		j   job.Job
+		ord int64
+	}
+	var out []claimed
+	err := s.db.batch(ctx,
+		stmt{sql: s.sql(claimLockSQL), args: []any{p.Queues}},
+		stmt{
+			sql:  s.sql(claimSQL),
+			args: []any{s.nowArg(), p.Queues, int32(min(p.Limit, 1<<31-1)), string(p.Worker), micros(p.LeaseDuration)},
+			each: func(scan scanFunc) error {
+				var r jobRow
+				var ord int64
+				if err := scan(r.dest(&ord)...); err != nil {
+					return err
+				}
+				j, err := r.job()
+				if err != nil {
+					return err
+				}
+				out = append(out, claimed{j: j, ord: ord})
+				return nil
+			},
+		})
+	if err != nil {
+		return nil, s.wrap(fmt.Sprintf("claim for %s", p.Worker), err)
+	}
+	slices.SortFunc(out, func(a, b claimed) int {
+		if c := cmp.Compare(a.ord, b.ord); c != 0 {
+			return c
+		}
+		if c := a.j.ScheduledAt.Compare(b.j.ScheduledAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.j.ID, b.j.ID)
+	})
+	jobs := make([]job.Job, len(out))
+	for i, c := range out {
+		jobs[i] = c.j
+	}
+	return jobs, nil
+}

@@ -1,0 +1,82 @@
+// Package postgres is the Networked Adapter: the Storage Contract (package
+// store) on PostgreSQL, through pgx v5. Any number of nodes on any number of
+// hosts coordinate through the database alone.
+//
+// # Opening
+//
+// Open takes a connection string and owns its pgx pool; OpenPool takes the
+// caller's pool; OpenDB serves database/sql users (a *sql.DB on pgx's stdlib
+// driver). Importing the package registers the URI schemes "postgres" and
+// "postgresql" with store.Open:
+//
+//	s, err := store.Open(ctx, "postgres://app@db:5432/app?sslmode=require&schema=jobs")
+//
+// Open pings the database, migrates the schema unless Options.SkipMigrate is
+// set, and checks the schema version and the role's privileges, so a wrong
+// password, an unreachable host or a role without rights fails there and
+// not at the first claim.
+//
+// # Schema Name
+//
+// All objects live in one PostgreSQL schema, "backwave" unless
+// Options.Schema names another. Every statement is written against the
+// literal backwave and renamed at one choke point (Store.sql), so the
+// default schema runs byte-identical SQL. Stores with different schemas in
+// one database share nothing, not even Wake-Up Hints.
+//
+// # Migrations
+//
+// Migrations are embedded .sql files applied in version order and recorded
+// in the schema's migration table. Migrate is Coordinated Migration: it runs
+// in one transaction under pg_advisory_xact_lock, so of many nodes starting
+// at once one applies the schema and the rest wait, re-check and do
+// nothing. A schema newer than this build is refused with
+// store.ErrSchemaTooNew.
+//
+// # Clock
+//
+// Lease and due comparisons use the database server's now(), the one clock
+// every node shares. Options.Now pins a different time for tests.
+//
+// # Claims and the Concurrency Limit
+//
+// A claim is one round trip (with pgx, a pipelined batch run as one
+// implicit transaction): it locks the settings rows of the limited Queues it
+// names, in name order, then picks due jobs with FOR UPDATE SKIP LOCKED,
+// charges their Attempts, leases them and logs the transition in a single
+// statement. The Running count of a limited Queue is counted under its lock,
+// never kept as a counter, so it cannot drift; unlimited Queues take no lock
+// and their claimers never wait for each other. See claim.go.
+//
+// # Outcomes
+//
+// OutcomeReport applies a whole batch in one UPDATE … FROM unnest(…), each
+// row fenced by (worker, Attempt, Running), and returns which rows applied.
+// LeaseExpire skips rows another transaction is writing (FOR UPDATE SKIP
+// LOCKED), so a sweep never deadlocks with a worker's report.
+//
+// # Storage layout
+//
+// The job row is kept small, since it is rewritten at every state change:
+// the payload is written once to job_payload, Tags live in job_tag (a Label
+// with the empty key, a Keyed Tag with its key, so the two kinds stay
+// apart), and every state change appends to job_transition, the Transition
+// Log. Job Output is a column of the job row, written with the Succeeded
+// transition. The claimable index covers only Scheduled jobs, per Queue in
+// due order.
+//
+// # Wake-Up Hints
+//
+// Writes that make jobs claimable send at most one NOTIFY per Queue per
+// statement, with the Queue's name as payload; inside a caller's transaction
+// it is delivered at commit. SubscribeHints starts a listener on a dedicated
+// connection that reconnects after a delay and, after every (re)connect,
+// hints every known Queue. Hints only cut latency: polling stays the source
+// of truth.
+//
+// # Transactional Enqueue
+//
+// JobInsertManyTx and JobInsertManySQLTx insert inside the caller's pgx.Tx
+// or *sql.Tx: the jobs exist for workers once that transaction commits, and
+// never if it rolls back.
+package postgres

@@ -1,0 +1,150 @@
+package postgres
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// hintChannel is the NOTIFY channel of the default schema; s.sql renames it
+// with the rest, so stores of different schemas do not hear each other.
+const hintChannel = `"backwave.hint"`
+
+// hub holds a Store's Wake-Up Hint subscribers and runs its listener.
+type hub struct {
+	s *Store
+
+	mu      sync.Mutex
+	next    int
+	subs    []subscriber
+	cancel  context.CancelFunc // stops the listener; nil when none runs
+	done    chan struct{}      // closed when the listener has stopped
+	stopped bool
+}
+
+type subscriber struct {
+	id int
+	fn func(queue string)
+}
+
+// SubscribeHints calls fn with a Queue's name when a NOTIFY from any store
+// on this schema says jobs may have become claimable in it: an insert of
+// jobs due now (at commit of the inserting transaction), a retry due at
+// once, an expiry or Relinquish back to Scheduled, a resume, a changed
+// limit, or a slot freed in a limited Queue. After the listener's connection
+// is made, and again after every reconnect, fn is called once for every
+// known Queue, since hints may have been missed meanwhile. fn is called from
+// the listener's goroutine and must not block. The returned func
+// unsubscribes; calling it again does nothing.
+//
+// The first subscription starts the listener, on a dedicated connection
+// outside the pool; Close stops it. With Options.DisableListener nothing is
+// ever delivered. A hint only cuts latency: workers must behave the same,
+// one poll later, without it.
+func (s *Store) SubscribeHints(fn func(queue string)) (unsubscribe func()) {
+	h := &s.hints
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.next++
+	id := h.next
+	h.subs = append(h.subs, subscriber{id: id, fn: fn})
+	if h.cancel == nil && !h.stopped && !s.opts.DisableListener {
+		ctx, cancel := context.WithCancel(context.Background())
+		h.cancel, h.done = cancel, make(chan struct{})
+		go h.listen(ctx, h.done)
+	}
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.subs = slices.DeleteFunc(h.subs, func(sub subscriber) bool { return sub.id == id })
+	}
+}
+
+// stop ends the listener, if one runs, and waits for it.
+func (h *hub) stop() {
+	h.mu.Lock()
+	h.stopped = true
+	cancel, done := h.cancel, h.done
+	h.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
+// announce calls every subscriber with queue.
+func (h *hub) announce(queue string) {
+	h.mu.Lock()
+	subs := slices.Clone(h.subs)
+	h.mu.Unlock()
+	for _, sub := range subs {
+		sub.fn(queue)
+	}
+}
+
+// listen keeps a dedicated connection LISTENing on the hint channel until
+// ctx is done, reconnecting after a delay whenever it fails.
+func (h *hub) listen(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	delay := h.s.opts.ListenerReconnectDelay
+	if delay <= 0 {
+		delay = time.Second
+	}
+	for {
+		err := h.listenOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		h.s.log.Warn("backwave: hint listener lost its connection; reconnecting", "schema", h.s.schema, "error", err, "delay", delay)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// listenOnce connects, LISTENs, announces every known Queue (hints may have
+// been missed while not listening) and then relays notifications until the
+// connection fails or ctx is done.
+func (h *hub) listenOnce(ctx context.Context) error {
+	cfg, err := h.s.db.connConfig(ctx)
+	if err != nil {
+		return err
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = conn.Close(closeCtx)
+	}()
+	if _, err := conn.Exec(ctx, h.s.sql(`LISTEN `+hintChannel)); err != nil {
+		return err
+	}
+	var queues []string
+	rows, err := conn.Query(ctx, h.s.sql(`SELECT q.name FROM backwave.queue q ORDER BY q.name COLLATE "C"`))
+	if err != nil {
+		return err
+	}
+	if queues, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+		return err
+	}
+	for _, q := range queues {
+		h.announce(q)
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		h.announce(n.Payload)
+	}
+}

@@ -1,0 +1,226 @@
+package postgres
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/backwave/backwave/store"
+)
+
+//go:embed migration/*.sql
+var migrationFS embed.FS
+
+// migration is one embedded schema change, named NNN_description.sql.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations returns the embedded migrations in version order. A malformed
+// file name is a bug in this package.
+func migrations() []migration {
+	entries, err := fs.ReadDir(migrationFS, "migration")
+	if err != nil {
+		panic(fmt.Sprintf("postgres: read embedded migrations: %v", err))
+	}
+	var out []migration
+	for _, e := range entries {
+		name := e.Name()
+		num, _, ok := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v < 1 {
+			panic(fmt.Sprintf("postgres: embedded migration %q is not named NNN_description.sql", name))
+		}
+		body, err := migrationFS.ReadFile(path.Join("migration", name))
+		if err != nil {
+			panic(fmt.Sprintf("postgres: read embedded migration %s: %v", name, err))
+		}
+		out = append(out, migration{version: v, name: strings.TrimSuffix(name, ".sql"), sql: string(body)})
+	}
+	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
+	for i, m := range out {
+		if m.version != i+1 {
+			panic(fmt.Sprintf("postgres: embedded migrations skip or repeat version %d", i+1))
+		}
+	}
+	return out
+}
+
+// SchemaVersion is the schema version this build of the adapter knows: the
+// number of its last embedded migration.
+func SchemaVersion() int { return len(migrations()) }
+
+// MigrateResult reports what one Migrate call did.
+type MigrateResult struct {
+	// Applied lists the versions this call applied, in order; empty when the
+	// schema was already current (for instance because another node
+	// migrated it while this one waited for the lock).
+	Applied []int
+	// Version is the schema version after the call.
+	Version int
+}
+
+// Migrate brings the store's schema up to SchemaVersion in one transaction.
+// It is Coordinated Migration: unless Options.NoMigrationLock is set, the
+// transaction first takes an advisory lock (pg_advisory_xact_lock, released
+// at commit or rollback, keyed by the Schema Name), so of many nodes
+// migrating at once one applies the changes and the others wait, re-read
+// the version and find nothing to do. A database whose schema is newer than
+// this build fails with an error wrapping store.ErrSchemaTooNew, and nothing
+// is changed.
+func (s *Store) Migrate(ctx context.Context) (MigrateResult, error) {
+	if err := s.enter(ctx); err != nil {
+		return MigrateResult{}, err
+	}
+	all := migrations()
+	var res MigrateResult
+	err := s.db.inTx(ctx, func(q querier) error {
+		res = MigrateResult{}
+		if !s.opts.NoMigrationLock {
+			if _, err := q.exec(ctx, s.sql(`SELECT pg_advisory_xact_lock(hashtext('backwave.migrate'))`)); err != nil {
+				return fmt.Errorf("take the migration lock: %w", err)
+			}
+		}
+		current, err := s.readVersion(ctx, q)
+		if err != nil {
+			return err
+		}
+		if current < 0 {
+			if err := s.createVersionTable(ctx, q); err != nil {
+				return err
+			}
+			current = 0
+		}
+		if current > len(all) {
+			return fmt.Errorf("%w: schema %s is at version %d, this build knows up to %d",
+				store.ErrSchemaTooNew, s.schema, current, len(all))
+		}
+		for _, m := range all[current:] {
+			if _, err := q.exec(ctx, s.sql(m.sql)); err != nil {
+				return fmt.Errorf("apply %s: %w", m.name, err)
+			}
+			if _, err := q.exec(ctx, s.sql(`INSERT INTO backwave.migration (version, name) VALUES ($1, $2)`), m.version, m.name); err != nil {
+				return fmt.Errorf("record %s: %w", m.name, err)
+			}
+			res.Applied = append(res.Applied, m.version)
+		}
+		res.Version = len(all)
+		return nil
+	})
+	if err != nil {
+		return MigrateResult{}, s.wrap("migrate schema "+s.schema, err)
+	}
+	return res, nil
+}
+
+// readVersion returns the schema's version: -1 if the schema or its version
+// table does not exist yet.
+func (s *Store) readVersion(ctx context.Context, q querier) (int, error) {
+	var exists bool
+	err := q.query(ctx, s.sql(`SELECT to_regclass('backwave.migration') IS NOT NULL`), nil, func(scan scanFunc) error {
+		return scan(&exists)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("look for the version table: %w", err)
+	}
+	if !exists {
+		return -1, nil
+	}
+	var v int
+	err = q.query(ctx, s.sql(`SELECT coalesce(max(version), 0) FROM backwave.migration`), nil, func(scan scanFunc) error {
+		return scan(&v)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("read the schema version: %w", err)
+	}
+	return v, nil
+}
+
+// createVersionTable creates the schema if it is missing and the version
+// table in it. Nothing is created that exists, so a role without CREATE on
+// the database can migrate a schema an administrator made for it.
+func (s *Store) createVersionTable(ctx context.Context, q querier) error {
+	var exists bool
+	err := q.query(ctx, s.sql(`SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'backwave')`), nil, func(scan scanFunc) error {
+		return scan(&exists)
+	})
+	if err != nil {
+		return fmt.Errorf("look for schema: %w", err)
+	}
+	if !exists {
+		if _, err := q.exec(ctx, s.sql(`CREATE SCHEMA backwave`)); err != nil {
+			return fmt.Errorf("create schema: %w", err)
+		}
+	}
+	_, err = q.exec(ctx, s.sql(`CREATE TABLE backwave.migration (
+    version    integer PRIMARY KEY,
+    name       text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+)`))
+	if err != nil {
+		return fmt.Errorf("create the version table: %w", err)
+	}
+	return nil
+}
+
+// checkVersion fails unless the schema is exactly at SchemaVersion: missing
+// or older (migrate first), or newer (store.ErrSchemaTooNew).
+func (s *Store) checkVersion(ctx context.Context) error {
+	v, err := s.readVersion(ctx, s.db)
+	if err != nil {
+		return s.wrap("check schema "+s.schema, err)
+	}
+	switch want := SchemaVersion(); {
+	case v < 0:
+		return fmt.Errorf("postgres: schema %s has no BackWave tables: migrate it first (Store.Migrate, or open without SkipMigrate)", s.schema)
+	case v < want:
+		return fmt.Errorf("postgres: schema %s is at version %d, this build needs %d: migrate it first", s.schema, v, want)
+	case v > want:
+		return fmt.Errorf("postgres: %w: schema %s is at version %d, this build knows up to %d",
+			store.ErrSchemaTooNew, s.schema, v, want)
+	}
+	return nil
+}
+
+// checkPrivileges fails, naming what is missing, unless the connected role
+// may use the schema and read and write its tables, so that a
+// misconfigured role is refused at Open rather than at the first claim.
+func (s *Store) checkPrivileges(ctx context.Context) error {
+	var missing []string
+	// has_*_privilege answers true if any one listed privilege is held, so
+	// each privilege is asked about on its own.
+	err := s.db.query(ctx, s.sql(`SELECT t.name, p.priv
+FROM (VALUES ('backwave', 'USAGE', 'schema'),
+             ('backwave.queue', 'SELECT,INSERT,UPDATE', 'table'),
+             ('backwave.job', 'SELECT,INSERT,UPDATE,DELETE', 'table'),
+             ('backwave.job_payload', 'SELECT,INSERT,DELETE', 'table'),
+             ('backwave.job_tag', 'SELECT,INSERT,DELETE', 'table'),
+             ('backwave.job_transition', 'SELECT,INSERT,DELETE', 'table'),
+             ('backwave.job_id_seq', 'USAGE', 'sequence')) AS t(name, privs, kind)
+CROSS JOIN LATERAL unnest(string_to_array(t.privs, ',')) AS p(priv)
+WHERE NOT CASE t.kind
+    WHEN 'schema' THEN has_schema_privilege(t.name, p.priv)
+    WHEN 'table' THEN has_table_privilege(t.name, p.priv)
+    ELSE has_sequence_privilege(t.name, p.priv) END`), nil, func(scan scanFunc) error {
+		var name, priv string
+		if err := scan(&name, &priv); err != nil {
+			return err
+		}
+		missing = append(missing, priv+" on "+name)
+		return nil
+	})
+	if err != nil {
+		return s.wrap("check privileges on schema "+s.schema, err)
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("postgres: the connected role lacks privileges: %s", strings.Join(missing, "; "))
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/backwave/backwave/store"
+)
+
+// queueSetSQL writes one Queue setting, making the Queue known if it was not,
+// and sends a NOTIFY ($4) when the change may let claims start (a resume or
+// a changed limit).
+const queueSetSQL = `WITH upsert AS (
+    INSERT INTO backwave.queue AS q (name, paused, concurrency_limit)
+    VALUES ($1::text, coalesce($2::bool, false), coalesce($3::int, 0))
+    ON CONFLICT (name) DO UPDATE
+    SET paused = coalesce($2::bool, q.paused), concurrency_limit = coalesce($3::int, q.concurrency_limit)
+    RETURNING q.name, q.paused
+),
+hint AS (SELECT pg_notify('backwave.hint', u.name) FROM upsert u WHERE $4::bool AND NOT u.paused)
+SELECT (SELECT count(*) FROM hint) FROM upsert`
+
+func (s *Store) queueSet(ctx context.Context, op, queue string, paused, limit any, hint bool) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	err := s.db.query(ctx, s.sql(queueSetSQL), []any{queue, paused, limit, hint && !s.opts.DisableNotify}, nil)
+	return s.wrap(fmt.Sprintf("%s queue %q", op, queue), err)
+}
+
+// QueuePause stops claims from the Queue, making it known if it was not.
+// Running jobs keep their Leases. A claim already under way when the pause
+// commits may still finish.
+func (s *Store) QueuePause(ctx context.Context, p store.QueueParams) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	return s.queueSet(ctx, "pause", p.Queue, true, nil, false)
+}
+
+// QueueResume lets claims from the Queue start again, making it known if it
+// was not.
+func (s *Store) QueueResume(ctx context.Context, p store.QueueParams) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	return s.queueSet(ctx, "resume", p.Queue, false, nil, true)
+}
+
+// QueueSetLimit sets the Queue's cluster-wide Concurrency Limit (0 removes
+// it), making the Queue known if it was not. A limit below the Running count
+// revokes no Lease; claims from the Queue stop until Running drops below
+// it.
+func (s *Store) QueueSetLimit(ctx context.Context, p store.QueueSetLimitParams) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	return s.queueSet(ctx, "set the limit of", p.Queue, nil, int32(min(p.Limit, 1<<31-1)), true)
+}
+
+const queueListSQL = `SELECT q.name, q.paused, q.concurrency_limit, coalesce(r.n, 0)
+FROM backwave.queue q
+LEFT JOIN (SELECT j.queue, count(*) AS n FROM backwave.job j WHERE j.state = 'running' GROUP BY j.queue) r
+    ON r.queue = q.name
+ORDER BY q.name COLLATE "C"`
+
+// QueueList returns every known Queue — named by a job or by a setting —
+// with its settings and Running count, ordered by name (byte order).
+func (s *Store) QueueList(ctx context.Context) ([]store.QueueInfo, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	out := []store.QueueInfo{}
+	err := s.db.query(ctx, s.sql(queueListSQL), nil, func(scan scanFunc) error {
+		var q store.QueueInfo
+		if err := scan(&q.Name, &q.Paused, &q.Limit, &q.Running); err != nil {
+			return err
+		}
+		out = append(out, q)
+		return nil
+	})
+	if err != nil {
+		return nil, s.wrap("list queues", err)
+	}
+	return out, nil
+}

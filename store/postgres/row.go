@@ -1,0 +1,97 @@
+package postgres
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/backwave/backwave/job"
+)
+
+// jobColumns are the columns scanJob reads, in its order, for a job row
+// aliased j: the hot row, then the payload and Tags from their side tables
+// (the Tags as a JSON array of [key, value] pairs).
+const jobColumns = `j.id, j.queue, j.wire_name, j.state, j.attempt, j.max_attempts,
+    j.scheduled_at, j.created_at, j.finalized_at, j.retry_cause, j.cancel_cause,
+    j.worker, j.lease_expires_at, j.cancel_requested,
+    (SELECT p.payload FROM backwave.job_payload p WHERE p.job_id = j.id),
+    (SELECT json_agg(json_build_array(t.key, t.value))::text FROM backwave.job_tag t WHERE t.job_id = j.id)`
+
+// jobRow receives one row of jobColumns.
+type jobRow struct {
+	j           job.Job
+	state       string
+	retryCause  string
+	cancelCause string
+	finalizedAt sql.NullTime
+	worker      sql.NullString
+	leaseExpiry sql.NullTime
+	tags        sql.NullString
+}
+
+// dest returns the scan destinations of jobColumns, followed by extra.
+func (r *jobRow) dest(extra ...any) []any {
+	return append([]any{
+		&r.j.ID, &r.j.Queue, &r.j.WireName, &r.state, &r.j.Attempt, &r.j.MaxAttempts,
+		&r.j.ScheduledAt, &r.j.CreatedAt, &r.finalizedAt, &r.retryCause, &r.cancelCause,
+		&r.worker, &r.leaseExpiry, &r.j.CancelRequested,
+		&r.j.Payload, &r.tags,
+	}, extra...)
+}
+
+// job decodes the scanned row. Times come back in UTC.
+func (r *jobRow) job() (job.Job, error) {
+	j := r.j
+	var err error
+	if j.State, err = job.ParseState(r.state); err != nil {
+		return job.Job{}, fmt.Errorf("job %d: %w", j.ID, err)
+	}
+	if j.RetryCause, err = job.ParseRetryCause(r.retryCause); err != nil {
+		return job.Job{}, fmt.Errorf("job %d: %w", j.ID, err)
+	}
+	if j.CancelCause, err = job.ParseCancelCause(r.cancelCause); err != nil {
+		return job.Job{}, fmt.Errorf("job %d: %w", j.ID, err)
+	}
+	j.ScheduledAt = j.ScheduledAt.UTC()
+	j.CreatedAt = j.CreatedAt.UTC()
+	if r.finalizedAt.Valid {
+		j.FinalizedAt = r.finalizedAt.Time.UTC()
+	}
+	if r.worker.Valid {
+		j.Worker = job.WorkerID(r.worker.String)
+	}
+	if r.leaseExpiry.Valid {
+		j.LeaseExpiresAt = r.leaseExpiry.Time.UTC()
+	}
+	if r.tags.Valid {
+		var pairs [][2]string
+		if err := json.Unmarshal([]byte(r.tags.String), &pairs); err != nil {
+			return job.Job{}, fmt.Errorf("job %d: decode tags: %w", j.ID, err)
+		}
+		tags := make([]job.Tag, len(pairs))
+		for i, p := range pairs {
+			tags[i] = job.Tag{Key: p[0], Value: p[1]}
+		}
+		j.Tags = job.NormalizeTags(tags)
+	}
+	return j, nil
+}
+
+// micros converts a duration to whole microseconds, the precision of a
+// PostgreSQL timestamp; statements add it as $n * interval '1 microsecond'.
+func micros(d time.Duration) int64 { return d.Microseconds() }
+
+// tagArrays flattens the Tags of many items into parallel arrays: the
+// item's 1-based ordinal, the key and the value. Each item's Tags go in as
+// a set.
+func tagArrays(n int, tagsOf func(i int) []job.Tag) (ords []int32, keys, values []string) {
+	for i := range n {
+		for _, t := range job.NormalizeTags(tagsOf(i)) {
+			ords = append(ords, int32(i+1))
+			keys = append(keys, t.Key)
+			values = append(values, t.Value)
+		}
+	}
+	return ords, keys, values
+}

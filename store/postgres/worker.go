@@ -1,0 +1,363 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
+)
+
+// leaseArrays splits Leases into parallel id and Attempt arrays.
+func leaseArrays(ls []job.Lease) (ids []int64, attempts []int32) {
+	ids = make([]int64, len(ls))
+	attempts = make([]int32, len(ls))
+	for i, l := range ls {
+		ids[i], attempts[i] = int64(l.ID), int32(l.Attempt)
+	}
+	return ids, attempts
+}
+
+// renewSQL extends every Lease of $2/$3 still held by worker $4 — the job
+// Running under that worker at exactly that Attempt — to now + $5 µs.
+const renewSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t)
+UPDATE backwave.job j
+SET lease_expires_at = now.t + $5::bigint * interval '1 microsecond'
+FROM (SELECT DISTINCT * FROM unnest($2::bigint[], $3::int[]) AS u(id, attempt)) l, now
+WHERE j.id = l.id AND j.attempt = l.attempt AND j.worker = $4::text AND j.state = 'running'
+RETURNING j.id, j.attempt, j.cancel_requested`
+
+// LeaseRenew extends every Lease still held by p.Worker to the store's now
+// plus p.LeaseDuration in one statement, and answers each Lease in input
+// order: renewed, cancel requested (renewed, and an operator asked the job
+// to stop), or lost. A Lease that lapsed but was not yet expired is still
+// held and renews.
+func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.RenewResult, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	out := make([]store.RenewResult, len(p.Leases))
+	for i, l := range p.Leases {
+		out[i] = store.RenewResult{Lease: l, Status: store.RenewLost}
+	}
+	if len(p.Leases) == 0 {
+		return out, nil
+	}
+	ids, attempts := leaseArrays(p.Leases)
+	status := make(map[job.Lease]store.RenewStatus, len(p.Leases))
+	err := s.db.query(ctx, s.sql(renewSQL),
+		[]any{s.nowArg(), ids, attempts, string(p.Worker), micros(p.LeaseDuration)},
+		func(scan scanFunc) error {
+			var l job.Lease
+			var cancel bool
+			if err := scan(&l.ID, &l.Attempt, &cancel); err != nil {
+				return err
+			}
+			status[l] = store.RenewRenewed
+			if cancel {
+				status[l] = store.RenewCancelRequested
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, s.wrap(fmt.Sprintf("renew %d leases for %s", len(p.Leases), p.Worker), err)
+	}
+	for i := range out {
+		if st, ok := status[out[i].Lease]; ok {
+			out[i].Status = st
+		}
+	}
+	return out, nil
+}
+
+// reportSQL applies a batch of outcomes under the fence in one statement.
+// Each input row ($2…$9, with ordinal) is applied only if its job is still
+// Running under worker $10 at exactly that Attempt; a retry becomes due at
+// now + delay, a Retry Cause is set only when the outcome carries one, a
+// cancel records cause operator, a terminal state stamps finalized_at, Job
+// Output is stored when given. Applied rows get their Transition Log entry
+// and Tag delta ($11…$13, by ordinal), and one NOTIFY goes out per Queue
+// where the outcome may have made a job claimable (a retry due at once, or a
+// slot freed in a limited Queue). The ordinals of applied rows come back.
+const reportSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
+input AS (
+    SELECT * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::bigint[], $7::text[],
+                         $8::text[], $9::bytea[])
+        WITH ORDINALITY AS u(id, attempt, state, via, delay, retry_cause, detail, output, ord)
+),
+applied AS (
+    UPDATE backwave.job j
+    SET state = i.state,
+        scheduled_at = CASE WHEN i.state = 'scheduled'
+            THEN now.t + i.delay * interval '1 microsecond' ELSE j.scheduled_at END,
+        retry_cause = CASE WHEN i.retry_cause <> '' THEN i.retry_cause ELSE j.retry_cause END,
+        cancel_cause = CASE WHEN i.state = 'cancelled' THEN 'operator' ELSE j.cancel_cause END,
+        finalized_at = CASE WHEN i.state = 'scheduled' THEN j.finalized_at ELSE now.t END,
+        output = coalesce(i.output, j.output),
+        worker = NULL,
+        lease_expires_at = NULL
+    FROM input i, now
+    WHERE j.id = i.id AND j.attempt = i.attempt AND j.worker = $10::text AND j.state = 'running'
+    RETURNING j.id, j.attempt, j.queue, i.state, i.via, i.delay, i.detail, i.ord, now.t AS now
+),
+logged AS (
+    INSERT INTO backwave.job_transition (job_id, at, from_state, state, via, attempt, failure_detail)
+    SELECT a.id, a.now, 'running', a.state, a.via, a.attempt, nullif(a.detail, '') FROM applied a
+),
+tagged AS (
+    INSERT INTO backwave.job_tag (job_id, key, value)
+    SELECT a.id, t.key, t.value
+    FROM unnest($11::int[], $12::text[], $13::text[]) AS t(ord, key, value)
+    JOIN applied a ON a.ord = t.ord
+    ON CONFLICT DO NOTHING
+),
+hint AS (
+    SELECT pg_notify('backwave.hint', d.queue)
+    FROM (SELECT DISTINCT a.queue FROM applied a JOIN backwave.queue q ON q.name = a.queue
+          WHERE $14::bool AND NOT q.paused
+            AND ((a.state = 'scheduled' AND a.delay = 0) OR q.concurrency_limit > 0)) d
+)
+SELECT a.ord, (SELECT count(*) FROM hint) FROM applied a`
+
+// OutcomeReport applies, in one statement, each outcome whose Lease
+// p.Worker still holds, and answers every outcome in input order. An applied
+// outcome moves the job to the outcome's state (a retry is due at the
+// store's now plus RetryDelay), sets the Retry Cause if the outcome carries
+// one and keeps it otherwise, records the Transition Log entry with the
+// Failure Detail, stores the Job Output, merges the Tag delta and frees the
+// Queue's slot (the Running count drops with the row). A stale outcome
+// mutates nothing and is answered Applied=false; so is a repeat of a Lease
+// earlier in the same batch. An outcome that is not a legal outcome edge out
+// of Running fails the whole call with store.ErrInvalidParams before
+// anything is written.
+func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]store.ReportResult, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	for i, o := range p.Outcomes {
+		if err := checkOutcome(o); err != nil {
+			return nil, fmt.Errorf("outcome %d for %s: %w", i, o.Lease, err)
+		}
+	}
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	out := make([]store.ReportResult, len(p.Outcomes))
+	// The first outcome for a Lease is the one that may apply; a repeat in
+	// the same batch finds the job no longer Running, as it would one call
+	// later, so it is left out of the statement and answered stale.
+	first := make(map[job.Lease]bool, len(p.Outcomes))
+	var sent []int // indexes into p.Outcomes, by ordinal-1
+	for i, o := range p.Outcomes {
+		out[i] = store.ReportResult{Lease: o.Lease}
+		if !first[o.Lease] {
+			first[o.Lease] = true
+			sent = append(sent, i)
+		}
+	}
+	if len(sent) == 0 {
+		return out, nil
+	}
+	n := len(sent)
+	ids := make([]int64, n)
+	attempts := make([]int32, n)
+	states := make([]string, n)
+	vias := make([]string, n)
+	delays := make([]int64, n)
+	causes := make([]string, n)
+	details := make([]string, n)
+	outputs := make([][]byte, n)
+	for k, i := range sent {
+		o := p.Outcomes[i]
+		ids[k], attempts[k] = int64(o.Lease.ID), int32(o.Lease.Attempt)
+		states[k], vias[k] = o.State.String(), o.Via.String()
+		delays[k] = micros(o.RetryDelay)
+		causes[k] = o.RetryCause.String()
+		details[k] = o.FailureDetail
+		if o.Output != nil {
+			outputs[k] = o.Output
+			if len(o.Output) == 0 {
+				outputs[k] = []byte{}
+			}
+		}
+	}
+	ords, keys, values := tagArrays(n, func(k int) []job.Tag { return p.Outcomes[sent[k]].TagDelta })
+	err := s.db.query(ctx, s.sql(reportSQL),
+		[]any{s.nowArg(), ids, attempts, states, vias, delays, causes, details, outputs,
+			string(p.Worker), ords, keys, values, !s.opts.DisableNotify},
+		func(scan scanFunc) error {
+			var ord, hints int64
+			if err := scan(&ord, &hints); err != nil {
+				return err
+			}
+			if ord < 1 || ord > int64(n) {
+				return fmt.Errorf("report returned ordinal %d for %d outcomes", ord, n)
+			}
+			out[sent[ord-1]].Applied = true
+			return nil
+		})
+	if err != nil {
+		return nil, s.wrap(fmt.Sprintf("report %d outcomes for %s", len(p.Outcomes), p.Worker), err)
+	}
+	return out, nil
+}
+
+// checkOutcome rejects an outcome the Core could not have decided: its
+// (State, Via) must be one of the edges a finished Attempt takes out of
+// Running, and only a retry may carry a Retry Cause (core.Outcome).
+func checkOutcome(o store.Outcome) error {
+	switch o.Via {
+	case core.ViaSucceed, core.ViaRetry, core.ViaDeadLetter, core.ViaQuarantine, core.ViaCancel:
+	default:
+		return fmt.Errorf("%w: %s is not an outcome", store.ErrInvalidParams, o.Via)
+	}
+	if err := core.CheckEdge(job.StateRunning, o.State, o.Via); err != nil {
+		return fmt.Errorf("%w: %w", store.ErrInvalidParams, err)
+	}
+	if o.RetryCause != job.RetryCauseNone && o.RetryCause != core.RetryCauseAfter(o.Via, job.RetryCauseNone) {
+		return fmt.Errorf("%w: a %s outcome carries Retry Cause %s", store.ErrInvalidParams, o.Via, o.RetryCause)
+	}
+	return nil
+}
+
+// leaseLossSET is the SET list of a Lease ending without an outcome, by
+// expiry or Relinquish, as core.AfterLeaseLoss says: at the attempt ceiling
+// ("attempt >= max_attempts", core.AtCeiling) the job dead-letters,
+// otherwise it is Scheduled and due at now. The Lease is cleared.
+const leaseLossSET = `state = CASE WHEN j.attempt >= j.max_attempts THEN 'dead_lettered' ELSE 'scheduled' END,
+        scheduled_at = CASE WHEN j.attempt >= j.max_attempts THEN j.scheduled_at ELSE now.t END,
+        finalized_at = CASE WHEN j.attempt >= j.max_attempts THEN now.t ELSE j.finalized_at END,
+        worker = NULL,
+        lease_expires_at = NULL`
+
+// expireSQL ends the lapsed Leases (expiry at or before now) of Running jobs
+// in Queues $2, smallest id first, at most $3 of them (NULL: all). Rows
+// another transaction holds (an outcome or renewal in flight) are skipped:
+// they are being decided. The Retry Cause becomes lease expired
+// (core.RetryCauseAfter).
+const expireSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
+lapsed AS (
+    SELECT j.id FROM backwave.job j, now
+    WHERE j.queue = ANY($2::text[]) AND j.state = 'running' AND j.lease_expires_at <= now.t
+    ORDER BY j.id
+    LIMIT $3::int
+    FOR UPDATE OF j SKIP LOCKED
+),
+expired AS (
+    UPDATE backwave.job j
+    SET ` + leaseLossSET + `, retry_cause = 'lease_expired'
+    FROM lapsed, now
+    WHERE j.id = lapsed.id
+    RETURNING j.id, j.attempt, j.state, j.queue, now.t AS now
+),
+logged AS (
+    INSERT INTO backwave.job_transition (job_id, at, from_state, state, via, attempt)
+    SELECT e.id, e.now, 'running', e.state, 'expire', e.attempt FROM expired e
+),
+hint AS (
+    SELECT pg_notify('backwave.hint', d.queue)
+    FROM (SELECT DISTINCT e.queue FROM expired e WHERE $4::bool) d
+)
+SELECT e.id, e.attempt, (SELECT count(*) FROM hint) FROM expired e ORDER BY e.id`
+
+// LeaseExpire ends, in one statement, the lapsed Leases (expiry at or
+// before the store's now) of Running jobs in p.Queues, smallest job id
+// first, at most p.Limit of them (0: all). Each job moves as
+// core.AfterLeaseLoss says: Dead-Lettered at its attempt ceiling, otherwise
+// Scheduled and due now; either way with Retry Cause lease expired. Slots
+// are freed. The expired Leases are returned in id order. A job whose row
+// another transaction is writing at that moment (its outcome, say) is left
+// for that transaction and a later sweep.
+func (s *Store) LeaseExpire(ctx context.Context, p store.ExpireParams) (store.ExpireResult, error) {
+	if err := p.Validate(); err != nil {
+		return store.ExpireResult{}, err
+	}
+	if err := s.enter(ctx); err != nil {
+		return store.ExpireResult{}, err
+	}
+	var res store.ExpireResult
+	if len(p.Queues) == 0 {
+		return res, nil
+	}
+	var limit any // NULL: LIMIT ALL
+	if p.Limit > 0 {
+		limit = int32(min(p.Limit, 1<<31-1))
+	}
+	err := s.db.query(ctx, s.sql(expireSQL), []any{s.nowArg(), p.Queues, limit, !s.opts.DisableNotify},
+		func(scan scanFunc) error {
+			var l job.Lease
+			var hints int64
+			if err := scan(&l.ID, &l.Attempt, &hints); err != nil {
+				return err
+			}
+			res.Expired = append(res.Expired, l)
+			return nil
+		})
+	if err != nil {
+		return store.ExpireResult{}, s.wrap("expire leases", err)
+	}
+	return res, nil
+}
+
+// relinquishSQL hands back every Lease of $2/$3 still held by worker $4.
+const relinquishSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
+handed AS (
+    UPDATE backwave.job j
+    SET ` + leaseLossSET + `
+    FROM (SELECT DISTINCT * FROM unnest($2::bigint[], $3::int[]) AS u(id, attempt)) l, now
+    WHERE j.id = l.id AND j.attempt = l.attempt AND j.worker = $4::text AND j.state = 'running'
+    RETURNING j.id, j.attempt, j.state, j.queue, now.t AS now
+),
+logged AS (
+    INSERT INTO backwave.job_transition (job_id, at, from_state, state, via, attempt)
+    SELECT h.id, h.now, 'running', h.state, 'relinquish', h.attempt FROM handed h
+),
+hint AS (
+    SELECT pg_notify('backwave.hint', d.queue)
+    FROM (SELECT DISTINCT h.queue FROM handed h WHERE $5::bool) d
+)
+SELECT h.id, h.attempt, (SELECT count(*) FROM hint) FROM handed h`
+
+// LeaseRelinquish hands back, in one statement, each Lease p.Worker still
+// holds: the job returns to Scheduled due now with its Attempt as charged
+// and its Retry Cause untouched, or dead-letters if that Attempt was its
+// last (core.AfterLeaseLoss). Slots are freed; stale Leases are skipped.
+// The handed-back Leases are listed in input order, each once.
+func (s *Store) LeaseRelinquish(ctx context.Context, p store.RelinquishParams) (store.RelinquishResult, error) {
+	if err := p.Validate(); err != nil {
+		return store.RelinquishResult{}, err
+	}
+	if err := s.enter(ctx); err != nil {
+		return store.RelinquishResult{}, err
+	}
+	var res store.RelinquishResult
+	if len(p.Leases) == 0 {
+		return res, nil
+	}
+	ids, attempts := leaseArrays(p.Leases)
+	handed := make(map[job.Lease]bool, len(p.Leases))
+	err := s.db.query(ctx, s.sql(relinquishSQL), []any{s.nowArg(), ids, attempts, string(p.Worker), !s.opts.DisableNotify},
+		func(scan scanFunc) error {
+			var l job.Lease
+			var hints int64
+			if err := scan(&l.ID, &l.Attempt, &hints); err != nil {
+				return err
+			}
+			handed[l] = true
+			return nil
+		})
+	if err != nil {
+		return store.RelinquishResult{}, s.wrap(fmt.Sprintf("relinquish %d leases for %s", len(p.Leases), p.Worker), err)
+	}
+	for _, l := range p.Leases {
+		if handed[l] {
+			res.Relinquished = append(res.Relinquished, l)
+			delete(handed, l)
+		}
+	}
+	return res, nil
+}
