@@ -84,14 +84,6 @@ func viaCode(v core.Via) int64 { return encode(viaCodes, v) }
 // micros stores a time as microseconds since the Unix epoch.
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
-// nullMicros stores a zero time as NULL.
-func nullMicros(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UnixMicro()
-}
-
 // fromMicros reads a stored time, in UTC.
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 

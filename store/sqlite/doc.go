@@ -98,7 +98,7 @@
 //
 // The job row is kept small because every claim, renewal and outcome
 // rewrites it; the payload is written once to a side table at insert, and
-// Job Output, Tags (one row per tag, key ” for a Label) and the Transition
+// Job Output, Tags (one row per tag, an empty key for a Label) and the Transition
 // Log live in side tables too. A partial index holds the due Scheduled jobs
 // per Queue in claim order, and another the Running jobs per Queue, which
 // serves both the Concurrency-Limit count and the lease-expiry sweep.
