@@ -396,3 +396,58 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		t.Errorf("valid config: %v", err)
 	}
 }
+
+// partitioned fails every LeaseRenew while cut is set.
+type partitioned struct {
+	*memstore.Store
+	cut atomic.Bool
+}
+
+func (p *partitioned) LeaseRenew(ctx context.Context, r store.RenewParams) ([]store.RenewResult, error) {
+	if p.cut.Load() {
+		return nil, errors.New("network partition")
+	}
+	return p.Store.LeaseRenew(ctx, r)
+}
+
+// A Lease lost while the node could not renew is abandoned as soon as the
+// node learns of it (a renewal answered lost, or its own re-claim of the
+// job): the handler's context is cancelled with ErrLeaseLost and its result
+// is dropped (node-driver.txt, "The lease and heartbeat state machine").
+func TestPumpAbandonsLostLease(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		st := &partitioned{Store: newStore()}
+		st.cut.Store(true)
+		id := insert(t, st, 1, 5)[0]
+		running := make(chan struct{})
+		cause := make(chan error, 1)
+		p := newPump(t, st, shell.ExecutorFunc(func(ctx context.Context, j job.Job) shell.Result {
+			if j.Attempt > 1 {
+				return shell.Result{Result: core.ResultSucceeded}
+			}
+			close(running)
+			<-ctx.Done()
+			cause <- context.Cause(ctx)
+			return shell.Result{Result: core.ResultFailed}
+		}), func(c *shell.Config) {
+			c.Driver.MaintenanceInterval = time.Hour // the test expires the Lease itself
+		})
+		start(t, p)
+		<-running
+		time.Sleep(31 * time.Second) // past the 30s Lease: renewals failed meanwhile
+		res, err := st.LeaseExpire(context.Background(), store.ExpireParams{Queues: []string{queue}})
+		if err != nil || len(res.Expired) != 1 {
+			t.Fatalf("LeaseExpire: %v, %v", res, err)
+		}
+		st.cut.Store(false)
+		if err := <-cause; !errors.Is(err, shell.ErrLeaseLost) {
+			t.Errorf("cause = %v, want ErrLeaseLost", err)
+		}
+		waitFor(t, "second Attempt succeeded", func() bool { return stateOf(t, st, id).State == job.StateSucceeded })
+		if j := stateOf(t, st, id); j.Attempt != 2 {
+			t.Errorf("Attempt = %d, want 2", j.Attempt)
+		}
+		stop(t, p)
+	})
+}
