@@ -111,8 +111,9 @@ type Worker interface {
 	// (Worker, Attempt): a row whose job is no longer Running under that
 	// worker and Attempt mutates nothing and is answered Applied=false. An
 	// applied row, atomically: moves the job to the outcome's state (a retry
-	// becomes due at the store's now + RetryDelay), sets the Retry Cause if
-	// the outcome carries one and keeps it otherwise, records the Transition
+	// becomes due at the store's now + RetryDelay), sets the Retry Cause as
+	// core.RetryCauseAfter says (a retry sets handler failed; every other
+	// outcome keeps the stored cause), records the Transition
 	// Log entry with its Failure Detail, stores Job Output, merges the Tag
 	// delta, and frees the Queue's Concurrency-Limit slot. Results are in
 	// input order.

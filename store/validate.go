@@ -5,6 +5,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
 )
 
@@ -82,8 +83,8 @@ func (p ReportParams) Validate() error {
 		return fmt.Errorf("%w: report without a worker id", ErrInvalidParams)
 	}
 	for i, o := range p.Outcomes {
-		if !o.State.Terminal() && o.State != job.StateScheduled {
-			return fmt.Errorf("%w: outcome %d for %s has state %s", ErrInvalidParams, i, o.Lease, o.State)
+		if err := checkOutcome(o.Outcome); err != nil {
+			return fmt.Errorf("outcome %d for %s: %w", i, o.Lease, err)
 		}
 		if o.RetryDelay < 0 {
 			return fmt.Errorf("%w: outcome %d for %s has negative retry delay", ErrInvalidParams, i, o.Lease)
@@ -93,6 +94,27 @@ func (p ReportParams) Validate() error {
 				return fmt.Errorf("outcome %d: %w: %w", i, ErrInvalidParams, err)
 			}
 		}
+	}
+	return nil
+}
+
+// checkOutcome rejects an outcome the Core could not have decided: its
+// (State, Via) must be an edge a finished Attempt takes out of Running, and
+// only a retry may carry a Retry Cause (core.Decide).
+func checkOutcome(o core.Outcome) error {
+	switch o.Via {
+	case core.ViaSucceed, core.ViaRetry, core.ViaDeadLetter, core.ViaQuarantine, core.ViaCancel:
+	default:
+		return fmt.Errorf("%w: %s is not an outcome", ErrInvalidParams, o.Via)
+	}
+	if err := core.CheckEdge(job.StateRunning, o.State, o.Via); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidParams, err)
+	}
+	if o.Via == core.ViaRetry && o.RetryCause != job.RetryCauseHandlerFailed {
+		return fmt.Errorf("%w: a retry carries Retry Cause %q, want %q", ErrInvalidParams, o.RetryCause, job.RetryCauseHandlerFailed)
+	}
+	if o.Via != core.ViaRetry && o.RetryCause != job.RetryCauseNone {
+		return fmt.Errorf("%w: a %s outcome carries Retry Cause %q", ErrInvalidParams, o.Via, o.RetryCause)
 	}
 	return nil
 }
