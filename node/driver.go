@@ -34,6 +34,7 @@ package node
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -255,8 +256,16 @@ func (d *Driver) claimDone(e ClaimDone, out []Command) []Command {
 			// but fenced out), so forget it.
 			out = append(out, Abandon{Lease: old.lease, Reason: AbandonLeaseLost})
 		}
-		d.executing[j.ID] = &execution{lease: j.Lease(), wireName: j.WireName, maxAttempts: j.MaxAttempts}
+		x := &execution{lease: j.Lease(), wireName: j.WireName, maxAttempts: j.MaxAttempts}
+		d.executing[j.ID] = x
 		out = append(out, Execute{Job: j})
+		if j.CancelRequested {
+			// An operator asked the job to stop before this claim (during
+			// an earlier Attempt): tell the handler now, not a heartbeat
+			// later.
+			x.cancelSignalled = true
+			out = append(out, SignalCancel{Lease: x.lease})
+		}
 	}
 	if len(handBack) > 0 {
 		out = append(out, Relinquish{Op: d.op(), Leases: handBack})
@@ -350,10 +359,16 @@ func (d *Driver) reportDone(e ReportDone, out []Command) []Command {
 	}
 	delete(d.reporting, e.Op)
 	d.inReport -= len(batch)
+	if errors.Is(e.Err, store.ErrInvalidParams) {
+		// The store refused the batch and always will: reporting it again
+		// would hold its Leases, and the node's capacity, forever. Drop it;
+		// the Leases lapse and expiry hands the jobs to another Attempt.
+		return out
+	}
 	if e.Err != nil {
 		// Fate unknown: report again at the next flush. Older outcomes go
-		// first so completion order holds.
-		// Not re-flushed here, so a failing store is not spun on.
+		// first so completion order holds. Not re-flushed here, so a
+		// failing store is not spun on.
 		d.buffer = append(batch, d.buffer...)
 		return out
 	}

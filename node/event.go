@@ -66,7 +66,9 @@ type ReportDone struct {
 	Results []store.ReportResult
 	// Err means the report's fate is unknown; the Driver buffers its outcomes
 	// again and reports them at the next flush (the fence makes a repeat of
-	// an applied outcome harmless: it comes back stale).
+	// an applied outcome harmless: it comes back stale). An Err wrapping
+	// store.ErrInvalidParams is permanent: the Driver drops the batch and
+	// lets its Leases lapse.
 	Err error
 }
 

@@ -17,10 +17,10 @@ package node
 //	       [lease=D] [maintenance=D] [expire-batch=N] [retry=initial,max,mult,jitter]
 //	poll [t=D]                    Poll at virtual time t (default: unchanged)
 //	heartbeat [t=D]
-//	claimed op=N [jobs=ID@queue[:attempt[:max]],...] [error]
+//	claimed op=N [jobs=ID@queue[:attempt[:max]][!],...] [error]  (! = cancel requested)
 //	renewed op=N [lost=ID,...] [cancel=ID,...] [error]   (others renewed)
 //	done job=ID result=succeeded|failed|permanent|unroutable [attempt=N]
-//	reported op=N [stale=ID,...] [error]                  (others applied)
+//	reported op=N [stale=ID,...] [error|invalid]          (others applied)
 //	expired op=N n=N [error]
 //	stop / drain-timeout
 //	state                          prints free capacity and what is held
@@ -166,6 +166,9 @@ func (e *env) run(directive string) (string, error) {
 	var errStore error
 	if failed {
 		errStore = fmt.Errorf("store unavailable")
+	}
+	if _, invalid := args["invalid"]; invalid {
+		failed, errStore = true, fmt.Errorf("report: %w", store.ErrInvalidParams)
 	}
 	var ev Event
 	switch verb {
@@ -334,8 +337,9 @@ func parseJobs(s string) ([]job.Job, error) {
 		if !ok {
 			return nil, fmt.Errorf("job %q: want ID@queue[:attempt[:max]]", part)
 		}
-		f := strings.Split(rest, ":")
-		j := job.Job{ID: job.ID(atoi(idq)), Queue: f[0], WireName: "noop", State: job.StateRunning, Attempt: 1, MaxAttempts: 3}
+		cancel := strings.HasSuffix(rest, "!")
+		f := strings.Split(strings.TrimSuffix(rest, "!"), ":")
+		j := job.Job{ID: job.ID(atoi(idq)), Queue: f[0], WireName: "noop", State: job.StateRunning, Attempt: 1, MaxAttempts: 3, CancelRequested: cancel}
 		if len(f) > 1 {
 			j.Attempt = job.Attempt(atoi(f[1]))
 		}
