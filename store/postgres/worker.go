@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
@@ -131,17 +130,11 @@ SELECT a.ord, (SELECT count(*) FROM hint) FROM applied a`
 // Failure Detail, stores the Job Output, merges the Tag delta and frees the
 // Queue's slot (the Running count drops with the row). A stale outcome
 // mutates nothing and is answered Applied=false; so is a repeat of a Lease
-// earlier in the same batch. An outcome that is not a legal outcome edge out
-// of Running fails the whole call with store.ErrInvalidParams before
-// anything is written.
+// earlier in the same batch. Params that fail store.ReportParams.Validate
+// (an outcome the Core could not have decided) write nothing.
 func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]store.ReportResult, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
-	}
-	for i, o := range p.Outcomes {
-		if err := checkOutcome(o); err != nil {
-			return nil, fmt.Errorf("outcome %d for %s: %w", i, o.Lease, err)
-		}
 	}
 	if err := s.enter(ctx); err != nil {
 		return nil, err
@@ -204,24 +197,6 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 		return nil, s.wrap(fmt.Sprintf("report %d outcomes for %s", len(p.Outcomes), p.Worker), err)
 	}
 	return out, nil
-}
-
-// checkOutcome rejects an outcome the Core could not have decided: its
-// (State, Via) must be one of the edges a finished Attempt takes out of
-// Running, and only a retry may carry a Retry Cause (core.Outcome).
-func checkOutcome(o store.Outcome) error {
-	switch o.Via {
-	case core.ViaSucceed, core.ViaRetry, core.ViaDeadLetter, core.ViaQuarantine, core.ViaCancel:
-	default:
-		return fmt.Errorf("%w: %s is not an outcome", store.ErrInvalidParams, o.Via)
-	}
-	if err := core.CheckEdge(job.StateRunning, o.State, o.Via); err != nil {
-		return fmt.Errorf("%w: %w", store.ErrInvalidParams, err)
-	}
-	if o.RetryCause != job.RetryCauseNone && o.RetryCause != core.RetryCauseAfter(o.Via, job.RetryCauseNone) {
-		return fmt.Errorf("%w: a %s outcome carries Retry Cause %s", store.ErrInvalidParams, o.Via, o.RetryCause)
-	}
-	return nil
 }
 
 // leaseLossSET is the SET list of a Lease ending without an outcome, by

@@ -1,0 +1,179 @@
+package postgres_test
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	neturl "net/url"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store/postgres"
+	"github.com/backwave/backwave/store/storetest"
+	"github.com/backwave/backwave/vtime"
+)
+
+// urlEnv names the variable that points the tests at a PostgreSQL database,
+// e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable.
+const urlEnv = "BACKWAVE_TEST_POSTGRES_URL"
+
+// testURL returns the test database's URL or skips the test.
+func testURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv(urlEnv)
+	if u == "" {
+		t.Skipf("%s is not set: set it to a PostgreSQL URL (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable) to run the PostgreSQL adapter's tests", urlEnv)
+	}
+	return u
+}
+
+// mode is a connection mode under test.
+type mode string
+
+const (
+	modePgx mode = "pgx"
+	modeSQL mode = "sql"
+)
+
+var modes = []mode{modePgx, modeSQL}
+
+// randomSchema returns a fresh Schema Name for one test.
+func randomSchema(t testing.TB) string {
+	t.Helper()
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return "bwtest_" + hex.EncodeToString(b)
+}
+
+// dropSchemaAtCleanup drops schema, and everything in it, when t ends.
+func dropSchemaAtCleanup(t testing.TB, url, schema string) {
+	t.Helper()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+}
+
+// openStore opens a Store in mode on a fresh schema (unless opts names
+// one), dropped along with the store at cleanup.
+func openStore(t testing.TB, m mode, opts postgres.Options) *postgres.Store {
+	t.Helper()
+	return openStoreConns(t, m, opts, 0)
+}
+
+// openStoreConns is openStore with at most conns connections (0: the
+// driver's default).
+func openStoreConns(t testing.TB, m mode, opts postgres.Options, conns int) *postgres.Store {
+	t.Helper()
+	url := testURL(t)
+	if opts.Schema == "" {
+		opts.Schema = randomSchema(t)
+		dropSchemaAtCleanup(t, url, opts.Schema)
+	}
+	ctx := context.Background()
+	var (
+		s   *postgres.Store
+		err error
+	)
+	switch m {
+	case modePgx:
+		if conns > 0 {
+			url = withParam(t, url, "pool_max_conns", strconv.Itoa(conns))
+		}
+		s, err = postgres.Open(ctx, url, opts)
+	case modeSQL:
+		db := openDB(t, url)
+		if conns > 0 {
+			db.SetMaxOpenConns(conns)
+		}
+		s, err = postgres.OpenDB(ctx, db, opts)
+	default:
+		t.Fatalf("unknown mode %q", m)
+	}
+	if err != nil {
+		t.Fatalf("open store (%s): %v", m, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// openDB opens a database/sql DB on pgx's stdlib driver, closed at cleanup.
+func openDB(t testing.TB, url string) *sql.DB {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatalf("parse %s: %v", urlEnv, err)
+	}
+	db := stdlib.OpenDB(*cfg)
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// harness adapts a Store on a Manual clock to the Conformance Suite.
+func harness(s *postgres.Store, clock *vtime.Manual) storetest.Harness {
+	return storetest.Harness{
+		Store:         s,
+		Now:           clock.Now,
+		Advance:       func(d time.Duration) { clock.Advance(d) },
+		RequestCancel: s.RequestCancel,
+		Transitions: func(ctx context.Context, id job.ID) ([]storetest.Transition, error) {
+			log, err := s.JobTransitions(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]storetest.Transition, len(log))
+			for i, tr := range log {
+				out[i] = storetest.Transition{At: tr.At, State: tr.State, Attempt: tr.Attempt, FailureDetail: tr.FailureDetail}
+			}
+			return out, nil
+		},
+		JobOutput: s.JobOutput,
+	}
+}
+
+// TestConformance runs the Conformance Suite in both connection modes, each
+// test on its own schema, on a clock the suite moves (Options.Now).
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	testURL(t)
+	for _, m := range modes {
+		t.Run(string(m), func(t *testing.T) {
+			t.Parallel()
+			storetest.Run(t, func(t *testing.T) storetest.Harness {
+				clock := vtime.NewManual(vtime.Epoch)
+				return harness(openStore(t, m, postgres.Options{Now: clock.Now}), clock)
+			})
+		})
+	}
+}
+
+// withParam returns the URL u with the query parameter key set to value.
+func withParam(t testing.TB, u, key, value string) string {
+	t.Helper()
+	parsed, err := neturl.Parse(u)
+	if err != nil {
+		t.Fatalf("parse %s: %v", urlEnv, err)
+	}
+	q := parsed.Query()
+	q.Set(key, value)
+	parsed.RawQuery = q.Encode()
+	return parsed.String()
+}
