@@ -117,6 +117,9 @@ func (h *hub) listenOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// A config copied from a live connection carries that connection's
+	// notification handler; this one must buffer its own.
+	cfg.OnNotification = nil
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
@@ -145,6 +148,8 @@ func (h *hub) listenOnce(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		h.announce(n.Payload)
+		if n != nil {
+			h.announce(n.Payload)
+		}
 	}
 }

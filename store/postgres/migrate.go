@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -9,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/backwave/backwave/store"
 )
@@ -120,17 +123,65 @@ func (s *Store) Migrate(ctx context.Context) (MigrateResult, error) {
 	return res, nil
 }
 
+// Migrate connects to the database connString names, brings the schema
+// opts.Schema up to SchemaVersion as Store.Migrate does, and disconnects. It
+// is the separate deploy step of a fleet that opens its stores with
+// SkipMigrate. Only opts.Schema and opts.NoMigrationLock are used.
+func Migrate(ctx context.Context, connString string, opts Options) (MigrateResult, error) {
+	cfg, err := pgxpool.ParseConfig(connString)
+	if err != nil {
+		return MigrateResult{}, fmt.Errorf("postgres: parse connection string: %w", err)
+	}
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return MigrateResult{}, fmt.Errorf("postgres: create pool: %w", err)
+	}
+	defer pool.Close()
+	return MigratePool(ctx, pool, opts)
+}
+
+// MigratePool is Migrate on the caller's pgx pool.
+func MigratePool(ctx context.Context, pool *pgxpool.Pool, opts Options) (MigrateResult, error) {
+	return migrateWith(ctx, newPoolDB(pool, false), opts)
+}
+
+// MigrateDB is Migrate on the caller's database/sql DB (pgx's stdlib
+// driver).
+func MigrateDB(ctx context.Context, db *sql.DB, opts Options) (MigrateResult, error) {
+	return migrateWith(ctx, newSQLDB(db, false), opts)
+}
+
+func migrateWith(ctx context.Context, db database, opts Options) (MigrateResult, error) {
+	schema, err := checkSchema(opts.Schema)
+	if err != nil {
+		return MigrateResult{}, err
+	}
+	s := &Store{db: db, schema: schema, opts: opts}
+	if err := db.ping(ctx); err != nil {
+		return MigrateResult{}, fmt.Errorf("postgres: connect: %w", err)
+	}
+	return s.Migrate(ctx)
+}
+
 // readVersion returns the schema's version: -1 if the schema or its version
 // table does not exist yet.
 func (s *Store) readVersion(ctx context.Context, q querier) (int, error) {
-	var exists bool
-	err := q.query(ctx, s.sql(`SELECT to_regclass('backwave.migration') IS NOT NULL`), nil, func(scan scanFunc) error {
-		return scan(&exists)
+	// Without USAGE on the schema its tables look absent; say so instead.
+	var exists, usable, table bool
+	err := q.query(ctx, s.sql(`SELECT n.nspname IS NOT NULL,
+    n.nspname IS NOT NULL AND has_schema_privilege(n.oid, 'USAGE'),
+    EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = n.oid AND c.relname = 'migration')
+FROM (SELECT 1) one LEFT JOIN pg_namespace n ON n.nspname = 'backwave'`), nil, func(scan scanFunc) error {
+		return scan(&exists, &usable, &table)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("look for the version table: %w", err)
 	}
-	if !exists {
+	switch {
+	case exists && !usable:
+		return 0, fmt.Errorf("the connected role lacks USAGE on schema %s", s.schema)
+	case !table:
 		return -1, nil
 	}
 	var v int

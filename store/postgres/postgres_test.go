@@ -177,3 +177,25 @@ func withParam(t testing.TB, u, key, value string) string {
 	parsed.RawQuery = q.Encode()
 	return parsed.String()
 }
+
+// withPath returns the URL u with its path (the database) replaced.
+func withPath(t testing.TB, u, path string) string {
+	t.Helper()
+	parsed, err := neturl.Parse(u)
+	if err != nil {
+		t.Fatalf("parse %s: %v", urlEnv, err)
+	}
+	parsed.Path = path
+	return parsed.String()
+}
+
+// withUser returns the URL u connecting as user, without a password.
+func withUser(t testing.TB, u, user string) string {
+	t.Helper()
+	parsed, err := neturl.Parse(u)
+	if err != nil {
+		t.Fatalf("parse %s: %v", urlEnv, err)
+	}
+	parsed.User = neturl.User(user)
+	return parsed.String()
+}
