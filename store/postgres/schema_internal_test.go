@@ -44,16 +44,16 @@ func TestSchemaChokePoint(t *testing.T) {
 
 func TestSchemaNameValidation(t *testing.T) {
 	for name, ok := range map[string]bool{
-		"":             true, // the default
-		"backwave":     true,
-		"jobs_2":       true,
-		"_private":     true,
-		"Jobs":         false, // would need quoting
-		"2jobs":        false,
-		"jobs-x":       false,
-		"jobs.x":       false,
-		`jobs"; drop`:  false,
-		"pg_jobs":      false, // reserved prefix
+		"":            true, // the default
+		"backwave":    true,
+		"jobs_2":      true,
+		"_private":    true,
+		"Jobs":        false, // would need quoting
+		"2jobs":       false,
+		"jobs-x":      false,
+		"jobs.x":      false,
+		`jobs"; drop`: false,
+		"pg_jobs":     false, // reserved prefix
 		"a_very_long_name_that_goes_on_and_on_past_the_limit_of_sixty_three": false,
 	} {
 		_, err := checkSchema(name)
