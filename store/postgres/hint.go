@@ -120,6 +120,7 @@ func (h *hub) listenOnce(ctx context.Context) error {
 	// A config copied from a live connection carries that connection's
 	// notification handler; this one must buffer its own.
 	cfg.OnNotification = nil
+	cfg.RuntimeParams["application_name"] = "backwave-hints:" + h.s.schema
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
