@@ -125,7 +125,24 @@ type Config struct {
 	// RetryPolicies.
 	RetryPolicy   core.RetryPolicy
 	RetryPolicies map[string]core.RetryPolicy
+
+	// Mutation plants a known bug so tests can prove the oracles catch it;
+	// never set outside tests. The zero value plants nothing.
+	Mutation Mutation
 }
+
+// Mutation names a known bug a Driver can plant (Config.Mutation) so the
+// Simulator's tests can prove its oracles catch it. Never set outside tests.
+type Mutation uint8
+
+const (
+	// MutationNone plants nothing.
+	MutationNone Mutation = iota
+	// MutationCapacityForgetsBuffered makes the free-capacity math forget
+	// buffered outcomes, whose Leases still occupy Workers, so a claim pass
+	// may take the node past PoolSize.
+	MutationCapacityForgetsBuffered
+)
 
 // Defaults used by WithDefaults.
 const (

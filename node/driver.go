@@ -141,6 +141,9 @@ func (d *Driver) Step(ev Event, out []Command) []Command {
 // and in-flight outcomes and slots requested by the claim in flight.
 func (d *Driver) Free() int {
 	used := len(d.executing) + len(d.buffer) + d.inReport
+	if d.cfg.Mutation == MutationCapacityForgetsBuffered {
+		used -= len(d.buffer)
+	}
 	if d.claim != nil {
 		used += d.claim.requested
 		for _, b := range d.claim.rest {

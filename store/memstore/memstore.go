@@ -29,13 +29,33 @@ type Options struct {
 	// The Simulator uses it to check every edge against core.Edges and to
 	// record Coverage.
 	OnTransition func(id job.ID, e core.Edge, attempt job.Attempt)
+
+	// Mutation plants a known bug so tests can prove the oracles catch it;
+	// never set outside tests. The zero value plants nothing.
+	Mutation Mutation
 }
+
+// Mutation names a known bug the Store can plant (Options.Mutation) so the
+// Simulator's tests can prove its oracles catch it. Never set outside tests.
+type Mutation uint8
+
+const (
+	// MutationNone plants nothing: the Store honors the Storage Contract.
+	MutationNone Mutation = iota
+	// MutationFenceIgnoresAttempt makes the (worker, Attempt) fence check
+	// only the worker, so a stale Attempt's write lands on a newer one.
+	MutationFenceIgnoresAttempt
+	// MutationClaimIgnoresLimit makes JobClaim ignore every Queue's
+	// Concurrency Limit.
+	MutationClaimIgnoresLimit
+)
 
 // Store is the In-Memory Store. It implements store.Store and
 // store.HintSource. Create one with New; the zero value is not usable.
 type Store struct {
 	clock        vtime.Clock
 	onTransition func(job.ID, core.Edge, job.Attempt)
+	mutation     Mutation
 	hints        hub
 
 	mu     sync.Mutex
@@ -92,6 +112,7 @@ func New(opts Options) *Store {
 	return &Store{
 		clock:        clock,
 		onTransition: opts.OnTransition,
+		mutation:     opts.Mutation,
 		queues:       make(map[string]*queue),
 	}
 }
@@ -126,6 +147,7 @@ func (s *Store) Clone() *Store {
 	c := &Store{
 		clock:        s.clock,
 		onTransition: s.onTransition,
+		mutation:     s.mutation,
 		closed:       s.closed,
 		jobs:         make([]*row, len(s.jobs)),
 		queues:       make(map[string]*queue, len(s.queues)),
@@ -172,7 +194,10 @@ func (s *Store) row(id job.ID) *row {
 // The caller holds s.mu.
 func (s *Store) held(worker job.WorkerID, l job.Lease) *row {
 	r := s.row(l.ID)
-	if r == nil || r.job.State != job.StateRunning || r.job.Worker != worker || r.job.Attempt != l.Attempt {
+	if r == nil || r.job.State != job.StateRunning || r.job.Worker != worker {
+		return nil
+	}
+	if r.job.Attempt != l.Attempt && s.mutation != MutationFenceIgnoresAttempt {
 		return nil
 	}
 	return r

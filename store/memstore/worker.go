@@ -41,7 +41,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			continue
 		}
 		room := p.Limit - len(out)
-		if q.limit > 0 {
+		if q.limit > 0 && s.mutation != MutationClaimIgnoresLimit {
 			room = min(room, q.limit-q.running)
 		}
 		if room <= 0 {
