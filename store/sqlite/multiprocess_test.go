@@ -157,7 +157,7 @@ type child struct {
 }
 
 // fleet starts n worker children on the file at path.
-func fleet(t *testing.T, path, queue string, n, pool int, lease, work time.Duration) []*child {
+func fleet(t testing.TB, path, queue string, n, pool int, lease, work time.Duration) []*child {
 	t.Helper()
 	dir := t.TempDir()
 	var out []*child
@@ -184,7 +184,7 @@ func fleet(t *testing.T, path, queue string, n, pool int, lease, work time.Durat
 }
 
 // wait waits for the child to exit and requires a clean exit.
-func (c *child) wait(t *testing.T, timeout time.Duration) {
+func (c *child) wait(t testing.TB, timeout time.Duration) {
 	t.Helper()
 	select {
 	case err := <-c.done:
@@ -473,4 +473,54 @@ func TestMultiProcessConcurrencyLimit(t *testing.T) {
 		t.Fatalf("the observer never saw a Running job in %d samples", samples)
 	}
 	t.Logf("observer: %d samples, at most %d Running", samples, maxSeen)
+}
+
+// BenchmarkThroughput measures noop jobs per second worked by one and by
+// three processes sharing one file (each process one Pump with PoolSize 100
+// and claim batches of up to 100). The rate is taken from the Transition
+// Log, from the first claim to the last outcome, so process start and stop
+// are excluded. Run it by hand, without the race detector:
+//
+//	go test -run '^$' -bench Throughput -benchtime 30000x ./store/sqlite
+func BenchmarkThroughput(b *testing.B) {
+	for _, procs := range []int{1, 3} {
+		b.Run(fmt.Sprintf("processes=%d", procs), func(b *testing.B) {
+			ctx := context.Background()
+			path := filepath.Join(b.TempDir(), "jobs.db")
+			st, err := sqlite.Open(ctx, path, sqlite.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer func() { _ = st.Close() }()
+			for left := b.N; left > 0; {
+				jobs := make([]store.NewJob, min(left, 5000))
+				for i := range jobs {
+					jobs[i] = store.NewJob{WireName: workArgs{}.WireName(), Queue: "work", Payload: []byte(`{"n":1}`), MaxAttempts: 3}
+				}
+				if _, err := st.JobInsertMany(ctx, store.InsertManyParams{Jobs: jobs}); err != nil {
+					b.Fatal(err)
+				}
+				left -= len(jobs)
+			}
+			b.ResetTimer()
+			for _, c := range fleet(b, path, "work", procs, 100, 30*time.Second, 0) {
+				c.wait(b, 5*time.Minute)
+			}
+			b.StopTimer()
+			raw, err := sql.Open("sqlite", path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer func() { _ = raw.Close() }()
+			var first, last int64
+			err = raw.QueryRowContext(ctx, `SELECT
+				(SELECT MIN(at) FROM backwave_job_transition WHERE via = 2),
+				(SELECT MAX(at) FROM backwave_job_transition WHERE via = 3)`).Scan(&first, &last)
+			if err != nil {
+				b.Fatal(err)
+			}
+			span := time.Duration(last-first) * time.Microsecond
+			b.ReportMetric(float64(b.N)/span.Seconds(), "jobs/s")
+		})
+	}
 }
