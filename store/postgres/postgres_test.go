@@ -157,10 +157,12 @@ func TestConformance(t *testing.T) {
 	for _, m := range modes {
 		t.Run(string(m), func(t *testing.T) {
 			t.Parallel()
-			storetest.Run(t, func(t *testing.T) storetest.Harness {
+			newStore := func(t *testing.T) storetest.Harness {
 				clock := vtime.NewManual(vtime.Epoch)
 				return harness(openStore(t, m, postgres.Options{Now: clock.Now}), clock)
-			})
+			}
+			storetest.Run(t, newStore)
+			storetest.RunEdges(t, newStore)
 		})
 	}
 }
