@@ -213,7 +213,7 @@ func (p *nodeProcess) stop(t *testing.T) [][2]int64 {
 }
 
 // waitUntil polls cond until it holds, failing the test after limit.
-func waitUntil(t *testing.T, what string, limit time.Duration, cond func() bool) {
+func waitUntil(t testing.TB, what string, limit time.Duration, cond func() bool) {
 	t.Helper()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
@@ -227,7 +227,7 @@ func waitUntil(t *testing.T, what string, limit time.Duration, cond func() bool)
 	}
 }
 
-func countState(t *testing.T, s store.Store, st job.State) int {
+func countState(t testing.TB, s store.Store, st job.State) int {
 	t.Helper()
 	n, err := s.JobCountByState(context.Background(), store.CountParams{})
 	if err != nil {
@@ -236,7 +236,7 @@ func countState(t *testing.T, s store.Store, st job.State) int {
 	return n[st]
 }
 
-func enqueueNoop(t *testing.T, s store.Store, n int) []job.ID {
+func enqueueNoop(t testing.TB, s store.Store, n int) []job.ID {
 	t.Helper()
 	c, err := backwave.NewClient(s, backwave.Config{})
 	if err != nil {
