@@ -184,3 +184,25 @@ func (s *Store) Migrate(ctx context.Context) (MigrateResult, error) {
 	}
 	return res, nil
 }
+
+// Migrate opens the database at path, brings the schema opts.Schema up to
+// date as Store.Migrate does, and closes it: the separate deploy step of a
+// fleet that opens its stores with Options.ManualMigrate. It checks path
+// the way Open does. (The Embedded Adapter needs no opt-out from
+// Coordinated Migration: its only lock is the write transaction every
+// migration needs anyway.)
+func Migrate(ctx context.Context, path string, opts Options) (MigrateResult, error) {
+	s, err := connect(path, opts)
+	if err != nil {
+		return MigrateResult{}, err
+	}
+	defer func() { _ = s.Close() }()
+	if err := s.w.PingContext(ctx); err != nil {
+		return MigrateResult{}, openError(path, err)
+	}
+	res, err := s.Migrate(ctx)
+	if err != nil {
+		return MigrateResult{}, fmt.Errorf("sqlite: %s: %w", path, err)
+	}
+	return res, nil
+}

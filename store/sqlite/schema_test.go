@@ -187,18 +187,11 @@ func TestManualMigrate(t *testing.T) {
 	if _, err := Open(ctx, path, Options{ManualMigrate: true}); !errors.Is(err, ErrSchemaBehind) {
 		t.Fatalf("Open(ManualMigrate) on a fresh file: %v, want ErrSchemaBehind", err)
 	}
-	s, err := connect(path, Options{})
-	if err != nil {
-		t.Fatal(err)
+	res, err := Migrate(ctx, path, Options{ManualMigrate: true})
+	if err != nil || res.From != 0 || res.To != latestVersion() || len(res.Applied) != latestVersion() {
+		t.Fatalf("Migrate(path) = %+v, %v", res, err)
 	}
-	if v, err := s.SchemaVersion(ctx); err != nil || v != 0 {
-		t.Fatalf("SchemaVersion of a fresh file = %d, %v; want 0", v, err)
-	}
-	if _, err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	_ = s.Close()
-	s, err = Open(ctx, path, Options{ManualMigrate: true})
+	s, err := Open(ctx, path, Options{ManualMigrate: true})
 	if err != nil {
 		t.Fatalf("Open(ManualMigrate) after Migrate: %v", err)
 	}

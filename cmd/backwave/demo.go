@@ -1,0 +1,357 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
+	"github.com/backwave/backwave/store/sqlite"
+)
+
+// The demo's job types. Each shows one path through a job's life.
+
+// sendEmail always succeeds after a little work.
+type sendEmail struct {
+	To string `json:"to"`
+}
+
+func (sendEmail) WireName() string { return "demo.send_email" }
+
+func (sendEmail) JobOptions() backwave.JobOptions { return backwave.JobOptions{Queue: "mail"} }
+
+// syncInventory fails its first Attempts (how many depends on the job) and
+// then succeeds: it is retried with backoff.
+type syncInventory struct {
+	Store int `json:"store"`
+}
+
+func (syncInventory) WireName() string { return "demo.sync_inventory" }
+
+// chargeExpiredCard always fails; it dead-letters at its attempt ceiling.
+type chargeExpiredCard struct {
+	Card string `json:"card"`
+}
+
+func (chargeExpiredCard) WireName() string { return "demo.charge_expired_card" }
+
+func (chargeExpiredCard) JobOptions() backwave.JobOptions { return backwave.JobOptions{MaxAttempts: 3} }
+
+// buildReport runs long; the demo's operator cancels some of them while they
+// run, and the handler stops cooperatively.
+type buildReport struct {
+	Seconds int `json:"seconds"`
+}
+
+func (buildReport) WireName() string { return "demo.build_report" }
+
+func (buildReport) JobOptions() backwave.JobOptions { return backwave.JobOptions{Queue: "reports"} }
+
+const (
+	demoNodes       = 3
+	demoReportLimit = 2
+)
+
+func demoCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "demo",
+		Usage:     "run a small fleet on an embedded SQLite file and watch jobs flow",
+		UsageText: "backwave demo [--db PATH] [--for DURATION]",
+		Description: "Starts " + strconv.Itoa(demoNodes) + " nodes sharing one SQLite file and enqueues a stream of example jobs:\n" +
+			"emails that succeed, inventory syncs that fail and retry, card charges that dead-letter,\n" +
+			"and long reports (a Queue with Concurrency Limit " + strconv.Itoa(demoReportLimit) + ") of which some are cancelled while they run.\n" +
+			"Progress — counts by state and throughput — refreshes in place on a terminal and prints a line\n" +
+			"a second otherwise. Without --db the file is demo.db in a new temporary directory, kept\n" +
+			"afterwards so you can look at it with backwave jobs list --db PATH. Without --for the demo runs\n" +
+			"until interrupted (Ctrl-C); either way it stops gracefully and prints a summary.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "db", Usage: "the SQLite file to use (created if missing); default: demo.db in a new temporary directory"},
+			&cli.DurationFlag{Name: "for", Usage: "run this long, then stop and print a summary (e.g. 30s); default: until interrupted"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if err := noArgs(cmd); err != nil {
+				return err
+			}
+			d := cmd.Duration("for")
+			if d < 0 {
+				return usagef("--for %v is negative", d)
+			}
+			path := cmd.String("db")
+			if path == "" {
+				dir, err := os.MkdirTemp("", "backwave-demo-")
+				if err != nil {
+					return fmt.Errorf("create a directory for the demo database: %w", err)
+				}
+				path = filepath.Join(dir, "demo.db")
+			} else if u, ok := isURI(path); ok {
+				if u.Scheme != sqlite.Scheme {
+					return usagef("the demo runs on SQLite; --db %q is not a file path or sqlite: URI", path)
+				}
+				p, _, err := sqlite.ParseURI(u)
+				if err != nil {
+					return err
+				}
+				path = p
+			}
+			out := cmd.Root().Writer
+			return runDemo(ctx, demoOptions{path: path, duration: d, out: out, tty: isTerminal(out)})
+		},
+	}
+}
+
+// demoOptions configure one demo run.
+type demoOptions struct {
+	path     string
+	duration time.Duration // 0: until ctx is done
+	out      io.Writer
+	tty      bool
+}
+
+// runDemo runs the fleet, the enqueuer, the operator and the progress view
+// until the duration is over or ctx is done, then stops everything and
+// prints the summary.
+func runDemo(ctx context.Context, o demoOptions) error {
+	// One Store per node, as if each node were its own process on the host.
+	var nodes []*sqlite.Store
+	defer func() {
+		for _, s := range nodes {
+			_ = s.Close()
+		}
+	}()
+	for range demoNodes {
+		s, err := sqlite.Open(ctx, o.path, sqlite.Options{})
+		if err != nil {
+			return err
+		}
+		nodes = append(nodes, s)
+	}
+	logFile, err := os.OpenFile(o.path+".log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("open the demo log: %w", err)
+	}
+	defer func() { _ = logFile.Close() }()
+	logger := slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	admin := nodes[0]
+	if err := admin.QueueSetLimit(ctx, store.QueueSetLimitParams{Queue: "reports", Limit: demoReportLimit}); err != nil {
+		return err
+	}
+	before, err := admin.JobCountByState(ctx, store.CountParams{})
+	if err != nil {
+		return err
+	}
+
+	clients := make([]*backwave.Client, 0, demoNodes)
+	for i, s := range nodes {
+		c, err := newDemoClient(s, fmt.Sprintf("demo-node-%d", i+1), logger)
+		if err != nil {
+			return err
+		}
+		clients = append(clients, c)
+	}
+	runCtx, stopRun := context.WithCancel(ctx)
+	if o.duration > 0 {
+		runCtx, stopRun = context.WithTimeout(ctx, o.duration)
+	}
+	defer stopRun()
+	for _, c := range clients {
+		if err := c.Start(context.WithoutCancel(ctx)); err != nil {
+			return err
+		}
+	}
+
+	start := time.Now()
+	view := &progress{out: o.out, tty: o.tty, path: o.path, start: start, duration: o.duration, before: before}
+	var enqueued counter
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	wg.Go(func() { errs <- enqueueStream(runCtx, clients[0], &enqueued) })
+	wg.Go(func() { errs <- operate(runCtx, admin) })
+	wg.Go(func() { errs <- view.run(runCtx, admin, &enqueued) })
+	wg.Wait()
+	close(errs)
+	var runErr error
+	for err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			runErr = errors.Join(runErr, err)
+		}
+	}
+
+	// Stop gracefully: running handlers get a moment, then the long reports
+	// are cancelled and their Leases relinquished.
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	for _, c := range clients {
+		if err := c.Stop(stopCtx); err != nil {
+			runErr = errors.Join(runErr, err)
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	return view.summary(context.WithoutCancel(ctx), admin, enqueued.get(), time.Since(start))
+}
+
+// newDemoClient registers the demo's handlers on one node.
+func newDemoClient(s *sqlite.Store, name string, logger *slog.Logger) (*backwave.Client, error) {
+	workers := backwave.NewWorkers()
+	fast := backwave.RetryPolicy{Initial: 300 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2, Jitter: 0.2}
+	err := errors.Join(
+		backwave.AddWorkFunc(workers, func(ctx context.Context, j *backwave.Job[sendEmail]) error {
+			return pause(ctx, time.Duration(5+int(j.ID)%30)*time.Millisecond)
+		}),
+		backwave.AddWorkFunc(workers, func(ctx context.Context, j *backwave.Job[syncInventory]) error {
+			if err := pause(ctx, 20*time.Millisecond); err != nil {
+				return err
+			}
+			if int(j.Attempt) <= 1+j.Args.Store%2 {
+				return fmt.Errorf("inventory service for store %d timed out", j.Args.Store)
+			}
+			return nil
+		}, backwave.WithRetryPolicy(fast)),
+		backwave.AddWorkFunc(workers, func(ctx context.Context, j *backwave.Job[chargeExpiredCard]) error {
+			if err := pause(ctx, 10*time.Millisecond); err != nil {
+				return err
+			}
+			return fmt.Errorf("card %s: expired", j.Args.Card)
+		}, backwave.WithRetryPolicy(fast)),
+		backwave.AddWorkFunc(workers, func(ctx context.Context, j *backwave.Job[buildReport]) error {
+			if err := pause(ctx, time.Duration(j.Args.Seconds)*time.Second); err != nil {
+				return fmt.Errorf("report stopped: %w", err)
+			}
+			j.SetOutput([]byte(`{"pages":12}`))
+			return nil
+		}),
+	)
+	if err != nil {
+		return nil, err
+	}
+	group := backwave.DefaultWorkerGroup("demo", backwave.Weighted(
+		backwave.QueueWeight{Queue: "mail", Weight: 3},
+		backwave.QueueWeight{Queue: backwave.DefaultQueue, Weight: 2},
+		backwave.QueueWeight{Queue: "reports", Weight: 1},
+	))
+	group.PoolSize = 8
+	group.LeaseDuration = 6 * time.Second
+	group.HeartbeatInterval = time.Second
+	group.PollInterval = 200 * time.Millisecond
+	group.MaintenanceInterval = time.Second
+	return backwave.NewClient(s, backwave.Config{
+		Workers:      workers,
+		Groups:       []backwave.WorkerGroupOptions{group},
+		Logger:       logger.With("node", name),
+		NodeID:       name,
+		DrainTimeout: time.Second,
+	})
+}
+
+// pause waits d or until ctx is done, returning the cause then.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// counter counts enqueued jobs.
+type counter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *counter) add(n int) {
+	c.mu.Lock()
+	c.n += n
+	c.mu.Unlock()
+}
+
+func (c *counter) get() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// enqueueStream enqueues a mix of jobs every 100ms until ctx is done.
+func enqueueStream(ctx context.Context, c *backwave.Client, n *counter) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for round := 0; ; round++ {
+		var batch []backwave.EnqueueParams
+		for i := range 6 {
+			batch = append(batch, backwave.EnqueueParams{Args: sendEmail{To: fmt.Sprintf("user%d@example.com", round*6+i)}})
+		}
+		if round%2 == 0 {
+			batch = append(batch, backwave.EnqueueParams{Args: syncInventory{Store: round / 2}})
+		}
+		if round%7 == 0 {
+			batch = append(batch, backwave.EnqueueParams{Args: chargeExpiredCard{Card: fmt.Sprintf("4000-%04d", round)}})
+		}
+		if round%15 == 0 {
+			batch = append(batch, backwave.EnqueueParams{Args: buildReport{Seconds: 3}})
+		}
+		if _, err := c.EnqueueMany(ctx, batch); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("enqueue: %w", err)
+		}
+		n.add(len(batch))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// operate plays the operator: every other long report is cancelled while it
+// runs.
+func operate(ctx context.Context, s *sqlite.Store) error {
+	tick := time.NewTicker(700 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		running, err := s.JobList(ctx, store.JobListParams{States: []job.State{job.StateRunning}, WireName: buildReport{}.WireName()})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("operator: %w", err)
+		}
+		for _, j := range running {
+			if j.ID%2 == 0 && !j.CancelRequested {
+				if err := s.RequestCancel(ctx, j.ID); err != nil && !errors.Is(err, store.ErrIllegalTransition) && ctx.Err() == nil {
+					return fmt.Errorf("operator: cancel job %d: %w", j.ID, err)
+				}
+			}
+		}
+	}
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,383 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
+)
+
+func jobsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "jobs",
+		Usage:     "list, show and cancel jobs",
+		UsageText: "backwave jobs list|show|cancel --db URI …",
+		Commands: []*cli.Command{
+			{
+				Name:      "list",
+				Usage:     "list jobs, newest first",
+				UsageText: "backwave jobs list --db URI [--state S] [--queue Q] [--wire-name NAME] [--limit N] [--before ID] [--json]",
+				Flags: []cli.Flag{
+					dbFlag(),
+					&cli.StringSliceFlag{Name: "state", Usage: "keep jobs in this state (repeatable or comma-separated): " + stateNames()},
+					&cli.StringFlag{Name: "queue", Usage: "keep jobs of this Queue"},
+					&cli.StringFlag{Name: "wire-name", Usage: "keep jobs of this Wire Name"},
+					&cli.IntFlag{Name: "limit", Value: 50, Usage: "the most jobs to list (at most 10000)"},
+					&cli.Int64Flag{Name: "before", Usage: "list jobs with a smaller id (the next page: the last id shown)"},
+					&cli.BoolFlag{Name: "json", Usage: "print a JSON array instead of a table"},
+				},
+				Action: jobsList,
+			},
+			{
+				Name:      "show",
+				Usage:     "show one job, with its Transition Log and Job Output where the store keeps them",
+				UsageText: "backwave jobs show --db URI [--json] ID",
+				Flags:     []cli.Flag{dbFlag(), &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+				Action:    jobsShow,
+			},
+			{
+				Name:      "cancel",
+				Usage:     "cancel a job: a waiting one at once, a running one at its next heartbeat",
+				UsageText: "backwave jobs cancel --db URI ID",
+				Flags:     []cli.Flag{dbFlag()},
+				Action:    jobsCancel,
+			},
+		},
+	}
+}
+
+func stateNames() string {
+	names := make([]string, len(job.States))
+	for i, s := range job.States {
+		names[i] = s.String()
+	}
+	return strings.Join(names, ", ")
+}
+
+func jobsList(ctx context.Context, cmd *cli.Command) error {
+	if err := noArgs(cmd); err != nil {
+		return err
+	}
+	p := store.JobListParams{
+		Queue:    cmd.String("queue"),
+		WireName: cmd.String("wire-name"),
+		BeforeID: job.ID(cmd.Int64("before")),
+		Limit:    cmd.Int("limit"),
+	}
+	if p.Limit < 1 || p.Limit > 10_000 {
+		return usagef("--limit %d is not between 1 and 10000", p.Limit)
+	}
+	for _, s := range cmd.StringSlice("state") {
+		st, err := job.ParseState(strings.TrimSpace(s))
+		if err != nil {
+			return usagef("--state %q is not a state (want one of %s)", s, stateNames())
+		}
+		p.States = append(p.States, st)
+	}
+	s, err := openStore(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.Close() }()
+	jobs, err := s.JobList(ctx, p)
+	if err != nil {
+		return err
+	}
+	w := cmd.Root().Writer
+	if cmd.Bool("json") {
+		views := make([]jobView, len(jobs))
+		for i := range jobs {
+			views[i] = viewOf(&jobs[i])
+		}
+		return writeJSON(w, views)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATE\tQUEUE\tWIRE NAME\tATTEMPT\tSCHEDULED AT\tRETRY CAUSE")
+	for _, j := range jobs {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\t%s\t%s\n", j.ID, j.State, j.Queue, j.WireName, j.Attempt, j.MaxAttempts,
+			stamp(j.ScheduledAt), dash(j.RetryCause.String()))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(jobs) == 0 {
+		fmt.Fprintln(w, "(no jobs)")
+	} else if len(jobs) == p.PageLimit() {
+		fmt.Fprintf(w, "(more: --before %d)\n", jobs[len(jobs)-1].ID)
+	}
+	return nil
+}
+
+// idArg parses the one positional job id.
+func idArg(cmd *cli.Command) (job.ID, error) {
+	if cmd.Args().Len() != 1 {
+		return 0, usagef("%s takes one job id, got %d arguments", cmd.FullName(), cmd.Args().Len())
+	}
+	n, err := strconv.ParseInt(cmd.Args().First(), 10, 64)
+	if err != nil || n < 1 {
+		return 0, usagef("%q is not a job id (a positive integer)", cmd.Args().First())
+	}
+	return job.ID(n), nil
+}
+
+func jobsShow(ctx context.Context, cmd *cli.Command) error {
+	id, err := idArg(cmd)
+	if err != nil {
+		return err
+	}
+	s, err := openStore(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.Close() }()
+	j, err := s.JobGet(ctx, id)
+	if err != nil {
+		return err
+	}
+	log, output, hasExtras, err := extras(ctx, s, id)
+	if err != nil {
+		return err
+	}
+	v := viewOf(&j)
+	v.Transitions = log
+	if output != nil {
+		v.Output = rawOrString(output)
+	}
+	w := cmd.Root().Writer
+	if cmd.Bool("json") {
+		return writeJSON(w, v)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	row := func(k string, v any) { fmt.Fprintf(tw, "%s\t%v\n", k, v) }
+	row("id", j.ID)
+	row("wire name", j.WireName)
+	row("queue", j.Queue)
+	row("state", j.State)
+	row("attempt", fmt.Sprintf("%d of %d", j.Attempt, j.MaxAttempts))
+	row("scheduled at", stamp(j.ScheduledAt))
+	row("created at", stamp(j.CreatedAt))
+	row("finalized at", stamp(j.FinalizedAt))
+	row("retry cause", dash(j.RetryCause.String()))
+	row("cancel cause", dash(j.CancelCause.String()))
+	if j.State == job.StateRunning {
+		row("worker", j.Worker)
+		row("lease expires at", stamp(j.LeaseExpiresAt))
+	}
+	row("cancel requested", j.CancelRequested)
+	row("tags", dash(tagList(j.Tags)))
+	row("payload", dash(string(j.Payload)))
+	if output != nil {
+		row("output", string(output))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if !hasExtras {
+		return nil
+	}
+	fmt.Fprintln(w, "\ntransition log:")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  AT\tFROM\tTO\tBY\tATTEMPT\tFAILURE DETAIL")
+	for _, t := range log {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%s\n", t.At, t.From, t.State, t.Via, t.Attempt, dash(firstLine(t.FailureDetail)))
+	}
+	return tw.Flush()
+}
+
+func jobsCancel(ctx context.Context, cmd *cli.Command) error {
+	id, err := idArg(cmd)
+	if err != nil {
+		return err
+	}
+	s, err := openStore(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.Close() }()
+	c, ok := s.(canceller)
+	if !ok {
+		return fmt.Errorf("this store offers no operator cancel")
+	}
+	if err := c.RequestCancel(ctx, id); err != nil {
+		return err
+	}
+	j, err := s.JobGet(ctx, id)
+	if err != nil {
+		return err
+	}
+	if j.State == job.StateRunning {
+		fmt.Fprintf(cmd.Root().Writer, "job %d: cancel requested; its worker stops it at the next heartbeat\n", id)
+	} else {
+		fmt.Fprintf(cmd.Root().Writer, "job %d: %s\n", id, j.State)
+	}
+	return nil
+}
+
+func enqueueCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "enqueue",
+		Usage:     "insert one job",
+		UsageText: "backwave enqueue --db URI --wire-name NAME --payload JSON [--queue Q] [--max-attempts N] [--delay D] [--tag T]…",
+		Description: "The payload must be valid JSON (BackWave stores job args as JSON). A tag is a Label (urgent)\n" +
+			"or a Keyed Tag (tenant=acme).",
+		Flags: []cli.Flag{
+			dbFlag(),
+			&cli.StringFlag{Name: "wire-name", Usage: "the job type's Wire Name (required)"},
+			&cli.StringFlag{Name: "payload", Value: "{}", Usage: "the job args as JSON"},
+			&cli.StringFlag{Name: "queue", Value: "default", Usage: "the Queue"},
+			&cli.IntFlag{Name: "max-attempts", Value: core.DefaultMaxAttempts, Usage: "the attempt ceiling"},
+			&cli.DurationFlag{Name: "delay", Usage: "run no earlier than this long from now"},
+			&cli.StringSliceFlag{Name: "tag", Usage: "a tag: LABEL or KEY=VALUE (repeatable)"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if err := noArgs(cmd); err != nil {
+				return err
+			}
+			wire := cmd.String("wire-name")
+			if wire == "" {
+				return usagef("enqueue needs --wire-name")
+			}
+			payload := cmd.String("payload")
+			if !json.Valid([]byte(payload)) {
+				return usagef("--payload is not valid JSON: %s", jsonProblem(payload))
+			}
+			if cmd.Duration("delay") < 0 {
+				return usagef("--delay %v is negative", cmd.Duration("delay"))
+			}
+			nj := store.NewJob{WireName: wire, Queue: cmd.String("queue"), Payload: []byte(payload), MaxAttempts: cmd.Int("max-attempts")}
+			if d := cmd.Duration("delay"); d > 0 {
+				nj.ScheduledAt = time.Now().Add(d)
+			}
+			for _, t := range cmd.StringSlice("tag") {
+				if k, v, ok := strings.Cut(t, "="); ok {
+					nj.Tags = append(nj.Tags, job.Keyed(k, v))
+				} else {
+					nj.Tags = append(nj.Tags, job.Label(t))
+				}
+			}
+			if err := (store.InsertManyParams{Jobs: []store.NewJob{nj}}).Validate(); err != nil {
+				return usageError{err}
+			}
+			s, err := openStore(ctx, cmd)
+			if err != nil {
+				return err
+			}
+			defer func() { _ = s.Close() }()
+			ids, err := s.JobInsertMany(ctx, store.InsertManyParams{Jobs: []store.NewJob{nj}})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.Root().Writer, "%d\n", ids[0])
+			return nil
+		},
+	}
+}
+
+// jsonProblem says what is wrong with text as JSON, in one line.
+func jsonProblem(text string) string {
+	var v any
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		return err.Error()
+	}
+	return "unexpected data"
+}
+
+// jobView is a job as the command prints it in JSON.
+type jobView struct {
+	ID              int64           `json:"id"`
+	WireName        string          `json:"wire_name"`
+	Queue           string          `json:"queue"`
+	State           string          `json:"state"`
+	Attempt         int             `json:"attempt"`
+	MaxAttempts     int             `json:"max_attempts"`
+	ScheduledAt     string          `json:"scheduled_at"`
+	CreatedAt       string          `json:"created_at"`
+	FinalizedAt     string          `json:"finalized_at,omitempty"`
+	RetryCause      string          `json:"retry_cause,omitempty"`
+	CancelCause     string          `json:"cancel_cause,omitempty"`
+	Worker          string          `json:"worker,omitempty"`
+	LeaseExpiresAt  string          `json:"lease_expires_at,omitempty"`
+	CancelRequested bool            `json:"cancel_requested,omitempty"`
+	Tags            []string        `json:"tags,omitempty"`
+	Payload         json.RawMessage `json:"payload,omitempty"`
+	Output          json.RawMessage `json:"output,omitempty"`
+	Transitions     []transition    `json:"transitions,omitempty"`
+}
+
+func viewOf(j *job.Job) jobView {
+	v := jobView{
+		ID: int64(j.ID), WireName: j.WireName, Queue: j.Queue, State: j.State.String(),
+		Attempt: int(j.Attempt), MaxAttempts: j.MaxAttempts,
+		ScheduledAt: stampJSON(j.ScheduledAt), CreatedAt: stampJSON(j.CreatedAt), FinalizedAt: stampJSON(j.FinalizedAt),
+		RetryCause: j.RetryCause.String(), CancelCause: j.CancelCause.String(),
+		Worker: string(j.Worker), LeaseExpiresAt: stampJSON(j.LeaseExpiresAt), CancelRequested: j.CancelRequested,
+	}
+	for _, t := range j.Tags {
+		v.Tags = append(v.Tags, t.String())
+	}
+	if len(j.Payload) > 0 {
+		v.Payload = rawOrString(j.Payload)
+	}
+	return v
+}
+
+// rawOrString keeps valid JSON as it is and quotes anything else.
+func rawOrString(b []byte) json.RawMessage {
+	if json.Valid(b) {
+		return b
+	}
+	q, _ := json.Marshal(string(b)) // a string always marshals
+	return q
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// stamp renders a time for a table, "-" for none.
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04:05.000")
+}
+
+// stampJSON renders a time as RFC 3339 in UTC, "" for none.
+func stampJSON(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+func tagList(tags []job.Tag) string {
+	out := make([]string, len(tags))
+	for i, t := range tags {
+		out[i] = t.String()
+	}
+	return strings.Join(out, ", ")
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
+)
+
+// progress shows the demo's live counts: redrawn in place on a terminal, a
+// plain line a second otherwise.
+type progress struct {
+	out      io.Writer
+	tty      bool
+	path     string
+	start    time.Time
+	duration time.Duration
+	// before are the counts the file held when the demo started; the view
+	// shows what this run added.
+	before map[job.State]int
+
+	lines    int // lines drawn last time (terminal mode)
+	lastDone int
+	lastAt   time.Time
+}
+
+// finished counts the jobs in terminal states.
+func finished(counts map[job.State]int) int {
+	n := 0
+	for st, c := range counts {
+		if st.Terminal() {
+			n += c
+		}
+	}
+	return n
+}
+
+// run redraws until ctx is done.
+func (p *progress) run(ctx context.Context, s store.Store, enqueued *counter) error {
+	every := time.Second
+	if p.tty {
+		every = 250 * time.Millisecond
+		fmt.Fprintf(p.out, "BackWave demo: %d nodes on %s (Ctrl-C stops)\n", demoNodes, p.path)
+	} else {
+		fmt.Fprintf(p.out, "backwave demo: %d nodes on %s\n", demoNodes, p.path)
+	}
+	p.lastAt = p.start
+	p.lastDone = finished(p.before)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		counts, err := s.JobCountByState(ctx, store.CountParams{})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("progress: %w", err)
+		}
+		queues, err := s.QueueList(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("progress: %w", err)
+		}
+		p.draw(counts, queues, enqueued.get())
+	}
+}
+
+// draw renders one frame.
+func (p *progress) draw(counts map[job.State]int, queues []store.QueueInfo, enqueued int) {
+	now := time.Now()
+	done := finished(counts)
+	rate := float64(done-p.lastDone) / now.Sub(p.lastAt).Seconds()
+	avg := float64(done-finished(p.before)) / now.Sub(p.start).Seconds()
+	p.lastDone, p.lastAt = done, now
+	elapsed := now.Sub(p.start).Round(time.Second)
+	if !p.tty {
+		fmt.Fprintf(p.out, "%4ds  enqueued=%d scheduled=%d running=%d succeeded=%d dead_lettered=%d cancelled=%d quarantined=%d  %.0f jobs/s\n",
+			int(elapsed.Seconds()), enqueued, p.delta(counts, job.StateScheduled), p.delta(counts, job.StateRunning),
+			p.delta(counts, job.StateSucceeded), p.delta(counts, job.StateDeadLettered), p.delta(counts, job.StateCancelled),
+			p.delta(counts, job.StateQuarantined), rate)
+		return
+	}
+	var b strings.Builder
+	of := ""
+	if p.duration > 0 {
+		of = " of " + p.duration.String()
+	}
+	fmt.Fprintf(&b, "  elapsed %s%s, %d jobs enqueued\n", elapsed, of, enqueued)
+	for _, st := range job.States {
+		if st == job.StateAwaitingParent {
+			continue
+		}
+		n := p.delta(counts, st)
+		fmt.Fprintf(&b, "  %-14s %7d  %s\n", st, n, bar(n, enqueued))
+	}
+	fmt.Fprintf(&b, "  throughput     %7.0f jobs/s now, %.0f jobs/s on average\n", rate, avg)
+	var qs []string
+	for _, q := range queues {
+		s := fmt.Sprintf("%s %d running", q.Name, q.Running)
+		if q.Limit > 0 {
+			s += fmt.Sprintf(" (limit %d)", q.Limit)
+		}
+		if q.Paused {
+			s += " (paused)"
+		}
+		qs = append(qs, s)
+	}
+	fmt.Fprintf(&b, "  queues         %s\n", strings.Join(qs, " · "))
+	frame := b.String()
+	if p.lines > 0 {
+		fmt.Fprintf(p.out, "\x1b[%dA", p.lines) // back to the top of the last frame
+	}
+	fmt.Fprint(p.out, strings.ReplaceAll(frame, "\n", "\x1b[K\n"))
+	p.lines = strings.Count(frame, "\n")
+}
+
+// delta is the count of jobs in st that this run added (the file may hold
+// jobs from an earlier run).
+func (p *progress) delta(counts map[job.State]int, st job.State) int {
+	if st.Terminal() {
+		return counts[st] - p.before[st]
+	}
+	return counts[st]
+}
+
+// bar draws n of total as a bar of up to 30 cells.
+func bar(n, total int) string {
+	if total <= 0 || n <= 0 {
+		return ""
+	}
+	cells := min(30, max(1, n*30/total))
+	return strings.Repeat("█", cells)
+}
+
+// summary prints the closing report.
+func (p *progress) summary(ctx context.Context, s store.Store, enqueued int, elapsed time.Duration) error {
+	counts, err := s.JobCountByState(ctx, store.CountParams{})
+	if err != nil {
+		return err
+	}
+	done := finished(counts) - finished(p.before)
+	w := p.out
+	fmt.Fprintf(w, "\ndemo finished after %s: %d jobs enqueued, %d finished (%.0f jobs/s)\n",
+		elapsed.Round(100*time.Millisecond), enqueued, done, float64(done)/elapsed.Seconds())
+	for _, st := range job.States {
+		if n := p.delta(counts, st); n > 0 {
+			fmt.Fprintf(w, "  %-14s %7d\n", st, n)
+		}
+	}
+	fmt.Fprintf(w, "database: %s (kept; the nodes' log is %s.log)\n", p.path, p.path)
+	fmt.Fprintf(w, "look inside: backwave jobs list --db %s --state dead_lettered\n", p.path)
+	return nil
+}
