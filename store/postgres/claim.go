@@ -36,7 +36,11 @@ FOR UPDATE`
 
 // claimSQL leases up to $3 due jobs over the Queues $2 in their given order.
 // A Queue named twice counts once, at its first place; paused Queues are
-// skipped. Each job's Attempt is charged, its Lease runs until now + $5 µs,
+// skipped. Each Queue is asked for no more than its room (the batch, or
+// what its Concurrency Limit leaves) less the due jobs the Queues before it
+// showed in this statement's snapshot, so a claim locks rows of a later
+// Queue only when the earlier ones look short; under contention it may
+// lease fewer than it could, never more. Each job's Attempt is charged, its Lease runs until now + $5 µs,
 // and its claim enters the Transition Log. Rows come back in claim order.
 const claimSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
 queues AS (
@@ -51,19 +55,30 @@ room AS (
         CASE WHEN qs.concurrency_limit > 0
             THEN greatest(0, least($3::int, qs.concurrency_limit - (SELECT count(*) FROM backwave.job r
                                                                      WHERE r.queue = qs.name AND r.state = 'running')))
-            ELSE $3::int END AS n
+            ELSE $3::int END AS n,
+        (SELECT count(*) FROM (SELECT 1 FROM backwave.job d
+                               WHERE d.queue = qs.name AND d.state = 'scheduled'
+                                 AND d.scheduled_at <= coalesce($1::timestamptz, now())
+                               ORDER BY d.scheduled_at, d.id
+                               LIMIT $3::int) due) AS due
     FROM queues qs
 ),
+budget AS (
+    SELECT r.name, r.ord,
+        greatest(0, least(r.n, $3::int - coalesce(sum(least(r.n, r.due)) OVER (
+            ORDER BY r.ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0))) AS n
+    FROM room r
+),
 candidate AS (
-    SELECT c.id, c.scheduled_at, room.ord
-    FROM room, now, LATERAL (
+    SELECT c.id, c.scheduled_at, b.ord
+    FROM budget b, now, LATERAL (
         SELECT j.id, j.scheduled_at FROM backwave.job j
-        WHERE j.queue = room.name AND j.state = 'scheduled' AND j.scheduled_at <= now.t
+        WHERE j.queue = b.name AND j.state = 'scheduled' AND j.scheduled_at <= now.t
         ORDER BY j.scheduled_at, j.id
-        LIMIT room.n
+        LIMIT b.n
         FOR UPDATE SKIP LOCKED
     ) c
-    WHERE room.n > 0
+    WHERE b.n > 0
 ),
 picked AS (
     SELECT c.id, c.ord FROM candidate c ORDER BY c.ord, c.scheduled_at, c.id LIMIT $3::int
@@ -72,15 +87,15 @@ claimed AS (
     UPDATE backwave.job j
     SET state = 'running', attempt = j.attempt + 1, worker = $4::text,
         lease_expires_at = now.t + $5::bigint * interval '1 microsecond'
-    FROM picked, now
-    WHERE j.id = picked.id
-    RETURNING j.*, picked.ord, now.t AS now
+    FROM now
+    WHERE j.id = ANY (ARRAY(SELECT p.id FROM picked p))
+    RETURNING j.*, now.t AS now
 ),
 logged AS (
     INSERT INTO backwave.job_transition (job_id, at, from_state, state, via, attempt)
     SELECT c.id, c.now, 'scheduled', 'running', 'claim', c.attempt FROM claimed c
 )
-SELECT ` + jobColumns + `, j.ord FROM claimed j`
+SELECT ` + jobColumns + `, p.ord FROM claimed j JOIN picked p ON p.id = j.id`
 
 // JobClaim leases up to p.Limit due jobs to p.Worker in one transaction,
 // charging each one's next Attempt and running its Lease until the store's

@@ -24,7 +24,8 @@ const renewSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t)
 UPDATE backwave.job j
 SET lease_expires_at = now.t + $5::bigint * interval '1 microsecond'
 FROM (SELECT DISTINCT * FROM unnest($2::bigint[], $3::int[]) AS u(id, attempt)) l, now
-WHERE j.id = l.id AND j.attempt = l.attempt AND j.worker = $4::text AND j.state = 'running'
+WHERE j.id = ANY ($2::bigint[]) AND j.id = l.id AND j.attempt = l.attempt
+  AND j.worker = $4::text AND j.state = 'running'
 RETURNING j.id, j.attempt, j.cancel_requested`
 
 // LeaseRenew extends every Lease still held by p.Worker to the store's now
@@ -100,7 +101,8 @@ applied AS (
         worker = NULL,
         lease_expires_at = NULL
     FROM input i, now
-    WHERE j.id = i.id AND j.attempt = i.attempt AND j.worker = $10::text AND j.state = 'running'
+    WHERE j.id = ANY ($2::bigint[]) AND j.id = i.id AND j.attempt = i.attempt
+      AND j.worker = $10::text AND j.state = 'running'
     RETURNING j.id, j.attempt, j.queue, i.state, i.via, i.delay, i.detail, i.ord, now.t AS now
 ),
 logged AS (
@@ -225,8 +227,8 @@ lapsed AS (
 expired AS (
     UPDATE backwave.job j
     SET ` + leaseLossSET + `, retry_cause = 'lease_expired'
-    FROM lapsed, now
-    WHERE j.id = lapsed.id
+    FROM now
+    WHERE j.id = ANY (ARRAY(SELECT l.id FROM lapsed l))
     RETURNING j.id, j.attempt, j.state, j.queue, now.t AS now
 ),
 logged AS (
@@ -284,7 +286,8 @@ handed AS (
     UPDATE backwave.job j
     SET ` + leaseLossSET + `
     FROM (SELECT DISTINCT * FROM unnest($2::bigint[], $3::int[]) AS u(id, attempt)) l, now
-    WHERE j.id = l.id AND j.attempt = l.attempt AND j.worker = $4::text AND j.state = 'running'
+    WHERE j.id = ANY ($2::bigint[]) AND j.id = l.id AND j.attempt = l.attempt
+      AND j.worker = $4::text AND j.state = 'running'
     RETURNING j.id, j.attempt, j.state, j.queue, now.t AS now
 ),
 logged AS (
