@@ -52,9 +52,10 @@ func harness(s *sqlite.Store, clock *vtime.Manual) storetest.Harness {
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T) storetest.Harness {
-		return harness(newStore(t, sqlite.Options{}))
-	})
+	newHarness := func(t *testing.T) storetest.Harness { return harness(newStore(t, sqlite.Options{})) }
+	storetest.Run(t, newHarness)
+	storetest.RunEdges(t, newHarness)
+	storetest.RunRoundTrip(t, newHarness)
 }
 
 // TestConformanceSchemaName runs the suite again under a Schema Name other
