@@ -2,12 +2,14 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/backwave/backwave/store"
 )
@@ -227,5 +229,46 @@ func TestSchemaNamesCoexist(t *testing.T) {
 	var n int
 	if err := b.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM other_job`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("other_job: %d rows, %v", n, err)
+	}
+}
+
+// TestConnectionSettings: WAL, the documented synchronous default and its
+// override, the busy timeout, and BEGIN IMMEDIATE on the write connection.
+func TestConnectionSettings(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		sync Synchronous
+		want int // PRAGMA synchronous: 1 NORMAL, 2 FULL
+	}{{"", 1}, {SynchronousNormal, 1}, {SynchronousFull, 2}} {
+		s, err := Open(ctx, filepath.Join(t.TempDir(), "jobs.db"), Options{Synchronous: tc.sync, BusyTimeout: 1234 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, db := range map[string]*sql.DB{"write": s.w, "read": s.r} {
+			var mode string
+			var syncLevel, busy int
+			if err := db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&syncLevel); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.QueryRowContext(ctx, `PRAGMA busy_timeout`).Scan(&busy); err != nil {
+				t.Fatal(err)
+			}
+			if mode != "wal" || syncLevel != tc.want || busy != 1234 {
+				t.Errorf("synchronous %q, %s connection: journal_mode %s, synchronous %d, busy_timeout %d; want wal, %d, 1234",
+					tc.sync, name, mode, syncLevel, busy, tc.want)
+			}
+		}
+		// The read pool refuses writes.
+		if _, err := s.r.ExecContext(ctx, `INSERT INTO backwave_queue (name) VALUES ('x')`); err == nil {
+			t.Error("the read pool accepted a write")
+		}
+		_ = s.Close()
+	}
+	if _, err := Open(ctx, filepath.Join(t.TempDir(), "jobs.db"), Options{Synchronous: "off"}); !errors.Is(err, store.ErrInvalidParams) {
+		t.Errorf("Open(synchronous off) = %v, want ErrInvalidParams", err)
 	}
 }
