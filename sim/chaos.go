@@ -1,0 +1,74 @@
+package sim
+
+import (
+	"time"
+)
+
+// crash applies a crash fault: the node's Driver, outcome buffer and
+// handlers are lost; it restarts after the fault's Down with a fresh Driver
+// and a new worker id, unless the crash is permanent.
+func (w *world) crash(k int) {
+	f := &w.faults.Crashes[k]
+	if f.Node < 0 || f.Node >= len(w.nodes) || (w.chaosOver && !f.Permanent) {
+		return
+	}
+	n := w.nodes[f.Node]
+	if f.Permanent {
+		n.lost = true
+		w.cov.hit(SitPermanentLoss)
+	}
+	if !n.up {
+		return
+	}
+	w.cov.hit(SitNodeCrash)
+	n.crashed = true
+	n.exit()
+	if !f.Permanent {
+		w.schedule(event{at: w.now.Add(f.Down.D()), kind: evStart, node: n.idx, inc: n.inc})
+	}
+}
+
+// isolate begins a Node Isolation window.
+func (w *world) isolate(k int) {
+	f := &w.faults.Isolations[k]
+	if f.Node < 0 || f.Node >= len(w.nodes) || (w.chaosOver && !f.Permanent) {
+		return
+	}
+	n := w.nodes[f.Node]
+	n.isoDepth++
+	n.withhold = f.Withhold
+	w.cov.hit(SitIsolated)
+	if f.Permanent {
+		n.isoPermanent = true
+		w.cov.hit(SitPermanentLoss)
+		return
+	}
+	w.schedule(event{at: w.now.Add(f.For.D()), kind: evHeal, node: n.idx})
+}
+
+// endChaos ends the chaos window: every healing fault heals — isolations
+// heal and release what they withheld, crashed nodes restart, clocks stop
+// jumping, hints and store operations stop misbehaving — and the
+// Drain-Liveness deadline is set.
+func (w *world) endChaos() {
+	w.chaosOver = true
+	for _, n := range w.nodes {
+		n.heal(true)
+		if !n.up && !n.lost {
+			n.start()
+		}
+	}
+	anchor, bound := w.drainBound()
+	w.bound = bound
+	w.deadline = anchor.Add(bound)
+	w.schedule(event{at: w.deadline, kind: evDeadline})
+}
+
+// maxDur returns the largest of ds.
+func maxDur(ds ...time.Duration) time.Duration {
+	var m time.Duration
+	for _, d := range ds {
+		m = max(m, d)
+	}
+	return m
+}

@@ -1,0 +1,249 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/job"
+)
+
+// Situation is a named region of the state space a run may reach, beyond the
+// bare state edges: a stale outcome fenced out, a saturated Concurrency
+// Limit, a node idling under Backpressure, and so on.
+type Situation uint8
+
+// The Situations the Simulator recognizes.
+const (
+	SitStaleOutcomeFenced Situation = iota
+	SitLeaseExpiredRetry
+	SitLeaseExpiredDeadLetter
+	SitLimitSaturated
+	SitBackpressureIdle
+	SitQuarantineReached
+	SitRelinquished
+	SitHintDroppedButDrained
+	SitCancelRequestedRunning
+	SitCancelSignalled
+	SitCancelledWhileRunning
+	SitCancelledBeforeClaim
+	SitNodeCrash
+	SitNodeCrashRecovered
+	SitIsolated
+	SitIsolationHealed
+	SitIsolationHealedStaleWrite
+	SitIsolationWithheld
+	SitIsolationRejected
+	SitDeadLettered
+	SitRetryScheduled
+	SitLeaseLostAbandon
+	SitShutdownAbandon
+	SitDeployDrained
+	SitResponseReordered
+	SitUnknownApplied
+	SitUnknownLost
+	SitReportRetried
+	SitRenewLost
+	SitHintDropped
+	SitHintDuplicated
+	SitHintDelayed
+	SitHintCoalesced
+	SitHintLostIsolated
+	SitSkewJump
+	SitSelfReclaim
+	SitExpireFullSweep
+	SitPermanentLoss
+	SitDrainedAfterChaos
+	numSituations
+)
+
+var situationNames = [numSituations]string{
+	SitStaleOutcomeFenced:        "stale-outcome-fenced",
+	SitLeaseExpiredRetry:         "lease-expired-retry",
+	SitLeaseExpiredDeadLetter:    "lease-expired-dead-letter",
+	SitLimitSaturated:            "limit-saturated",
+	SitBackpressureIdle:          "backpressure-idle",
+	SitQuarantineReached:         "quarantine-reached",
+	SitRelinquished:              "relinquished",
+	SitHintDroppedButDrained:     "hint-dropped-but-drained",
+	SitCancelRequestedRunning:    "cancel-requested-running",
+	SitCancelSignalled:           "cancel-signalled",
+	SitCancelledWhileRunning:     "cancelled-while-running",
+	SitCancelledBeforeClaim:      "cancelled-before-claim",
+	SitNodeCrash:                 "node-crash",
+	SitNodeCrashRecovered:        "node-crash-recovered",
+	SitIsolated:                  "isolated",
+	SitIsolationHealed:           "isolation-healed",
+	SitIsolationHealedStaleWrite: "isolation-healed-stale-write",
+	SitIsolationWithheld:         "isolation-withheld-op",
+	SitIsolationRejected:         "isolation-rejected-op",
+	SitDeadLettered:              "dead-lettered",
+	SitRetryScheduled:            "retry-scheduled",
+	SitLeaseLostAbandon:          "lease-lost-abandon",
+	SitShutdownAbandon:           "shutdown-abandon",
+	SitDeployDrained:             "deploy-drained",
+	SitResponseReordered:         "response-reordered",
+	SitUnknownApplied:            "unknown-outcome-applied",
+	SitUnknownLost:               "unknown-outcome-lost",
+	SitReportRetried:             "report-retried",
+	SitRenewLost:                 "renew-lost",
+	SitHintDropped:               "hint-dropped",
+	SitHintDuplicated:            "hint-duplicated",
+	SitHintDelayed:               "hint-delayed",
+	SitHintCoalesced:             "hint-coalesced",
+	SitHintLostIsolated:          "hint-lost-isolated",
+	SitSkewJump:                  "clock-skew-jump",
+	SitSelfReclaim:               "self-reclaim",
+	SitExpireFullSweep:           "expire-full-sweep",
+	SitPermanentLoss:             "permanent-node-loss",
+	SitDrainedAfterChaos:         "drained-after-chaos",
+}
+
+// String names the Situation.
+func (s Situation) String() string {
+	if s < numSituations {
+		return situationNames[s]
+	}
+	return fmt.Sprintf("situation(%d)", uint8(s))
+}
+
+// maxEdges bounds len(core.Edges) for the fixed-size counters.
+const maxEdges = 32
+
+// edgeIndex maps (from, to, via) to the edge's index in core.Edges, or -1.
+var edgeIndex = func() (t [8][8][16]int8) {
+	for f := range t {
+		for to := range t[f] {
+			for v := range t[f][to] {
+				t[f][to][v] = -1
+			}
+		}
+	}
+	for i, e := range core.Edges {
+		t[e.From][e.To][e.Via] = int8(i)
+	}
+	return t
+}()
+
+// Coverage counts the state edges (of core.Edges) and the Situations one run,
+// or a union of runs, reached, plus which pairs of Situations co-occurred in
+// one run: the novelty signal of the Coverage-Guided Swarm. It is a report,
+// not a gate.
+type Coverage struct {
+	Runs       int
+	Edges      [maxEdges]int
+	Situations [numSituations]int
+	// pairs[i] has bit j set when Situations i and j both occurred in one
+	// run.
+	pairs [numSituations]uint64
+}
+
+func (c *Coverage) edge(e core.Edge) {
+	if int(e.From) < 8 && int(e.To) < 8 && int(e.Via) < 16 {
+		if i := edgeIndex[e.From][e.To][e.Via]; i >= 0 {
+			c.Edges[i]++
+		}
+	}
+}
+
+func (c *Coverage) hit(s Situation) { c.Situations[s]++ }
+
+// Hit reports whether the Situation occurred.
+func (c *Coverage) Hit(s Situation) bool { return c.Situations[s] > 0 }
+
+// seal records the co-occurring pairs of a single run's Situations.
+func (c *Coverage) seal() {
+	for i := range numSituations {
+		if c.Situations[i] == 0 {
+			continue
+		}
+		for j := range numSituations {
+			if c.Situations[j] > 0 {
+				c.pairs[i] |= 1 << j
+			}
+		}
+	}
+}
+
+// Merge adds o's counts to c.
+func (c *Coverage) Merge(o *Coverage) {
+	c.Runs += o.Runs
+	for i := range c.Edges {
+		c.Edges[i] += o.Edges[i]
+	}
+	for i := range c.Situations {
+		c.Situations[i] += o.Situations[i]
+		c.pairs[i] |= o.pairs[i]
+	}
+}
+
+// Novel reports whether o reached an edge, a Situation or a co-occurring
+// pair of Situations that c never did.
+func (c *Coverage) Novel(o *Coverage) bool {
+	for i := range c.Edges {
+		if o.Edges[i] > 0 && c.Edges[i] == 0 {
+			return true
+		}
+	}
+	for i := range c.Situations {
+		if o.Situations[i] > 0 && c.Situations[i] == 0 {
+			return true
+		}
+		if o.pairs[i]&^c.pairs[i] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Counts returns how many legal edges and Situations were reached, and how
+// many pairs of Situations co-occurred.
+func (c *Coverage) Counts() (edges, situations, pairs int) {
+	for i := range core.Edges {
+		if c.Edges[i] > 0 {
+			edges++
+		}
+	}
+	for i := range numSituations {
+		if c.Situations[i] > 0 {
+			situations++
+		}
+		for j := i; j < numSituations; j++ {
+			if c.pairs[i]&(1<<j) != 0 {
+				pairs++
+			}
+		}
+	}
+	return edges, situations, pairs
+}
+
+// String renders the report: each legal edge and each Situation, hit (with
+// its count) or never hit.
+func (c *Coverage) String() string {
+	var b strings.Builder
+	edges, sits, pairs := c.Counts()
+	fmt.Fprintf(&b, "coverage over %d runs: %d/%d legal edges, %d/%d situations, %d situation pairs\n",
+		c.Runs, edges, len(core.Edges), sits, numSituations, pairs)
+	b.WriteString("state edges (core.Edges):\n")
+	for i, e := range core.Edges {
+		from := e.From.String()
+		if e.From == job.StateUnknown {
+			from = "(new)"
+		}
+		label := fmt.Sprintf("%s -%s-> %s", from, e.Via, e.To)
+		if c.Edges[i] > 0 {
+			fmt.Fprintf(&b, "  hit    %-48s %d\n", label, c.Edges[i])
+		} else {
+			fmt.Fprintf(&b, "  NEVER  %s\n", label)
+		}
+	}
+	b.WriteString("situations:\n")
+	for s := range numSituations {
+		if c.Situations[s] > 0 {
+			fmt.Fprintf(&b, "  hit    %-48s %d\n", s, c.Situations[s])
+		} else {
+			fmt.Fprintf(&b, "  NEVER  %s\n", s)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,115 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+)
+
+// Class is a failure class: the VOPR Runner's exit code depends on it.
+type Class uint8
+
+const (
+	// ClassSafety: a safety oracle tripped ("if X happened, Y holds").
+	ClassSafety Class = iota + 1
+	// ClassLiveness: Drain-Liveness tripped under a level that demands it.
+	ClassLiveness
+	// ClassCrash: something panicked — the harness, or a package below it —
+	// or the run blew its event budget.
+	ClassCrash
+)
+
+// String names the class.
+func (c Class) String() string {
+	switch c {
+	case ClassSafety:
+		return "safety"
+	case ClassLiveness:
+		return "liveness"
+	case ClassCrash:
+		return "crash"
+	}
+	return fmt.Sprintf("class(%d)", uint8(c))
+}
+
+// Invariants: the stable identities of everything a run can trip. The Seed
+// Minimizer matches failures by these, never by message text.
+const (
+	// InvEffectOnce: an Attempt's outcome applied twice, or applied though
+	// the reporting node did not hold the live Lease for that exact
+	// Attempt (glossary: Effect-Once).
+	InvEffectOnce = "effect-once"
+	// InvFenceExact: the fence rejected an outcome or renewal from the live
+	// holder of that exact Lease.
+	InvFenceExact = "fence-exact"
+	// InvLeaseEndedEarly: a lease-expiry sweep ended a Lease that had not
+	// lapsed at the store's clock.
+	InvLeaseEndedEarly = "lease-ended-early"
+	// InvAttemptMonotonic: a claim charged an Attempt not above every
+	// earlier one of the job, or an Attempt changed outside a claim.
+	InvAttemptMonotonic = "attempt-monotonic"
+	// InvConcurrencyLimit: a claim took a Queue's Running count above its
+	// Concurrency Limit.
+	InvConcurrencyLimit = "concurrency-limit"
+	// InvPausedQueue: a job was claimed from a paused Queue.
+	InvPausedQueue = "paused-queue-claimed"
+	// InvPoolSize: a Driver held more Leases than its PoolSize
+	// (executing + buffered + in-flight outcomes; Backpressure).
+	InvPoolSize = "pool-size"
+	// InvLegalEdge: a job moved along an edge not in core.Edges.
+	InvLegalEdge = "legal-edge"
+	// InvCancelledLeft: a Cancelled job left Cancelled.
+	InvCancelledLeft = "cancelled-left"
+	// InvLostJob: at the end, a live job had no path to progress.
+	InvLostJob = "lost-job"
+	// InvOrphanedAwaitingParent: at the end, a job was Awaiting Parent with
+	// no live or terminal parent able to release it.
+	InvOrphanedAwaitingParent = "orphaned-awaiting-parent"
+	// InvSlotLeak: every job was terminal but a Queue still counted Running
+	// jobs (a leaked Concurrency-Limit slot).
+	InvSlotLeak = "slot-leak"
+	// InvDrainLiveness: after faults ceased, a job was not terminal within
+	// the derived bound (glossary: Fault Level, Drain-Liveness).
+	InvDrainLiveness = "drain-liveness"
+	// InvLivelock: one step of a node did not settle (commands kept coming
+	// at one instant of Virtual Time).
+	InvLivelock = "livelock"
+	// InvPanic: a panic escaped the Driver, the store or the harness.
+	InvPanic = "panic"
+	// InvEventBudget: the run processed more events than its budget.
+	InvEventBudget = "event-budget"
+	// InvStoreError: the store failed a call the Simulator made correctly.
+	InvStoreError = "store-error"
+)
+
+// Failure is a run's typed failure: which invariant tripped (its stable
+// identity), its class, when in Virtual Time, and a human description.
+type Failure struct {
+	Class     Class         `json:"class"`
+	Invariant string        `json:"invariant"`
+	At        time.Duration `json:"at"`
+	Detail    string        `json:"detail"`
+}
+
+// Error implements error.
+func (f *Failure) Error() string {
+	return fmt.Sprintf("sim: %s failure %q at %v: %s", f.Class, f.Invariant, f.At, f.Detail)
+}
+
+// Same reports whether g trips the same invariant as f, by identity.
+func (f *Failure) Same(g *Failure) bool {
+	return f != nil && g != nil && f.Class == g.Class && f.Invariant == g.Invariant
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (c Class) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (c *Class) UnmarshalText(b []byte) error {
+	for _, k := range []Class{ClassSafety, ClassLiveness, ClassCrash} {
+		if k.String() == string(b) {
+			*c = k
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: unknown failure class %q", ErrInvalidPlan, b)
+}

@@ -1,0 +1,212 @@
+package sim
+
+import (
+	"cmp"
+	"slices"
+)
+
+// FaultMap is every fault injected into one run, each addressed by the stable
+// identity of what it acts on: a node and an episode number (crash,
+// isolation, skew), a hint delivery (the receiving node incarnation, the store
+// operation that caused the hint and its Queue), or a store operation (its
+// node incarnation and the Driver's operation id). Never by draw order, so
+// removing one entry leaves every other meaningful — the property the Seed
+// Minimizer relies on. Times are offsets from the start of the run.
+type FaultMap struct {
+	Crashes    []CrashFault     `json:"crashes,omitempty"`
+	Isolations []IsolationFault `json:"isolations,omitempty"`
+	Skews      []SkewFault      `json:"skews,omitempty"`
+	Hints      []HintFault      `json:"hints,omitempty"`
+	Ops        []OpFault        `json:"ops,omitempty"`
+}
+
+// CrashFault crashes a node: its Driver and outcome buffer are lost, its
+// handlers die with it, and it restarts after Down with a fresh Driver and a
+// new worker id — unless Permanent (Adversarial only).
+type CrashFault struct {
+	Node      int  `json:"node"`
+	Episode   int  `json:"episode"`
+	At        Dur  `json:"at"`
+	Down      Dur  `json:"down"`
+	Permanent bool `json:"permanent,omitempty"`
+}
+
+// IsolationFault is a Node Isolation window: the node's store operations are
+// rejected with an error (or, with Withhold, held until the window heals and
+// then applied), it receives no Wake-Up Hints, and it keeps running handlers
+// and believing it holds its Leases. Permanent windows never heal
+// (Adversarial only).
+type IsolationFault struct {
+	Node      int  `json:"node"`
+	Episode   int  `json:"episode"`
+	At        Dur  `json:"at"`
+	For       Dur  `json:"for"`
+	Withhold  bool `json:"withhold,omitempty"`
+	Permanent bool `json:"permanent,omitempty"`
+}
+
+// SkewFault sets a node's clock offset from At on: the node's Driver sees
+// virtual time plus Offset.
+type SkewFault struct {
+	Node    int `json:"node"`
+	Episode int `json:"episode"`
+	At      Dur `json:"at"`
+	Offset  Dur `json:"offset"`
+}
+
+// OpRef names a store operation: the node, its incarnation (1 for the first
+// start, one more per restart) and the Driver's operation id. A workload call
+// (an insert or an Operator Action) has Node -1 and its index in the
+// workload's calls as Op.
+type OpRef struct {
+	Node int    `json:"node"`
+	Inc  int    `json:"inc"`
+	Op   uint64 `json:"op"`
+}
+
+func (a OpRef) compare(b OpRef) int {
+	return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Inc, b.Inc), cmp.Compare(a.Op, b.Op))
+}
+
+// HintMode is what happens to one Wake-Up Hint delivery.
+type HintMode string
+
+// The hint faults.
+const (
+	HintDrop      HintMode = "drop"
+	HintDuplicate HintMode = "dup"
+	HintDelay     HintMode = "delay"
+)
+
+// HintFault acts on one Wake-Up Hint delivery: the hint for Queue, caused by
+// the store operation Source, to the node incarnation (Node, Inc). A
+// duplicate arrives again after Delay; a delayed hint arrives after Delay.
+type HintFault struct {
+	Node   int      `json:"node"`
+	Inc    int      `json:"inc"`
+	Source OpRef    `json:"source"`
+	Queue  string   `json:"queue"`
+	Mode   HintMode `json:"mode"`
+	Delay  Dur      `json:"delay,omitempty"`
+}
+
+// Unknown says how a store operation's outcome is hidden from its caller.
+type Unknown string
+
+// The unknown-outcome faults.
+const (
+	// UnknownNone: the caller learns the outcome.
+	UnknownNone Unknown = ""
+	// UnknownApplied: the store applied the operation; the caller gets an
+	// error.
+	UnknownApplied Unknown = "applied"
+	// UnknownLost: the store never saw the operation; the caller gets an
+	// error.
+	UnknownLost Unknown = "lost"
+)
+
+// OpFault acts on one store operation: its request reaches the store
+// ReqDelay late (operations of one node still apply in the order sent), its
+// response comes back RespDelay after it applied (so a later operation's
+// response may arrive first), and Unknown may hide its outcome.
+type OpFault struct {
+	Op        OpRef   `json:"op"`
+	ReqDelay  Dur     `json:"req_delay,omitempty"`
+	RespDelay Dur     `json:"resp_delay,omitempty"`
+	Unknown   Unknown `json:"unknown,omitempty"`
+}
+
+// Len returns how many faults the map holds.
+func (m *FaultMap) Len() int {
+	return len(m.Crashes) + len(m.Isolations) + len(m.Skews) + len(m.Hints) + len(m.Ops)
+}
+
+// Clone returns a copy sharing nothing with m.
+func (m *FaultMap) Clone() FaultMap {
+	return FaultMap{
+		Crashes:    slices.Clone(m.Crashes),
+		Isolations: slices.Clone(m.Isolations),
+		Skews:      slices.Clone(m.Skews),
+		Hints:      slices.Clone(m.Hints),
+		Ops:        slices.Clone(m.Ops),
+	}
+}
+
+// Keep returns the map holding only the faults whose index (in the order
+// Crashes, Isolations, Skews, Hints, Ops) keep reports true for.
+func (m *FaultMap) Keep(keep func(i int) bool) FaultMap {
+	var out FaultMap
+	i := 0
+	for _, f := range m.Crashes {
+		if keep(i) {
+			out.Crashes = append(out.Crashes, f)
+		}
+		i++
+	}
+	for _, f := range m.Isolations {
+		if keep(i) {
+			out.Isolations = append(out.Isolations, f)
+		}
+		i++
+	}
+	for _, f := range m.Skews {
+		if keep(i) {
+			out.Skews = append(out.Skews, f)
+		}
+		i++
+	}
+	for _, f := range m.Hints {
+		if keep(i) {
+			out.Hints = append(out.Hints, f)
+		}
+		i++
+	}
+	for _, f := range m.Ops {
+		if keep(i) {
+			out.Ops = append(out.Ops, f)
+		}
+		i++
+	}
+	return out
+}
+
+// sort orders every list by identity, so an encoded map is canonical.
+func (m *FaultMap) sort() {
+	slices.SortFunc(m.Crashes, func(a, b CrashFault) int {
+		return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Episode, b.Episode))
+	})
+	slices.SortFunc(m.Isolations, func(a, b IsolationFault) int {
+		return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Episode, b.Episode))
+	})
+	slices.SortFunc(m.Skews, func(a, b SkewFault) int {
+		return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Episode, b.Episode))
+	})
+	slices.SortFunc(m.Hints, func(a, b HintFault) int {
+		return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Inc, b.Inc), a.Source.compare(b.Source), cmp.Compare(a.Queue, b.Queue))
+	})
+	slices.SortFunc(m.Ops, func(a, b OpFault) int { return a.Op.compare(b.Op) })
+}
+
+// hintKey identifies one hint delivery.
+type hintKey struct {
+	node, inc int
+	src       OpRef
+	queue     string
+}
+
+// faultIndex answers fault-site look-ups during a replay.
+type faultIndex struct {
+	hints map[hintKey]HintFault
+	ops   map[OpRef]OpFault
+}
+
+func newFaultIndex(m *FaultMap) *faultIndex {
+	x := &faultIndex{hints: make(map[hintKey]HintFault, len(m.Hints)), ops: make(map[OpRef]OpFault, len(m.Ops))}
+	for _, h := range m.Hints {
+		x.hints[hintKey{h.Node, h.Inc, h.Source, h.Queue}] = h
+	}
+	for _, o := range m.Ops {
+		x.ops[o.Op] = o
+	}
+	return x
+}

@@ -1,0 +1,117 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/backwave/backwave/job"
+)
+
+// Drain-Liveness: under Pristine and Recoverable, once the faults have ceased
+// (at the end of the chaos window every isolation heals and releases what it
+// withheld, every crashed node restarts, clocks stop jumping, hints and store
+// operations stop misbehaving), every job must be terminal within a bound
+// derived from the Scenario and the store's state at that instant. The bound
+// is deliberately conservative: a passing run stops as soon as every job is
+// terminal, so only a failing run ever waits for it.
+//
+// Write L for the Lease duration, P, H, M and T for the largest poll,
+// heartbeat, maintenance interval and drain timeout over the nodes, S for
+// the largest clock offset any node ever stood at, X for the longest request
+// plus response delay of an operation still in flight, D for the longest
+// handler (a long handler outlives up to three Leases) plus its cancel
+// reaction, F = max over nodes of min(P, H) for the longest an outcome waits
+// in a Driver's buffer (a Poll or a Heartbeat flushes it, as do a full batch
+// and going idle), and B = Retry.Max × (1 + Jitter) for the longest backoff.
+//
+// Recovery, T1 = X + L + M + P + 2S + T + 500ms. A Lease held by a node that
+// crashed, or that an isolated node believed it held, was renewed at the
+// latest by an operation in flight at the heal (X), so it lapses within
+// X + L. A node runs maintenance on the first Poll at least M after its last
+// maintenance by its own clock; a clock that jumped back by up to 2S just
+// before the end delays that by 2S, and the Poll comes within P. That sweep
+// expires every lapsed Lease (a full sweep re-issues itself at once). A node
+// caught in a graceful restart is back within its drain timeout T plus the
+// restart pause (at most 500ms).
+//
+// Work, T2 = Σ_q ⌈W_q / c_q⌉ × (P + D + F) + W × (B + P). Every claim
+// charges an Attempt and no job is claimed past its attempt ceiling, so a
+// job has at most W_j = MaxAttempts − Attempt claims left (plus the one it
+// is Running under); W_q sums W_j over the live jobs of Queue q and W over
+// all. One Attempt occupies a Worker for at most P (the claim waits for a
+// Poll) + D (the handler) + F (the flush). At most c_q Attempts of q run at
+// once: its Concurrency Limit, or the pool of every node that is not lost.
+// Serialising the Queues one after another over their c_q Workers bounds
+// the busy time; the remaining time is spent with no job due, which happens
+// only while every live job waits out a backoff, at most B + P before the
+// next claim, once per Attempt at most.
+//
+// The bound is measured from the later of the end of the chaos window and
+// the latest due time of a live Scheduled job.
+func (w *world) drainBound() (anchor time.Time, bound time.Duration) {
+	sc := w.sc
+	var poll, heartbeat, maint, drain, flush time.Duration
+	for _, ns := range sc.Nodes {
+		poll = max(poll, ns.Poll.D())
+		heartbeat = max(heartbeat, ns.Heartbeat.D())
+		maint = max(maint, ns.Maintenance.D())
+		drain = max(drain, ns.DrainTimeout.D())
+		flush = max(flush, min(ns.Poll.D(), ns.Heartbeat.D()))
+	}
+	var skew, req, resp time.Duration
+	for _, f := range w.faults.Skews {
+		skew = max(skew, f.Offset.D(), -f.Offset.D())
+	}
+	for _, f := range w.faults.Ops {
+		req, resp = max(req, f.ReqDelay.D()), max(resp, f.RespDelay.D())
+	}
+	inflight := req + resp
+	backoff := time.Duration(float64(sc.Retry.Max.D()) * (1 + sc.Retry.Jitter))
+	handler := sc.maxHandler() + sc.Handler.CancelReaction.D()
+
+	t1 := inflight + sc.Lease.D() + maint + poll + 2*skew + drain + 500*time.Millisecond
+
+	pool := 0
+	for _, n := range w.nodes {
+		if !n.lost && !n.isoPermanent {
+			pool += n.spec.PoolSize
+		}
+	}
+	pool = max(pool, 1)
+	work := make([]int, len(sc.Queues))
+	total := 0
+	anchor = w.now
+	for i := range w.jobs {
+		js := &w.jobs[i]
+		if !js.inserted || js.state.Terminal() {
+			continue
+		}
+		j, err := w.st.JobGet(w.ctx, js.id)
+		if err != nil {
+			w.mustStore(err)
+			continue
+		}
+		left := max(j.MaxAttempts-int(j.Attempt), 0)
+		if j.State == job.StateRunning {
+			left++
+		}
+		if j.State == job.StateScheduled && j.ScheduledAt.After(anchor) {
+			anchor = j.ScheduledAt
+		}
+		work[w.wl.jobs[i].queue] += left
+		total += left
+	}
+	slot := poll + handler + flush
+	var t2 time.Duration
+	for q, wq := range work {
+		if wq == 0 {
+			continue
+		}
+		c := pool
+		if lim := w.limits[q]; lim > 0 {
+			c = min(c, lim)
+		}
+		t2 += time.Duration((wq+c-1)/c) * slot
+	}
+	t2 += time.Duration(total) * (backoff + poll)
+	return anchor, t1 + t2
+}

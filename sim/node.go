@@ -1,0 +1,320 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/node"
+)
+
+// attempt is the pump's side of one executing Attempt, as the production
+// pump keeps it: whether its handler returned, and what it will do.
+type attempt struct {
+	done bool
+	plan attemptPlan
+}
+
+// simNode is one node: the production Driver plus the Simulator's pump,
+// which carries out each Command the way the production pump (package shell)
+// does, synchronously, on Virtual Time.
+type simNode struct {
+	w    *world
+	idx  int
+	spec *NodeSpec
+
+	// inc is the incarnation: 1 for the first start, one more per restart.
+	inc      int
+	up       bool
+	lost     bool // lost for good (Adversarial)
+	worker   job.WorkerID
+	drv      *node.Driver
+	cmds     []node.Command
+	head     int
+	attempts map[job.Lease]*attempt
+	serves   map[string]bool
+	unsub    func()
+
+	// wakePending is the single pending wake slot hints coalesce in.
+	wakePending bool
+	skew        time.Duration
+
+	isoDepth     int
+	isoPermanent bool
+	withhold     bool
+	isoTouched   bool
+	withheld     []*op
+	pendingApply int
+	lastApply    time.Time
+	sendSeq      uint64
+	lastResp     uint64
+	crashed      bool
+}
+
+func newSimNode(w *world, i int) *simNode {
+	n := &simNode{w: w, idx: i, spec: &w.sc.Nodes[i], serves: make(map[string]bool)}
+	for _, q := range n.spec.Policy.Queues {
+		n.serves[q] = true
+	}
+	return n
+}
+
+// now is the node's clock: Virtual Time plus its skew. It only paces the
+// Driver's own cadence; the store's clock decides Leases and due times.
+func (n *simNode) now() time.Time { return n.w.now.Add(n.skew) }
+
+// handle processes an event addressed to the node.
+func (n *simNode) handle(ev *event) {
+	if ev.kind == evStart {
+		if !n.up && !n.lost && ev.inc == n.inc {
+			n.start()
+		}
+		return
+	}
+	if ev.kind == evDeployStop && n.up {
+		ev.inc = n.inc // a deploy stops whichever incarnation runs
+	}
+	if !n.up || ev.inc != n.inc {
+		return // addressed to an incarnation that is gone
+	}
+	w := n.w
+	switch ev.kind {
+	case evPoll:
+		w.schedule(event{at: w.now.Add(n.spec.Poll.D()), kind: evPoll, node: n.idx, inc: n.inc})
+		n.noteBackpressure()
+		n.step(node.Poll{Now: n.now()})
+	case evHeartbeat:
+		w.schedule(event{at: w.now.Add(n.spec.Heartbeat.D()), kind: evHeartbeat, node: n.idx, inc: n.inc})
+		n.step(node.Heartbeat{Now: n.now()})
+	case evWake:
+		n.wakePending = false
+		// The production pump's coarse guard; the Driver's capacity math is
+		// the bound.
+		if n.noteBackpressure(); !n.drv.Stopping() && n.drv.Free() > 0 {
+			n.step(node.Poll{Now: n.now()})
+		}
+	case evHintArrive:
+		n.fillWake()
+	case evHandlerDone:
+		a := n.attempts[ev.lease]
+		if a == nil || a.done {
+			return // abandoned, or already returned: the result is dropped
+		}
+		a.done = true
+		n.step(node.JobDone{Now: n.now(), Lease: ev.lease, Result: ev.result})
+	case evOpApply:
+		n.pendingApply--
+		n.apply(ev.op)
+		if !ev.op.withheld {
+			if res := n.respond(ev.op); res != nil {
+				n.deliver(ev.op)
+			}
+		}
+	case evOpResponse:
+		n.deliver(ev.op)
+	case evDeployStop:
+		if n.drv.Stopping() {
+			return
+		}
+		n.step(node.Stop{Now: n.now()})
+		w.schedule(event{at: w.now.Add(n.spec.DrainTimeout.D()), kind: evDrainTimeout, node: n.idx, inc: n.inc})
+		w.schedule(event{at: w.at(w.wl.deploys[ev.idx].restart), kind: evStart, node: n.idx, inc: n.inc})
+	case evDrainTimeout:
+		n.step(node.DrainTimeout{Now: n.now()})
+		n.exit()
+		return
+	default:
+		panic(fmt.Sprintf("sim: node event kind %d", ev.kind))
+	}
+	if n.up && n.drv.Drained() {
+		w.cov.hit(SitDeployDrained)
+		n.exit()
+	}
+}
+
+// noteBackpressure records a poll that finds no free Worker.
+func (n *simNode) noteBackpressure() {
+	if !n.drv.Stopping() && n.drv.Free() <= 0 {
+		n.w.cov.hit(SitBackpressureIdle)
+	}
+}
+
+// start begins a new incarnation: a fresh Driver under a new worker id,
+// subscribed to Wake-Up Hints, with its tickers running and a first Poll, as
+// the production pump starts.
+func (n *simNode) start() {
+	w := n.w
+	n.inc++
+	n.worker = job.WorkerID(fmt.Sprintf("n%d.%d", n.idx, n.inc))
+	drv, err := node.New(w.sc.nodeConfig(n.idx, n.worker))
+	if err != nil {
+		w.failf(ClassCrash, InvPanic, "node %d: %v", n.idx, err)
+		return
+	}
+	if n.crashed {
+		w.cov.hit(SitNodeCrashRecovered)
+		n.crashed = false
+	}
+	n.drv, n.up = drv, true
+	n.attempts = make(map[job.Lease]*attempt)
+	n.cmds, n.head = n.cmds[:0], 0
+	n.wakePending = false
+	n.withheld, n.pendingApply, n.lastApply = nil, 0, w.now
+	inc := n.inc
+	n.unsub = w.st.SubscribeHints(func(queue string) { n.hint(inc, queue) })
+	w.schedule(event{at: w.now.Add(n.spec.Poll.D()), kind: evPoll, node: n.idx, inc: n.inc})
+	w.schedule(event{at: w.now.Add(n.spec.Heartbeat.D()), kind: evHeartbeat, node: n.idx, inc: n.inc})
+	n.step(node.Poll{Now: n.now()})
+}
+
+// exit ends the incarnation: the Driver, its outcome buffer and its handlers
+// are gone, and requests not yet at the store never arrive.
+func (n *simNode) exit() {
+	n.up = false
+	n.drv = nil
+	n.attempts = nil
+	n.withheld = nil
+	n.pendingApply = 0
+	if n.unsub != nil {
+		n.unsub()
+		n.unsub = nil
+	}
+}
+
+// checkHeld is the Backpressure oracle: a node never holds more Leases than
+// its PoolSize.
+func (n *simNode) checkHeld() {
+	if h := n.drv.Held(); h > n.spec.PoolSize {
+		n.w.failf(ClassSafety, InvPoolSize, "node %s holds %d Leases (executing, buffered, reporting) with PoolSize %d", n.worker, h, n.spec.PoolSize)
+	}
+}
+
+// maxStepCommands bounds the commands one step may carry out at one instant.
+const maxStepCommands = 1_000_000
+
+// step feeds one event to the Driver and carries out every command it
+// yields, in order, feeding each synchronous store result straight back, as
+// the production pump's step does.
+func (n *simNode) step(ev node.Event) {
+	w := n.w
+	w.traceInput(n, ev)
+	n.cmds = n.drv.Step(ev, n.cmds)
+	n.checkHeld()
+	for count := 0; n.head < len(n.cmds); count++ {
+		if count > maxStepCommands {
+			w.failf(ClassLiveness, InvLivelock, "node %s: more than %d commands at one instant", n.worker, maxStepCommands)
+			break
+		}
+		c := n.cmds[n.head]
+		n.cmds[n.head] = nil
+		n.head++
+		w.traceCommand(n, c)
+		if res := n.do(c); res != nil {
+			w.traceInput(n, res)
+			n.cmds = n.drv.Step(res, n.cmds)
+			n.checkHeld()
+		}
+	}
+	n.cmds, n.head = n.cmds[:0], 0
+}
+
+// do carries out one command and returns the event that reports its result
+// when the result is known at once, as the production pump's do does.
+func (n *simNode) do(c node.Command) node.Event {
+	w := n.w
+	switch c := c.(type) {
+	case node.Claim, node.Renew, node.Report, node.ExpireLeases, node.Relinquish:
+		return n.send(c)
+	case node.Execute:
+		n.execute(c.Job)
+	case node.Abandon:
+		delete(n.attempts, c.Lease)
+		if c.Reason == node.AbandonLeaseLost {
+			w.cov.hit(SitLeaseLostAbandon)
+		} else {
+			w.cov.hit(SitShutdownAbandon)
+		}
+	case node.SignalCancel:
+		w.cov.hit(SitCancelSignalled)
+		if a := n.attempts[c.Lease]; a != nil && !a.done && !a.plan.ignoreCancel {
+			w.schedule(event{at: w.now.Add(a.plan.reaction), kind: evHandlerDone, node: n.idx, inc: n.inc, lease: c.Lease, result: core.ResultFailed})
+		}
+	default:
+		panic(fmt.Sprintf("sim: unknown command %T", c))
+	}
+	return nil
+}
+
+// execute starts the handler of one claimed Attempt: its duration and result
+// are drawn from (seed, job, Attempt).
+func (n *simNode) execute(j job.Job) {
+	w := n.w
+	l := j.Lease()
+	idx := w.byID[j.ID-1]
+	for a := job.Attempt(1); a < l.Attempt; a++ {
+		if x := n.attempts[job.Lease{ID: l.ID, Attempt: a}]; x != nil && !x.done {
+			w.cov.hit(SitSelfReclaim)
+		}
+	}
+	p := planAttempt(w.sc, idx, int32(l.Attempt))
+	n.attempts[l] = &attempt{plan: p}
+	w.schedule(event{at: w.now.Add(p.dur), kind: evHandlerDone, node: n.idx, inc: n.inc, lease: l, result: p.result})
+}
+
+// hint receives a Wake-Up Hint for queue, announced synchronously by the
+// store during some call.
+func (n *simNode) hint(inc int, queue string) {
+	w := n.w
+	if !n.up || inc != n.inc || !n.serves[queue] {
+		return
+	}
+	if n.isoDepth > 0 {
+		w.cov.hit(SitHintLostIsolated)
+		return
+	}
+	f, ok := w.hintFault(n, queue)
+	if !ok {
+		n.fillWake()
+		return
+	}
+	switch f.Mode {
+	case HintDrop:
+		w.hintsDropped++
+		w.cov.hit(SitHintDropped)
+	case HintDuplicate:
+		w.cov.hit(SitHintDuplicated)
+		n.fillWake()
+		w.schedule(event{at: w.now.Add(f.Delay.D()), kind: evHintArrive, node: n.idx, inc: n.inc})
+	case HintDelay:
+		w.cov.hit(SitHintDelayed)
+		w.schedule(event{at: w.now.Add(f.Delay.D()), kind: evHintArrive, node: n.idx, inc: n.inc})
+	}
+}
+
+// fillWake puts a wake-up in the single pending slot; a full slot drops it.
+func (n *simNode) fillWake() {
+	if n.wakePending {
+		n.w.cov.hit(SitHintCoalesced)
+		return
+	}
+	n.wakePending = true
+	n.w.schedule(event{at: n.w.now, kind: evWake, node: n.idx, inc: n.inc})
+}
+
+// hintFault decides the fault of one hint delivery.
+func (w *world) hintFault(n *simNode, queue string) (HintFault, bool) {
+	if w.chaosOver {
+		return HintFault{}, false
+	}
+	k := hintKey{node: n.idx, inc: n.inc, src: w.src, queue: queue}
+	if w.discover {
+		f, ok := drawHintFault(w.sc, k, w.queueIx[queue])
+		if ok {
+			w.faults.Hints = append(w.faults.Hints, f)
+		}
+		return f, ok
+	}
+	f, ok := w.index.hints[k]
+	return f, ok
+}

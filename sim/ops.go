@@ -1,0 +1,215 @@
+package sim
+
+import (
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/node"
+	"github.com/backwave/backwave/store"
+)
+
+// The errors a faulty path answers a store operation with.
+var (
+	errIsolated = errors.New("sim: node isolated from the store")
+	errUnknown  = errors.New("sim: store operation outcome unknown")
+)
+
+// op is one store operation of a node, from send to response.
+type op struct {
+	ref   OpRef
+	inc   int
+	cmd   node.Command
+	fault OpFault
+	sent  uint64
+	// withheld: held by an isolation until it heals.
+	withheld    bool
+	wasWithheld bool
+	isolated    bool // answered with errIsolated
+
+	jobs    []job.Job
+	renew   []store.RenewResult
+	report  []store.ReportResult
+	expired int
+	err     error
+}
+
+func opID(c node.Command) node.OpID {
+	switch c := c.(type) {
+	case node.Claim:
+		return c.Op
+	case node.Renew:
+		return c.Op
+	case node.Report:
+		return c.Op
+	case node.ExpireLeases:
+		return c.Op
+	case node.Relinquish:
+		return c.Op
+	}
+	return 0
+}
+
+// send carries out a store command. Operations of one node reach the store in
+// the order sent, each after its request delay; with no delay, no isolation
+// and nothing ahead of it, the operation applies at once and its result is
+// returned for the step to feed straight back — exactly the production
+// pump's synchronous round trip.
+func (n *simNode) send(c node.Command) node.Event {
+	w := n.w
+	if r, ok := c.(node.Report); ok {
+		r.Outcomes = slices.Clone(r.Outcomes) // the Driver may reuse the array
+		c = r
+	}
+	o := &op{ref: OpRef{Node: n.idx, Inc: n.inc, Op: uint64(opID(c))}, inc: n.inc, cmd: c}
+	o.fault = w.opFault(o.ref)
+	n.sendSeq++
+	o.sent = n.sendSeq
+	applyAt := w.now.Add(o.fault.ReqDelay.D())
+	if applyAt.Before(n.lastApply) {
+		applyAt = n.lastApply
+	}
+	n.lastApply = applyAt
+	if applyAt.Equal(w.now) && n.pendingApply == 0 && len(n.withheld) == 0 {
+		n.apply(o)
+		if o.withheld {
+			return nil
+		}
+		if res := n.respond(o); res != nil {
+			n.noteResponse(o)
+			return res
+		}
+		return nil
+	}
+	n.pendingApply++
+	w.schedule(event{at: applyAt, kind: evOpApply, node: n.idx, inc: n.inc, op: o})
+	return nil
+}
+
+// opFault decides the fault of one store operation.
+func (w *world) opFault(ref OpRef) OpFault {
+	if w.chaosOver {
+		return OpFault{}
+	}
+	if w.discover {
+		f, ok := drawOpFault(w.sc, ref)
+		if ok {
+			w.faults.Ops = append(w.faults.Ops, f)
+		}
+		return f
+	}
+	return w.index.ops[ref]
+}
+
+// apply is the operation reaching the store: an isolated node's operation is
+// rejected or withheld; otherwise it is applied, unless its outcome is to be
+// lost.
+func (n *simNode) apply(o *op) {
+	w := n.w
+	o.withheld = false
+	if n.isoDepth > 0 {
+		n.isoTouched = true
+		if n.withhold {
+			o.withheld, o.wasWithheld = true, true
+			n.withheld = append(n.withheld, o)
+			w.cov.hit(SitIsolationWithheld)
+			return
+		}
+		o.err, o.isolated = errIsolated, true
+		w.cov.hit(SitIsolationRejected)
+		return
+	}
+	if o.fault.Unknown == UnknownLost {
+		o.err = errUnknown
+		w.cov.hit(SitUnknownLost)
+		return
+	}
+	w.callStore(n, o)
+	if o.fault.Unknown == UnknownApplied && o.err == nil {
+		o.jobs, o.renew, o.report, o.expired = nil, nil, nil, 0
+		o.err = errUnknown
+		w.cov.hit(SitUnknownApplied)
+	}
+}
+
+// respond returns the result event at once, or schedules it after the
+// response delay and returns nil.
+func (n *simNode) respond(o *op) node.Event {
+	w := n.w
+	if d := o.fault.RespDelay.D(); d > 0 {
+		w.schedule(event{at: w.now.Add(d), kind: evOpResponse, node: n.idx, inc: o.inc, op: o})
+		return nil
+	}
+	return o.result(n.now())
+}
+
+// deliver feeds a response to the Driver.
+func (n *simNode) deliver(o *op) {
+	if !n.up || o.inc != n.inc {
+		return
+	}
+	n.noteResponse(o)
+	n.step(o.result(n.now()))
+}
+
+// noteResponse does the pump's bookkeeping on a response.
+func (n *simNode) noteResponse(o *op) {
+	w := n.w
+	if o.sent < n.lastResp {
+		w.cov.hit(SitResponseReordered)
+	}
+	n.lastResp = max(n.lastResp, o.sent)
+	if r, ok := o.cmd.(node.Report); ok {
+		if o.err != nil {
+			w.cov.hit(SitReportRetried)
+			return
+		}
+		for _, oc := range r.Outcomes {
+			delete(n.attempts, oc.Lease)
+		}
+	}
+}
+
+// result is the Driver event that reports the operation, stamped now.
+func (o *op) result(now time.Time) node.Event {
+	switch c := o.cmd.(type) {
+	case node.Claim:
+		return node.ClaimDone{Now: now, Op: c.Op, Jobs: o.jobs, Err: o.err}
+	case node.Renew:
+		return node.RenewDone{Now: now, Op: c.Op, Results: o.renew, Err: o.err}
+	case node.Report:
+		return node.ReportDone{Now: now, Op: c.Op, Results: o.report, Err: o.err}
+	case node.ExpireLeases:
+		return node.ExpireDone{Now: now, Op: c.Op, Expired: o.expired, Err: o.err}
+	case node.Relinquish:
+		return node.RelinquishDone{Now: now, Op: c.Op, Err: o.err}
+	}
+	return nil
+}
+
+// heal ends a Node Isolation episode (or, with all, every healing one at the
+// end of the chaos window): withheld operations reach the store now, in the
+// order sent.
+func (n *simNode) heal(all bool) {
+	w := n.w
+	if n.isoDepth == 0 {
+		return
+	}
+	if all {
+		if n.isoPermanent {
+			n.isoDepth = 1
+			return
+		}
+		n.isoDepth = 0
+	} else if n.isoDepth--; n.isoDepth > 0 {
+		return
+	}
+	w.cov.hit(SitIsolationHealed)
+	for _, o := range n.withheld {
+		n.pendingApply++
+		w.schedule(event{at: w.now, kind: evOpApply, node: n.idx, inc: o.inc, op: o})
+	}
+	n.withheld = nil
+	n.lastApply = w.now
+}

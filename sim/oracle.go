@@ -1,0 +1,276 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/node"
+	"github.com/backwave/backwave/store"
+)
+
+// The safety oracles run as the run goes, at every Fault Level:
+//
+//   - onTransition sees every state change the store applies (memstore's
+//     OnTransition) and checks the edge is legal, that a Cancelled job never
+//     leaves Cancelled, that Attempts only grow and only at a claim, that no
+//     claim takes a Queue past its Concurrency Limit or out of a paused
+//     Queue, that no Attempt's outcome applies twice, and that no expiry
+//     ends a Lease that has not lapsed;
+//   - callStore reads each reported job's (State, Worker, Attempt) before
+//     forwarding a report or renewal and compares it with what the store
+//     said it applied: an outcome applies only for the live holder of that
+//     exact Attempt (Effect-Once), and the live holder is never fenced out;
+//   - simNode.checkHeld holds every Driver to its PoolSize after every step.
+//
+// finish adds the end-of-run checks: no lost job, no orphaned Awaiting
+// Parent, no leaked Concurrency-Limit slot, and Drain-Liveness where the
+// level demands it.
+
+// isOutcome reports whether an edge out of Running is an applied outcome.
+func isOutcome(v core.Via) bool {
+	switch v {
+	case core.ViaSucceed, core.ViaRetry, core.ViaDeadLetter, core.ViaQuarantine, core.ViaCancel:
+		return true
+	}
+	return false
+}
+
+// job returns the tracked state of the job with store id id.
+func (w *world) job(id job.ID) *jobState {
+	if id < 1 || int(id) > len(w.byID) {
+		w.failf(ClassSafety, InvStoreError, "store named unknown job %d", id)
+		return &jobState{}
+	}
+	return &w.jobs[w.byID[id-1]]
+}
+
+// onTransition is the store's OnTransition observer.
+func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
+	js := w.job(id)
+	q := w.wl.jobs[w.byID[id-1]].queue
+	w.cov.edge(e)
+	w.traceEdge(id, e, a)
+	if !core.Legal(e) {
+		w.failf(ClassSafety, InvLegalEdge, "job %d moved along %s, which is not a legal edge", id, e)
+	}
+	if e.From == job.StateCancelled {
+		w.failf(ClassSafety, InvCancelledLeft, "Cancelled job %d left Cancelled along %s", id, e)
+	}
+	switch e.Via {
+	case core.ViaInsert:
+		js.inserted = true
+		w.live++
+	case core.ViaClaim:
+		if a <= js.maxAttempt {
+			w.failf(ClassSafety, InvAttemptMonotonic, "job %d claimed at Attempt %d after Attempt %d", id, a, js.maxAttempt)
+		}
+		js.maxAttempt = a
+	default:
+		if a != js.maxAttempt {
+			w.failf(ClassSafety, InvAttemptMonotonic, "job %d moved along %s with Attempt %d, last charged %d", id, e, a, js.maxAttempt)
+		}
+	}
+	if e.From == job.StateRunning {
+		w.running[q]--
+	}
+	if e.To == job.StateRunning {
+		w.running[q]++
+		if lim := w.limits[q]; lim > 0 && w.running[q] > lim {
+			w.failf(ClassSafety, InvConcurrencyLimit, "claim of job %d took queue %s to %d Running with Concurrency Limit %d", id, w.sc.Queues[q].Name, w.running[q], lim)
+		}
+		if w.paused[q] {
+			w.failf(ClassSafety, InvPausedQueue, "job %d claimed from paused queue %s", id, w.sc.Queues[q].Name)
+		}
+	}
+	if e.From == job.StateRunning && isOutcome(e.Via) {
+		if slices.Contains(js.outcomes, a) {
+			w.failf(ClassSafety, InvEffectOnce, "the outcome of job %d Attempt %d applied twice (now %s)", id, a, e)
+		}
+		js.outcomes = append(js.outcomes, a)
+	}
+	if e.Via == core.ViaExpire && js.leaseExp.After(w.now) {
+		w.failf(ClassSafety, InvLeaseEndedEarly, "job %d@%d expired at %v, its Lease runs to %v", id, a, w.now.Sub(w.start), js.leaseExp.Sub(w.start))
+	}
+	if !e.From.Terminal() && e.To.Terminal() && e.From != job.StateUnknown {
+		w.live--
+	}
+	js.state = e.To
+	w.edgeSituations(e)
+}
+
+// edgeSituations records the Situations an edge reaches.
+func (w *world) edgeSituations(e core.Edge) {
+	switch {
+	case e.Via == core.ViaExpire && e.To == job.StateScheduled:
+		w.cov.hit(SitLeaseExpiredRetry)
+	case e.Via == core.ViaExpire:
+		w.cov.hit(SitLeaseExpiredDeadLetter)
+	case e.Via == core.ViaRelinquish:
+		w.cov.hit(SitRelinquished)
+	case e.Via == core.ViaRetry:
+		w.cov.hit(SitRetryScheduled)
+	case e.From == job.StateRunning && e.To == job.StateCancelled:
+		w.cov.hit(SitCancelledWhileRunning)
+	case e.From == job.StateScheduled && e.To == job.StateCancelled:
+		w.cov.hit(SitCancelledBeforeClaim)
+	}
+	switch e.To {
+	case job.StateQuarantined:
+		w.cov.hit(SitQuarantineReached)
+	case job.StateDeadLettered:
+		w.cov.hit(SitDeadLettered)
+	}
+}
+
+// holds reports whether the store's row shows worker holding exactly l.
+func holds(j *job.Job, worker job.WorkerID, l job.Lease) bool {
+	return j.State == job.StateRunning && j.Worker == worker && j.Attempt == l.Attempt
+}
+
+// callStore makes the store call of one operation on behalf of node n and
+// checks what the store answered.
+func (w *world) callStore(n *simNode, o *op) {
+	w.src = o.ref
+	defer func() { w.src = OpRef{} }()
+	switch c := o.cmd.(type) {
+	case node.Claim:
+		o.jobs, o.err = w.st.JobClaim(w.ctx, store.ClaimParams{Worker: n.worker, Queues: c.Queues, Limit: c.Limit, LeaseDuration: c.LeaseDuration})
+		for i := range o.jobs {
+			w.job(o.jobs[i].ID).leaseExp = o.jobs[i].LeaseExpiresAt
+		}
+		for q, lim := range w.limits {
+			if lim > 0 && w.running[q] >= lim {
+				w.cov.hit(SitLimitSaturated)
+			}
+		}
+	case node.Renew:
+		before := w.readHeld(n.worker, c.Leases)
+		o.renew, o.err = w.st.LeaseRenew(w.ctx, store.RenewParams{Worker: n.worker, Leases: c.Leases, LeaseDuration: c.LeaseDuration})
+		for i, r := range o.renew {
+			renewed := r.Status != store.RenewLost
+			if renewed {
+				w.job(r.Lease.ID).leaseExp = w.now.Add(c.LeaseDuration)
+			} else {
+				w.cov.hit(SitRenewLost)
+			}
+			if i < len(before) && before[i] != renewed {
+				w.failf(ClassSafety, InvFenceExact, "renewal of %s by %s answered %s, but the store's row %s", r.Lease, n.worker, r.Status, heldWord(before[i]))
+			}
+		}
+	case node.Report:
+		leases := make([]job.Lease, len(c.Outcomes))
+		outs := make([]store.Outcome, len(c.Outcomes))
+		for i, oc := range c.Outcomes {
+			leases[i] = oc.Lease
+			outs[i] = store.Outcome{Outcome: oc}
+		}
+		before := w.readHeld(n.worker, leases)
+		o.report, o.err = w.st.OutcomeReport(w.ctx, store.ReportParams{Worker: n.worker, Outcomes: outs})
+		for i, r := range o.report {
+			if i >= len(before) {
+				break
+			}
+			switch {
+			case r.Applied && !before[i]:
+				w.failf(ClassSafety, InvEffectOnce, "outcome %s:%s from %s applied, but the store's row did not show %s holding that Attempt's live Lease", r.Lease, c.Outcomes[i].State, n.worker, n.worker)
+			case !r.Applied && before[i]:
+				w.failf(ClassSafety, InvFenceExact, "outcome %s from %s fenced out, but %s held that Attempt's live Lease", r.Lease, n.worker, n.worker)
+			case !r.Applied:
+				w.cov.hit(SitStaleOutcomeFenced)
+				if n.isoTouched && n.isoDepth == 0 {
+					w.cov.hit(SitIsolationHealedStaleWrite)
+				}
+			}
+		}
+	case node.ExpireLeases:
+		var res store.ExpireResult
+		res, o.err = w.st.LeaseExpire(w.ctx, store.ExpireParams{Queues: c.Queues, Limit: c.Limit})
+		o.expired = len(res.Expired)
+		if c.Limit > 0 && o.expired >= c.Limit {
+			w.cov.hit(SitExpireFullSweep)
+		}
+	case node.Relinquish:
+		_, o.err = w.st.LeaseRelinquish(w.ctx, store.RelinquishParams{Worker: n.worker, Leases: c.Leases})
+	}
+	if o.err != nil {
+		w.failf(ClassSafety, InvStoreError, "%s by %s: %v", o.cmd, n.worker, o.err)
+	}
+}
+
+func heldWord(held bool) string {
+	if held {
+		return "showed it held"
+	}
+	return "showed it not held"
+}
+
+// readHeld reads, for each Lease, whether the store's row shows worker
+// holding it.
+func (w *world) readHeld(worker job.WorkerID, leases []job.Lease) []bool {
+	out := make([]bool, len(leases))
+	for i, l := range leases {
+		j, err := w.st.JobGet(w.ctx, l.ID)
+		if err != nil {
+			w.failf(ClassSafety, InvStoreError, "read job %d: %v", l.ID, err)
+			continue
+		}
+		out[i] = holds(&j, worker, l)
+	}
+	return out
+}
+
+// finish ends the run: drained is true when every job ended terminal.
+func (w *world) finish(drained bool) {
+	w.done = true
+	if drained {
+		if w.hintsDropped > 0 {
+			w.cov.hit(SitHintDroppedButDrained)
+		}
+		if w.chaosOver {
+			w.cov.hit(SitDrainedAfterChaos)
+		}
+		qs, err := w.st.QueueList(w.ctx)
+		w.mustStore(err)
+		for _, q := range qs {
+			if q.Running != 0 {
+				w.failf(ClassSafety, InvSlotLeak, "every job is terminal but queue %s counts %d Running", q.Name, q.Running)
+			}
+		}
+		return
+	}
+	var stuck []string
+	for i := range w.jobs {
+		js := &w.jobs[i]
+		if !js.inserted || js.state.Terminal() {
+			continue
+		}
+		j, err := w.st.JobGet(w.ctx, js.id)
+		if err != nil {
+			w.mustStore(err)
+			return
+		}
+		switch j.State {
+		case job.StateRunning:
+			if j.Worker == "" || j.LeaseExpiresAt.IsZero() {
+				w.failf(ClassSafety, InvLostJob, "job %d is Running with no Lease to expire (worker %q, expiry %v)", j.ID, j.Worker, j.LeaseExpiresAt)
+			}
+		case job.StateScheduled:
+			if j.ScheduledAt.IsZero() {
+				w.failf(ClassSafety, InvLostJob, "job %d is Scheduled with no due time", j.ID)
+			}
+		case job.StateAwaitingParent:
+			w.failf(ClassSafety, InvOrphanedAwaitingParent, "job %d is Awaiting Parent with no parent to release it", j.ID)
+		}
+		if len(stuck) < 5 {
+			stuck = append(stuck, fmt.Sprintf("%d@%d %s queue=%s worker=%q due=%v lease=%v", j.ID, j.Attempt, j.State, j.Queue, j.Worker,
+				j.ScheduledAt.Sub(w.start), j.LeaseExpiresAt.Sub(w.start)))
+		}
+	}
+	if w.sc.Level.LivenessChecked() {
+		w.failf(ClassLiveness, InvDrainLiveness, "%d jobs not terminal %v after the faults ceased (bound %v), e.g. %s",
+			w.live, w.now.Sub(w.start)-w.sc.Chaos.D(), w.bound, strings.Join(stuck, "; "))
+	}
+}

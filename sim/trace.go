@@ -1,0 +1,97 @@
+package sim
+
+import (
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/node"
+)
+
+// The trace hash digests, in order, every event the run processed, every
+// input fed to a Driver, every command a Driver emitted and every state
+// change the store applied. Two runs with the same hash took the same path.
+
+func (w *world) mix(v uint64) { w.trace = mix64(w.trace^v) + 0x632be59bd9b4e019 }
+
+func (w *world) traceEvent(ev *event) {
+	w.mix(uint64(ev.at.Sub(w.start)))
+	w.mix(uint64(ev.kind)<<48 | uint64(ev.node&0xffff)<<32 | uint64(ev.inc&0xffff)<<16 | uint64(ev.idx&0xffff))
+}
+
+func (w *world) traceEdge(id job.ID, e core.Edge, a job.Attempt) {
+	w.mix(uint64(id)<<32 | uint64(a))
+	w.mix(uint64(e.From)<<16 | uint64(e.To)<<8 | uint64(e.Via))
+}
+
+func (w *world) traceInput(n *simNode, ev node.Event) {
+	var code, a, b uint64
+	switch e := ev.(type) {
+	case node.Poll:
+		code = 1
+	case node.Heartbeat:
+		code = 2
+	case node.ClaimDone:
+		code, a, b = 3, uint64(e.Op), uint64(len(e.Jobs))
+		for i := range e.Jobs {
+			w.mix(uint64(e.Jobs[i].ID)<<32 | uint64(e.Jobs[i].Attempt))
+		}
+	case node.RenewDone:
+		code, a, b = 4, uint64(e.Op), uint64(len(e.Results))
+		for _, r := range e.Results {
+			w.mix(uint64(r.Lease.ID)<<8 | uint64(r.Status))
+		}
+	case node.JobDone:
+		code, a, b = 5, uint64(e.Lease.ID)<<16|uint64(e.Lease.Attempt), uint64(e.Result)
+	case node.ReportDone:
+		code, a, b = 6, uint64(e.Op), uint64(len(e.Results))
+		for _, r := range e.Results {
+			v := uint64(r.Lease.ID) << 1
+			if r.Applied {
+				v |= 1
+			}
+			w.mix(v)
+		}
+	case node.ExpireDone:
+		code, a, b = 7, uint64(e.Op), uint64(e.Expired)
+	case node.RelinquishDone:
+		code, a = 8, uint64(e.Op)
+	case node.Stop:
+		code = 9
+	case node.DrainTimeout:
+		code = 10
+	}
+	if ev.At().IsZero() {
+		code |= 1 << 7
+	}
+	w.mix(code<<56 | uint64(n.idx)<<40 | uint64(n.inc)<<24)
+	w.mix(a)
+	w.mix(b)
+	w.mix(uint64(ev.At().UnixNano()))
+}
+
+func (w *world) traceCommand(n *simNode, c node.Command) {
+	var code, a, b uint64
+	switch c := c.(type) {
+	case node.Claim:
+		code, a, b = 1, uint64(c.Op), uint64(c.Limit)
+	case node.Execute:
+		code, a = 2, uint64(c.Job.ID)<<16|uint64(c.Job.Attempt)
+	case node.Renew:
+		code, a, b = 3, uint64(c.Op), uint64(len(c.Leases))
+	case node.Abandon:
+		code, a, b = 4, uint64(c.Lease.ID)<<16|uint64(c.Lease.Attempt), uint64(c.Reason)
+	case node.SignalCancel:
+		code, a = 5, uint64(c.Lease.ID)<<16|uint64(c.Lease.Attempt)
+	case node.Report:
+		code, a, b = 6, uint64(c.Op), uint64(len(c.Outcomes))
+		for _, o := range c.Outcomes {
+			w.mix(uint64(o.Lease.ID)<<16 | uint64(o.Lease.Attempt)<<8 | uint64(o.State))
+		}
+	case node.ExpireLeases:
+		code, a, b = 7, uint64(c.Op), uint64(c.Limit)
+	case node.Relinquish:
+		code, a, b = 8, uint64(c.Op), uint64(len(c.Leases))
+	}
+	w.mix(code<<56 | uint64(n.idx)<<40 | uint64(n.inc)<<24)
+	w.mix(a)
+	w.mix(b)
+}

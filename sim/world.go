@@ -1,0 +1,468 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
+	"github.com/backwave/backwave/store/memstore"
+	"github.com/backwave/backwave/vtime"
+)
+
+// evKind is the kind of a scheduled event.
+type evKind uint8
+
+const (
+	evEnqueue evKind = iota + 1
+	evCancel
+	evQueueAction
+	evQueueUndo
+	evDeployStop
+	evDrainTimeout
+	evStart
+	evPoll
+	evHeartbeat
+	evWake
+	evHintArrive
+	evHandlerDone
+	evOpApply
+	evOpResponse
+	evCrash
+	evIsolate
+	evHeal
+	evSkew
+	evChaosEnd
+	evDeadline
+)
+
+// event is one entry of the event queue, ordered by (at, seq).
+type event struct {
+	at     time.Time
+	seq    uint64
+	kind   evKind
+	node   int
+	inc    int
+	idx    int
+	lease  job.Lease
+	result core.Result
+	op     *op
+}
+
+// eventQueue is a binary min-heap of events by (at, seq).
+type eventQueue []event
+
+func (q eventQueue) less(i, j int) bool {
+	if c := q[i].at.Compare(q[j].at); c != 0 {
+		return c < 0
+	}
+	return q[i].seq < q[j].seq
+}
+
+func (q *eventQueue) push(e event) {
+	*q = append(*q, e)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (q *eventQueue) pop() event {
+	h := *q
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h[last] = event{}
+	h = h[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h) && h.less(l, m) {
+			m = l
+		}
+		if r < len(h) && h.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*q = h
+	return top
+}
+
+// jobState is what the oracles track of one workload job.
+type jobState struct {
+	id         job.ID
+	state      job.State
+	maxAttempt job.Attempt
+	// outcomes lists the Attempts whose outcome the store applied.
+	outcomes []job.Attempt
+	// leaseExp is the store's expiry of the current Lease as the claim and
+	// renewals set it.
+	leaseExp time.Time
+	inserted bool
+}
+
+// eventBudget bounds one run; a run past it is a harness failure.
+const eventBudget = 20_000_000
+
+// world is one run: N nodes, one memstore, one event queue, the oracles.
+type world struct {
+	sc      *Scenario
+	wl      *workload
+	discover bool
+	faults  FaultMap // the map consulted (replay) or recorded (discovery)
+	index   *faultIndex
+
+	ctx   context.Context
+	clock *vtime.Manual
+	start time.Time
+	now   time.Time
+	st    *memstore.Store
+	q     eventQueue
+	seq   uint64
+
+	nodes   []*simNode
+	jobs    []jobState
+	byID    []int // store id - 1 → workload index
+	queueIx map[string]int
+	limits  []int
+	paused  []bool
+	running []int
+
+	live         int // inserted jobs not terminal
+	workloadLeft int // workload events not yet processed
+	chaosOver    bool
+	done         bool
+	deadline     time.Time
+	bound        time.Duration
+
+	src    OpRef // the cause of hints the current store call announces
+	srcSeq int   // the workload call counter
+
+	events  int
+	trace   uint64
+	cov     Coverage
+	fail    *Failure
+	hintsDropped int
+}
+
+// Report is what a run produced.
+type Report struct {
+	// Plan replays the run exactly: a discovery run's Report carries the
+	// Fault Map it recorded.
+	Plan Plan
+	// TraceHash digests every event, command and store result in order: two
+	// runs with the same hash took the same path.
+	TraceHash uint64
+	Events    int
+	// Virtual is how much Virtual Time the run covered.
+	Virtual time.Duration
+	// Drained is true when every job ended terminal.
+	Drained bool
+	// Bound is the Drain-Liveness bound derived at the end of the chaos
+	// window (zero if the run drained before it).
+	Bound time.Duration
+	// States counts the jobs per final state.
+	States   map[job.State]int
+	Coverage Coverage
+}
+
+// Run runs one Plan to its end and returns its Report. A tripped invariant
+// returns a *Failure (with the Report still filled, so its Plan can be
+// saved); nothing panics out of Run and nothing exits the process: a panic
+// anywhere below becomes a ClassCrash failure.
+func Run(p Plan) (Report, error) { return run(p, true) }
+
+// RunUnrecovered is Run without the panic recovery: a panic escapes with its
+// stack. It is for debugging a crash-class failure, never for the VOPR loop.
+func RunUnrecovered(p Plan) (Report, error) { return run(p, false) }
+
+func run(p Plan, recoverPanics bool) (rep Report, err error) {
+	if err := p.Validate(); err != nil {
+		return Report{Plan: p}, err
+	}
+	w := newWorld(&p)
+	if recoverPanics {
+		defer func() {
+			if v := recover(); v != nil {
+				w.failf(ClassCrash, InvPanic, "panic: %v", v)
+				rep, err = w.report(p), w.fail
+			}
+		}()
+	}
+	w.run()
+	rep = w.report(p)
+	if w.fail != nil {
+		return rep, w.fail
+	}
+	return rep, nil
+}
+
+func newWorld(p *Plan) *world {
+	sc := p.Scenario
+	w := &world{
+		sc:      &sc,
+		discover: p.Discover,
+		ctx:     context.Background(),
+		start:   vtime.Epoch,
+		now:     vtime.Epoch,
+		queueIx: make(map[string]int),
+	}
+	if p.Discover {
+		drawEpisodes(w.sc, &w.faults)
+	} else {
+		w.faults = p.Faults.Clone()
+	}
+	w.index = newFaultIndex(&w.faults)
+	w.clock = vtime.NewManual(vtime.Epoch)
+	opts := memstore.Options{Clock: w.clock, OnTransition: w.onTransition}
+	switch sc.Mutation {
+	case MutationFenceIgnoresAttempt:
+		opts.Mutation = memstore.MutationFenceIgnoresAttempt
+	case MutationClaimIgnoresLimit:
+		opts.Mutation = memstore.MutationClaimIgnoresLimit
+	}
+	w.st = memstore.New(opts)
+	w.wl = expandWorkload(w.sc)
+	w.jobs = make([]jobState, len(w.wl.jobs))
+	for i, q := range sc.Queues {
+		w.queueIx[q.Name] = i
+		w.limits = append(w.limits, q.Limit)
+	}
+	w.paused = make([]bool, len(sc.Queues))
+	w.running = make([]int, len(sc.Queues))
+	for i := range sc.Nodes {
+		w.nodes = append(w.nodes, newSimNode(w, i))
+	}
+	return w
+}
+
+// at returns the virtual instant offset d from the start.
+func (w *world) at(d time.Duration) time.Time { return w.start.Add(d) }
+
+// schedule queues an event.
+func (w *world) schedule(e event) {
+	w.seq++
+	e.seq = w.seq
+	w.q.push(e)
+}
+
+func (w *world) failf(class Class, inv, format string, args ...any) {
+	if w.fail != nil {
+		return
+	}
+	w.fail = &Failure{Class: class, Invariant: inv, At: w.now.Sub(w.start), Detail: fmt.Sprintf(format, args...)}
+}
+
+// setup queues the workload, the node starts and the fault episodes.
+func (w *world) setup() {
+	for _, q := range w.sc.Queues {
+		if q.Limit > 0 {
+			w.mustStore(w.st.QueueSetLimit(w.ctx, store.QueueSetLimitParams{Queue: q.Name, Limit: q.Limit}))
+		}
+	}
+	for b, at := range w.wl.batchAt {
+		if len(w.wl.batches[b]) > 0 {
+			w.workload(event{at: w.at(at), kind: evEnqueue, idx: b})
+		}
+	}
+	for i, js := range w.wl.jobs {
+		if js.cancelAt >= 0 {
+			w.workload(event{at: w.at(js.cancelAt), kind: evCancel, idx: i})
+		}
+	}
+	for k, a := range w.wl.actions {
+		w.workload(event{at: w.at(a.at), kind: evQueueAction, idx: k})
+		w.workload(event{at: w.at(a.undo), kind: evQueueUndo, idx: k})
+	}
+	for k, dp := range w.wl.deploys {
+		w.schedule(event{at: w.at(dp.stopAt), kind: evDeployStop, node: dp.node, idx: k})
+	}
+	for i, ns := range w.sc.Nodes {
+		w.schedule(event{at: w.at(ns.StartAt.D()), kind: evStart, node: i, inc: 0})
+	}
+	for k, f := range w.faults.Crashes {
+		w.schedule(event{at: w.at(f.At.D()), kind: evCrash, node: f.Node, idx: k})
+	}
+	for k, f := range w.faults.Isolations {
+		w.schedule(event{at: w.at(f.At.D()), kind: evIsolate, node: f.Node, idx: k})
+	}
+	for k, f := range w.faults.Skews {
+		w.schedule(event{at: w.at(f.At.D()), kind: evSkew, node: f.Node, idx: k})
+	}
+	w.schedule(event{at: w.at(w.sc.Chaos.D()), kind: evChaosEnd})
+}
+
+// workload queues a workload event, which keeps the run going until it is
+// processed.
+func (w *world) workload(e event) {
+	w.workloadLeft++
+	w.schedule(e)
+}
+
+func (w *world) run() {
+	w.setup()
+	for len(w.q) > 0 && w.fail == nil {
+		ev := w.q.pop()
+		if ev.at.After(w.now) {
+			if err := w.clock.Set(ev.at); err != nil {
+				panic(err)
+			}
+			w.now = ev.at
+		}
+		w.events++
+		w.traceEvent(&ev)
+		w.handle(&ev)
+		if w.fail != nil || w.done {
+			return
+		}
+		if w.workloadLeft == 0 && w.live == 0 {
+			w.finish(true)
+			return
+		}
+		if w.events > eventBudget {
+			w.failf(ClassCrash, InvEventBudget, "more than %d events", eventBudget)
+			return
+		}
+	}
+}
+
+func (w *world) handle(ev *event) {
+	switch ev.kind {
+	case evEnqueue:
+		w.workloadLeft--
+		w.enqueue(ev.idx)
+	case evCancel:
+		w.workloadLeft--
+		w.cancel(ev.idx)
+	case evQueueAction, evQueueUndo:
+		w.workloadLeft--
+		w.queueAction(ev.idx, ev.kind == evQueueUndo)
+	case evDeadline:
+		w.finish(false)
+	case evChaosEnd:
+		w.endChaos()
+	case evCrash:
+		w.crash(ev.idx)
+	case evIsolate:
+		w.isolate(ev.idx)
+	case evHeal:
+		w.nodes[ev.node].heal(false)
+	case evSkew:
+		if !w.chaosOver {
+			w.nodes[ev.node].skew = w.faults.Skews[ev.idx].Offset.D()
+			w.cov.hit(SitSkewJump)
+		}
+	default:
+		w.nodes[ev.node].handle(ev)
+	}
+}
+
+// mustStore fails the run on an error from a store call the Simulator made
+// correctly.
+func (w *world) mustStore(err error) {
+	if err != nil {
+		w.failf(ClassSafety, InvStoreError, "%v", err)
+	}
+}
+
+// enqueue inserts one workload batch.
+func (w *world) enqueue(b int) {
+	idxs := w.wl.batches[b]
+	jobs := make([]store.NewJob, len(idxs))
+	for k, i := range idxs {
+		js := &w.wl.jobs[i]
+		jobs[k] = store.NewJob{WireName: "sim", Queue: w.sc.Queues[js.queue].Name, MaxAttempts: js.maxAttempts}
+		if js.future > 0 {
+			jobs[k].ScheduledAt = w.now.Add(js.future)
+		}
+		w.byID = append(w.byID, i)
+		w.jobs[i].id = job.ID(len(w.byID))
+	}
+	w.workloadCall()
+	ids, err := w.st.JobInsertMany(w.ctx, store.InsertManyParams{Jobs: jobs})
+	w.mustStore(err)
+	for k, id := range ids {
+		if id != w.jobs[idxs[k]].id {
+			w.failf(ClassCrash, InvStoreError, "insert returned id %d, expected %d", id, w.jobs[idxs[k]].id)
+		}
+	}
+}
+
+// workloadCall names the next workload store call as the source of the hints
+// it announces.
+func (w *world) workloadCall() {
+	w.srcSeq++
+	w.src = OpRef{Node: -1, Op: uint64(w.srcSeq)}
+}
+
+// cancel is the operator cancel of one job: a live job is asked to stop, a
+// terminal one is left alone.
+func (w *world) cancel(i int) {
+	js := &w.jobs[i]
+	if !js.inserted || js.state.Terminal() {
+		return
+	}
+	if js.state == job.StateRunning {
+		w.cov.hit(SitCancelRequestedRunning)
+	}
+	w.workloadCall()
+	w.mustStore(w.st.RequestCancel(w.ctx, js.id))
+}
+
+// queueAction applies or undoes one pause or set-limit Operator Action.
+func (w *world) queueAction(k int, undo bool) {
+	a := &w.wl.actions[k]
+	name := w.sc.Queues[a.queue].Name
+	w.workloadCall()
+	switch {
+	case a.pause && !undo:
+		w.paused[a.queue] = true
+		w.mustStore(w.st.QueuePause(w.ctx, store.QueueParams{Queue: name}))
+	case a.pause:
+		w.paused[a.queue] = false
+		w.mustStore(w.st.QueueResume(w.ctx, store.QueueParams{Queue: name}))
+	default:
+		limit := a.limit
+		if undo {
+			limit = w.sc.Queues[a.queue].Limit
+		}
+		w.limits[a.queue] = limit
+		w.mustStore(w.st.QueueSetLimit(w.ctx, store.QueueSetLimitParams{Queue: name, Limit: limit}))
+	}
+}
+
+func (w *world) report(p Plan) Report {
+	out := p
+	out.Discover = false
+	out.Faults = w.faults.Clone()
+	out.Faults.sort()
+	rep := Report{
+		Plan:      out,
+		TraceHash: w.trace,
+		Events:    w.events,
+		Virtual:   w.now.Sub(w.start),
+		Drained:   w.live == 0 && w.workloadLeft == 0,
+		Bound:     w.bound,
+		States:    make(map[job.State]int),
+		Coverage:  w.cov,
+	}
+	for i := range w.jobs {
+		if w.jobs[i].inserted {
+			rep.States[w.jobs[i].state]++
+		}
+	}
+	rep.Coverage.Runs = 1
+	rep.Coverage.seal()
+	return rep
+}
