@@ -117,11 +117,11 @@ const eventBudget = 20_000_000
 
 // world is one run: N nodes, one memstore, one event queue, the oracles.
 type world struct {
-	sc      *Scenario
-	wl      *workload
+	sc       *Scenario
+	wl       *workload
 	discover bool
-	faults  FaultMap // the map consulted (replay) or recorded (discovery)
-	index   *faultIndex
+	faults   FaultMap // the map consulted (replay) or recorded (discovery)
+	index    *faultIndex
 
 	ctx   context.Context
 	clock *vtime.Manual
@@ -149,10 +149,10 @@ type world struct {
 	src    OpRef // the cause of hints the current store call announces
 	srcSeq int   // the workload call counter
 
-	events  int
-	trace   uint64
-	cov     Coverage
-	fail    *Failure
+	events       int
+	trace        uint64
+	cov          Coverage
+	fail         *Failure
 	hintsDropped int
 }
 
@@ -211,12 +211,12 @@ func run(p Plan, recoverPanics bool) (rep Report, err error) {
 func newWorld(p *Plan) *world {
 	sc := p.Scenario
 	w := &world{
-		sc:      &sc,
+		sc:       &sc,
 		discover: p.Discover,
-		ctx:     context.Background(),
-		start:   vtime.Epoch,
-		now:     vtime.Epoch,
-		queueIx: make(map[string]int),
+		ctx:      context.Background(),
+		start:    vtime.Epoch,
+		now:      vtime.Epoch,
+		queueIx:  make(map[string]int),
 	}
 	if p.Discover {
 		drawEpisodes(w.sc, &w.faults)
