@@ -94,6 +94,11 @@ func (s *Store) insert(ctx context.Context, q querier, p store.InsertManyParams)
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	for i, nj := range p.Jobs {
+		if err := checkTagText(nj.Tags); err != nil {
+			return nil, fmt.Errorf("job %d: %w", i, err)
+		}
+	}
 	n := len(p.Jobs)
 	if n == 0 {
 		return []job.ID{}, nil

@@ -163,6 +163,7 @@ func TestConformance(t *testing.T) {
 			}
 			storetest.Run(t, newStore)
 			storetest.RunEdges(t, newStore)
+			storetest.RunRoundTrip(t, newStore)
 		})
 	}
 }

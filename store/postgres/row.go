@@ -4,9 +4,12 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
 )
 
 // jobColumns are the columns scanJob reads, in its order, for a job row
@@ -76,6 +79,26 @@ func (r *jobRow) job() (job.Job, error) {
 		j.Tags = job.NormalizeTags(tags)
 	}
 	return j, nil
+}
+
+// pgText returns s as PostgreSQL text can hold it: invalid UTF-8 and NUL
+// bytes become U+FFFD. It is applied to free text a worker reports (Failure
+// Detail, Tag deltas), so that one odd byte never fails a whole batch.
+func pgText(s string) string {
+	if utf8.ValidString(s) && !strings.Contains(s, "\x00") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// checkTagText rejects Tags PostgreSQL text cannot hold (invalid UTF-8).
+func checkTagText(tags []job.Tag) error {
+	for _, t := range tags {
+		if !utf8.ValidString(t.Key) || !utf8.ValidString(t.Value) {
+			return fmt.Errorf("%w: tag %q is not valid UTF-8", store.ErrInvalidParams, t.String())
+		}
+	}
+	return nil
 }
 
 // micros converts a duration to whole microseconds, the precision of a

@@ -1,9 +1,12 @@
 package postgres_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
@@ -79,5 +82,55 @@ func TestSchemaInvalid(t *testing.T) {
 	_, err := postgres.Open(t.Context(), "postgres://nobody@127.0.0.1:1/none", postgres.Options{Schema: "Bad-Name"})
 	if !errors.Is(err, store.ErrInvalidParams) {
 		t.Fatalf("Open with schema Bad-Name: %v, want ErrInvalidParams", err)
+	}
+}
+
+// The default Schema Name runs the statements exactly as written. It gets a
+// database of its own, so it cannot meet another test's (or a developer's)
+// backwave schema.
+func TestDefaultSchema(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, testURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	db := randomSchema(t) + "_db"
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+db); err != nil {
+		t.Fatalf("create a database for the default schema (the test role needs CREATEDB): %v", err)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), testURL(t))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer c.Close(context.Background())
+		if _, err := c.Exec(context.Background(), "DROP DATABASE "+db+" WITH (FORCE)"); err != nil {
+			t.Error(err)
+		}
+	})
+	s, err := postgres.Open(ctx, withPath(t, testURL(t), "/"+db), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Schema() != postgres.DefaultSchema {
+		t.Fatalf("Schema() = %q, want %q", s.Schema(), postgres.DefaultSchema)
+	}
+	id := insert(t, s, "q", 1)[0]
+	jobs, err := s.JobClaim(ctx, store.ClaimParams{Worker: "w", Queues: []string{"q"}, Limit: 1, LeaseDuration: time.Minute})
+	if err != nil || len(jobs) != 1 || jobs[0].ID != id {
+		t.Fatalf("claim = %v, %v", jobs, err)
+	}
+	var tables int
+	other, err := pgx.Connect(ctx, withPath(t, testURL(t), "/"+db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(context.Background())
+	if err := other.QueryRow(ctx, `SELECT count(*) FROM backwave.job WHERE state = 'running'`).Scan(&tables); err != nil || tables != 1 {
+		t.Fatalf("backwave.job holds %d running jobs (%v), want the one claimed", tables, err)
 	}
 }

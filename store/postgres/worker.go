@@ -172,7 +172,7 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 		states[k], vias[k] = o.State.String(), o.Via.String()
 		delays[k] = micros(o.RetryDelay)
 		causes[k] = o.RetryCause.String()
-		details[k] = o.FailureDetail
+		details[k] = pgText(o.FailureDetail)
 		if o.Output != nil {
 			outputs[k] = o.Output
 			if len(o.Output) == 0 {
@@ -181,6 +181,9 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 		}
 	}
 	ords, keys, values := tagArrays(n, func(k int) []job.Tag { return p.Outcomes[sent[k]].TagDelta })
+	for i := range keys {
+		keys[i], values[i] = pgText(keys[i]), pgText(values[i])
+	}
 	err := s.db.query(ctx, s.sql(reportSQL),
 		[]any{s.nowArg(), ids, attempts, states, vias, delays, causes, details, outputs,
 			string(p.Worker), ords, keys, values, !s.opts.DisableNotify},
