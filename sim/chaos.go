@@ -52,6 +52,7 @@ func (w *world) isolate(k int) {
 // Drain-Liveness deadline is set.
 func (w *world) endChaos() {
 	w.chaosOver = true
+	w.live0 = w.live
 	for _, n := range w.nodes {
 		n.heal(true)
 		if !n.up && !n.lost {

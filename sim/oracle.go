@@ -229,7 +229,7 @@ func (w *world) finish(drained bool) {
 		if w.hintsDropped > 0 {
 			w.cov.hit(SitHintDroppedButDrained)
 		}
-		if w.chaosOver {
+		if w.live0 > 0 {
 			w.cov.hit(SitDrainedAfterChaos)
 		}
 		qs, err := w.st.QueueList(w.ctx)

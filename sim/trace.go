@@ -12,17 +12,34 @@ import (
 
 func (w *world) mix(v uint64) { w.trace = mix64(w.trace^v) + 0x632be59bd9b4e019 }
 
+var evNames = [...]string{
+	evEnqueue: "enqueue", evCancel: "operator-cancel", evQueueAction: "queue-action", evQueueUndo: "queue-undo",
+	evDeployStop: "deploy-stop", evDrainTimeout: "drain-timeout", evStart: "start", evPoll: "poll-tick",
+	evHeartbeat: "heartbeat-tick", evWake: "wake", evHintArrive: "hint-arrive", evHandlerDone: "handler-done",
+	evOpApply: "op-apply", evOpResponse: "op-response", evCrash: "crash", evIsolate: "isolate", evHeal: "heal",
+	evSkew: "skew", evChaosEnd: "chaos-end", evDeadline: "deadline",
+}
+
 func (w *world) traceEvent(ev *event) {
+	if w.log != nil && ev.kind != evPoll && ev.kind != evHeartbeat {
+		w.logf("event %s node=%d inc=%d idx=%d lease=%s", evNames[ev.kind], ev.node, ev.inc, ev.idx, ev.lease)
+	}
 	w.mix(uint64(ev.at.Sub(w.start)))
 	w.mix(uint64(ev.kind)<<48 | uint64(ev.node&0xffff)<<32 | uint64(ev.inc&0xffff)<<16 | uint64(ev.idx&0xffff))
 }
 
 func (w *world) traceEdge(id job.ID, e core.Edge, a job.Attempt) {
+	if w.log != nil {
+		w.logf("store job %d@%d %s", id, a, e)
+	}
 	w.mix(uint64(id)<<32 | uint64(a))
 	w.mix(uint64(e.From)<<16 | uint64(e.To)<<8 | uint64(e.Via))
 }
 
 func (w *world) traceInput(n *simNode, ev node.Event) {
+	if w.log != nil {
+		w.logf("%s <- %T %+v", n.worker, ev, ev)
+	}
 	var code, a, b uint64
 	switch e := ev.(type) {
 	case node.Poll:
@@ -69,6 +86,9 @@ func (w *world) traceInput(n *simNode, ev node.Event) {
 }
 
 func (w *world) traceCommand(n *simNode, c node.Command) {
+	if w.log != nil {
+		w.logf("%s -> %s", n.worker, c)
+	}
 	var code, a, b uint64
 	switch c := c.(type) {
 	case node.Claim:

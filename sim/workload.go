@@ -50,7 +50,7 @@ func expandWorkload(sc *Scenario) *workload {
 	wl.batches = make([][]int, nb)
 	for b := range nb {
 		d := newDraw(sc.Seed, tagJob, uint64(1<<32+b))
-		base := chaos * 6 / 10 * time.Duration(b) / time.Duration(nb)
+		base := chaos * 85 / 100 * time.Duration(b) / time.Duration(nb)
 		wl.batchAt[b] = base + d.dur(0, chaos/time.Duration(10*nb)).Round(time.Millisecond)
 	}
 	for i := range sc.Work.Jobs {

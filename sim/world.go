@@ -142,6 +142,7 @@ type world struct {
 	live         int // inserted jobs not terminal
 	workloadLeft int // workload events not yet processed
 	chaosOver    bool
+	live0        int // live jobs when the chaos window ended
 	done         bool
 	deadline     time.Time
 	bound        time.Duration
@@ -149,6 +150,7 @@ type world struct {
 	src    OpRef // the cause of hints the current store call announces
 	srcSeq int   // the workload call counter
 
+	log          func(string)
 	events       int
 	trace        uint64
 	cov          Coverage
@@ -177,21 +179,32 @@ type Report struct {
 	Coverage Coverage
 }
 
+// Options tune a run without changing what it does.
+type Options struct {
+	// Log, if set, receives one line per event, Driver input, command and
+	// state change, in order: the run's story, for reading a replay.
+	Log func(line string)
+}
+
+// RunWith is Run with Options.
+func RunWith(p Plan, opts Options) (Report, error) { return run(p, true, opts) }
+
 // Run runs one Plan to its end and returns its Report. A tripped invariant
 // returns a *Failure (with the Report still filled, so its Plan can be
 // saved); nothing panics out of Run and nothing exits the process: a panic
 // anywhere below becomes a ClassCrash failure.
-func Run(p Plan) (Report, error) { return run(p, true) }
+func Run(p Plan) (Report, error) { return run(p, true, Options{}) }
 
 // RunUnrecovered is Run without the panic recovery: a panic escapes with its
 // stack. It is for debugging a crash-class failure, never for the VOPR loop.
-func RunUnrecovered(p Plan) (Report, error) { return run(p, false) }
+func RunUnrecovered(p Plan, opts Options) (Report, error) { return run(p, false, opts) }
 
-func run(p Plan, recoverPanics bool) (rep Report, err error) {
+func run(p Plan, recoverPanics bool, opts Options) (rep Report, err error) {
 	if err := p.Validate(); err != nil {
 		return Report{Plan: p}, err
 	}
 	w := newWorld(&p)
+	w.log = opts.Log
 	if recoverPanics {
 		defer func() {
 			if v := recover(); v != nil {
@@ -257,10 +270,18 @@ func (w *world) schedule(e event) {
 	w.q.push(e)
 }
 
+// logf writes one line of the run's story when a Log is set.
+func (w *world) logf(format string, args ...any) {
+	if w.log != nil {
+		w.log(fmt.Sprintf("%12v ", w.now.Sub(w.start)) + fmt.Sprintf(format, args...))
+	}
+}
+
 func (w *world) failf(class Class, inv, format string, args ...any) {
 	if w.fail != nil {
 		return
 	}
+	w.logf("FAILURE %s %s: %s", class, inv, fmt.Sprintf(format, args...))
 	w.fail = &Failure{Class: class, Invariant: inv, At: w.now.Sub(w.start), Detail: fmt.Sprintf(format, args...)}
 }
 
@@ -326,7 +347,7 @@ func (w *world) run() {
 		if w.fail != nil || w.done {
 			return
 		}
-		if w.workloadLeft == 0 && w.live == 0 {
+		if w.workloadLeft == 0 && w.live == 0 && w.chaosOver {
 			w.finish(true)
 			return
 		}

@@ -1,0 +1,202 @@
+package sim
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// batterySeeds is how many seeds per Fault Level the fixed battery runs.
+func batterySeeds() uint64 {
+	if testing.Short() {
+		return 15
+	}
+	return 60
+}
+
+// TestBattery is the fixed seed battery CI runs: every seed must pass every
+// oracle of its Fault Level (glossary: Simulator, Fault Level).
+func TestBattery(t *testing.T) {
+	t.Parallel()
+	for _, level := range Levels {
+		t.Run(level.String(), func(t *testing.T) {
+			t.Parallel()
+			var cov Coverage
+			for seed := uint64(1); seed <= batterySeeds(); seed++ {
+				rep, err := Run(NewPlan(seed, level, Size{}))
+				if err != nil {
+					data, _ := rep.Plan.Encode()
+					t.Fatalf("seed %d: %v\n%s\nplan:\n%s", seed, err, rep.Plan.Scenario.Swarm, data)
+				}
+				if level.LivenessChecked() && !rep.Drained {
+					t.Fatalf("seed %d: run ended without draining and without a failure", seed)
+				}
+				cov.Merge(&rep.Coverage)
+			}
+			edges, sits, _ := cov.Counts()
+			t.Logf("%s: %d seeds, %d edges, %d situations", level, cov.Runs, edges, sits)
+		})
+	}
+}
+
+// TestSameSeedSameTrace: one 64-bit seed determines a run; the same seed run
+// twice gives the same trace hash (glossary: Simulator).
+func TestSameSeedSameTrace(t *testing.T) {
+	t.Parallel()
+	for _, level := range Levels {
+		for seed := uint64(100); seed < 106; seed++ {
+			a, errA := Run(NewPlan(seed, level, Size{}))
+			b, errB := Run(NewPlan(seed, level, Size{}))
+			if a.TraceHash != b.TraceHash || a.Events != b.Events || !reflect.DeepEqual(a.Plan, b.Plan) {
+				t.Fatalf("%s seed %d: two runs differ: hash %x/%x events %d/%d", level, seed, a.TraceHash, b.TraceHash, a.Events, b.Events)
+			}
+			if (errA == nil) != (errB == nil) {
+				t.Fatalf("%s seed %d: errors differ: %v / %v", level, seed, errA, errB)
+			}
+		}
+	}
+}
+
+// TestPlanReplaysExactly: a discovery run's Plan, written to JSON and read
+// back, replays with the same trace hash; the Fault Map is consulted at each
+// site by stable identity (glossary: Plan).
+func TestPlanReplaysExactly(t *testing.T) {
+	t.Parallel()
+	replayed := 0
+	for seed := uint64(200); seed < 230; seed++ {
+		level := Levels[seed%3]
+		disc, _ := Run(NewPlan(seed, level, Size{}))
+		data, err := disc.Plan.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := DecodePlan(data)
+		if err != nil {
+			t.Fatalf("seed %d: %v\n%s", seed, err, data)
+		}
+		if p.Discover {
+			t.Fatalf("seed %d: a Report's Plan must be a replay", seed)
+		}
+		rep, _ := Run(p)
+		if rep.TraceHash != disc.TraceHash {
+			t.Fatalf("seed %d (%s, %d faults): replay hash %x, discovery %x", seed, level, p.Faults.Len(), rep.TraceHash, disc.TraceHash)
+		}
+		if p.Faults.Len() > 0 {
+			replayed++
+		}
+	}
+	if replayed < 10 {
+		t.Fatalf("only %d of the plans carried faults; the test proves little", replayed)
+	}
+}
+
+// TestEmptyFaultMapIsCalm: a replay applies no fault on a miss, so a Plan
+// with an empty Fault Map runs exactly as its Scenario with the Swarm
+// switched off (glossary: Plan).
+func TestEmptyFaultMapIsCalm(t *testing.T) {
+	t.Parallel()
+	for seed := uint64(300); seed < 310; seed++ {
+		p := NewPlan(seed, Adversarial, Size{})
+		p.Discover = false
+		a, _ := Run(p)
+		calm := NewPlan(seed, Adversarial, Size{})
+		calm.Scenario.Swarm = Swarm{Shape: "calm"}
+		b, _ := Run(calm)
+		if a.TraceHash != b.TraceHash {
+			t.Fatalf("seed %d: empty-map replay %x differs from a calm discovery %x", seed, a.TraceHash, b.TraceHash)
+		}
+	}
+}
+
+// TestSwarmShapes: the Swarm is a pure function of the seed, stays inside the
+// level's envelope, prints in full, and calm, single-fault and full-chaos
+// configurations all occur (glossary: Swarm).
+func TestSwarmShapes(t *testing.T) {
+	t.Parallel()
+	shapes := map[string]int{}
+	for seed := uint64(0); seed < 300; seed++ {
+		for _, level := range Levels {
+			s := NewSwarm(seed, level)
+			if !reflect.DeepEqual(s, NewSwarm(seed, level)) {
+				t.Fatalf("seed %d: swarm is not a pure function of the seed", seed)
+			}
+			switch level {
+			case Pristine:
+				if len(s.Active()) != 0 {
+					t.Fatalf("pristine swarm has faults: %s", s)
+				}
+			case Recoverable:
+				if s.Loss.On() {
+					t.Fatalf("recoverable swarm may lose nodes for good: %s", s)
+				}
+			}
+			if level == Adversarial {
+				kind, _, _ := strings.Cut(s.Shape, ":")
+				shapes[kind]++
+			}
+			for _, k := range swarmKinds {
+				if !strings.Contains(s.String(), k) {
+					t.Fatalf("String omits %s: %s", k, s)
+				}
+			}
+		}
+	}
+	for _, k := range []string{"calm", "single", "chaos"} {
+		if shapes[k] < 30 {
+			t.Errorf("swarm shape %s occurred %d times in 300 seeds: %v", k, shapes[k], shapes)
+		}
+	}
+}
+
+// TestFaultEnvelopes: Recoverable faults all heal; Adversarial ones may not,
+// but always spare a node (glossary: Fault Level).
+func TestFaultEnvelopes(t *testing.T) {
+	t.Parallel()
+	permanent := 0
+	for seed := uint64(0); seed < 200; seed++ {
+		for _, level := range []Level{Recoverable, Adversarial} {
+			sc := NewScenario(seed, level, Size{})
+			var m FaultMap
+			drawEpisodes(&sc, &m)
+			lost := map[int]bool{}
+			for _, f := range m.Crashes {
+				if f.Permanent {
+					lost[f.Node] = true
+				}
+			}
+			for _, f := range m.Isolations {
+				if f.Permanent {
+					lost[f.Node] = true
+				}
+			}
+			if level == Recoverable && len(lost) > 0 {
+				t.Fatalf("seed %d: recoverable run loses nodes %v", seed, lost)
+			}
+			if len(lost) >= len(sc.Nodes) {
+				t.Fatalf("seed %d: every node lost", seed)
+			}
+			permanent += len(lost)
+		}
+	}
+	if permanent == 0 {
+		t.Fatal("no adversarial run lost a node")
+	}
+}
+
+// TestRunNeverPanics: a broken Plan is an error, not a panic.
+func TestRunNeverPanics(t *testing.T) {
+	t.Parallel()
+	p := NewPlan(1, Recoverable, Size{})
+	p.Scenario.Nodes = nil
+	if _, err := Run(p); !errors.Is(err, ErrInvalidPlan) {
+		t.Fatalf("got %v, want ErrInvalidPlan", err)
+	}
+	p = NewPlan(1, Recoverable, Size{})
+	p.Discover = false
+	p.Faults.Crashes = []CrashFault{{Node: 99, At: Dur(1)}}
+	p.Faults.Isolations = []IsolationFault{{Node: -3, At: Dur(1)}}
+	if _, err := Run(p); err != nil {
+		t.Fatalf("faults on unknown nodes should be ignored: %v", err)
+	}
+}
