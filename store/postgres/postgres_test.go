@@ -5,13 +5,17 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	neturl "net/url"
 	"os"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/backwave/backwave/job"
@@ -149,8 +153,87 @@ func harness(s *postgres.Store, clock *vtime.Manual) storetest.Harness {
 	}
 }
 
+// schemaPool hands the Conformance Suite's tests migrated schemas to reuse:
+// emptying a schema's tables costs a few milliseconds, creating and
+// dropping one a hundred or more. A schema is used by one test at a time;
+// TestMain drops them all at the end.
+type schemaPool struct {
+	mu    sync.Mutex
+	free  []string
+	all   []string
+	admin *pgxpool.Pool
+}
+
+// schemas is the package's pool; only the Conformance Suite's harness uses
+// it, so every other test keeps a schema of its own.
+var schemas schemaPool
+
+// take returns a free schema, or a fresh name for Open to migrate, and gives
+// it back, emptied, when t ends (after the test's own cleanups).
+func (p *schemaPool) take(t testing.TB) (schema string, migrated bool) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		schema, migrated = p.free[n-1], true
+		p.free = p.free[:n-1]
+	} else {
+		schema = randomSchema(t)
+		p.all = append(p.all, schema)
+	}
+	if p.admin == nil {
+		pool, err := pgxpool.New(context.Background(), testURL(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.admin = pool
+	}
+	t.Cleanup(func() { p.give(t, schema) })
+	return schema, migrated
+}
+
+// give empties schema and returns it to the pool; a schema that cannot be
+// emptied is left for TestMain to drop.
+func (p *schemaPool) give(t testing.TB, schema string) {
+	_, err := p.admin.Exec(context.Background(), strings.ReplaceAll(`DELETE FROM S.job; DELETE FROM S.job_payload;
+DELETE FROM S.job_tag; DELETE FROM S.job_transition; DELETE FROM S.queue; ALTER SEQUENCE S.job_id_seq RESTART`, "S.", schema+"."))
+	if err != nil {
+		t.Errorf("empty schema %s for reuse: %v", schema, err)
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.free = append(p.free, schema)
+}
+
+// dropAll drops every schema the pool made.
+func (p *schemaPool) dropAll() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.admin == nil {
+		return nil
+	}
+	defer p.admin.Close()
+	for _, schema := range p.all {
+		if _, err := p.admin.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
+			return fmt.Errorf("drop schema %s: %w", schema, err)
+		}
+	}
+	return nil
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := schemas.dropAll(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = max(code, 1)
+	}
+	os.Exit(code)
+}
+
 // TestConformance runs the Conformance Suite in both connection modes, each
-// test on its own schema, on a clock the suite moves (Options.Now).
+// test on a schema no other running test uses, on a clock the suite moves
+// (Options.Now).
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	testURL(t)
@@ -159,7 +242,8 @@ func TestConformance(t *testing.T) {
 			t.Parallel()
 			newStore := func(t *testing.T) storetest.Harness {
 				clock := vtime.NewManual(vtime.Epoch)
-				return harness(openStore(t, m, postgres.Options{Now: clock.Now}), clock)
+				schema, migrated := schemas.take(t)
+				return harness(openStore(t, m, postgres.Options{Schema: schema, SkipMigrate: migrated, Now: clock.Now}), clock)
 			}
 			storetest.Run(t, newStore)
 			storetest.RunEdges(t, newStore)
