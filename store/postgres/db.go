@@ -8,6 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/backwave/backwave/store"
 )
 
 // The Store runs its SQL through one of two connection modes: a pgx pool
@@ -222,6 +224,23 @@ func (d *sqlDB) inTx(ctx context.Context, fn func(q querier) error) (err error) 
 }
 
 func (d *sqlDB) ping(ctx context.Context) error { return d.db.PingContext(ctx) }
+
+// checkDriver fails unless db's connections are pgx's stdlib ones: the
+// statements pass Go slices as PostgreSQL arrays, which only pgx encodes.
+func (d *sqlDB) checkDriver(ctx context.Context) error {
+	c, err := d.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: connect: %w", err)
+	}
+	defer c.Close()
+	return c.Raw(func(dc any) error {
+		if _, ok := dc.(*stdlib.Conn); !ok {
+			return fmt.Errorf("postgres: %w: the *sql.DB's driver connection is %T; open it with pgx's stdlib driver (driver name \"pgx\" or stdlib.OpenDB)",
+				store.ErrInvalidParams, dc)
+		}
+		return nil
+	})
+}
 
 // connConfig borrows a connection to read its pgx settings; a DB whose
 // driver is not pgx's stdlib has none to give.

@@ -2,6 +2,8 @@ package postgres_test
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net"
@@ -205,3 +207,25 @@ func TestOpenURI(t *testing.T) {
 	}
 	s.Close()
 }
+
+// OpenDB refuses a *sql.DB whose driver is not pgx's stdlib, at Open.
+func TestOpenDBOtherDriver(t *testing.T) {
+	t.Parallel()
+	db := sql.OpenDB(otherConnector{})
+	defer db.Close()
+	if _, err := postgres.OpenDB(t.Context(), db, postgres.Options{}); !errors.Is(err, store.ErrInvalidParams) || !strings.Contains(err.Error(), "stdlib") {
+		t.Fatalf("OpenDB on another driver: %v, want ErrInvalidParams naming pgx's stdlib", err)
+	}
+}
+
+// otherConnector is a database/sql driver that is not pgx.
+type otherConnector struct{}
+
+func (otherConnector) Connect(context.Context) (driver.Conn, error) { return otherConn{}, nil }
+func (otherConnector) Driver() driver.Driver                        { return nil }
+
+type otherConn struct{}
+
+func (otherConn) Prepare(string) (driver.Stmt, error) { return nil, errors.New("not supported") }
+func (otherConn) Close() error                        { return nil }
+func (otherConn) Begin() (driver.Tx, error)           { return nil, errors.New("not supported") }

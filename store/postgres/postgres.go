@@ -130,7 +130,11 @@ func OpenDB(ctx context.Context, db *sql.DB, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return open(ctx, newSQLDB(db, false), schema, opts)
+	d := newSQLDB(db, false)
+	if err := d.checkDriver(ctx); err != nil {
+		return nil, err
+	}
+	return open(ctx, d, schema, opts)
 }
 
 func open(ctx context.Context, db database, schema string, opts Options) (*Store, error) {
