@@ -117,6 +117,9 @@ type Transition struct {
 	FailureDetail string
 }
 
+// Edge returns the state edge the entry records.
+func (t Transition) Edge() core.Edge { return core.Edge{From: t.From, To: t.State, Via: t.Via} }
+
 // JobTransitions returns the job's Transition Log, oldest entry first: one
 // entry per state change since insert. It fails with store.ErrNotFound for
 // an unknown job.

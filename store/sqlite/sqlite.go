@@ -36,8 +36,11 @@ const DefaultSchema = "backwave_"
 
 // Defaults used where Options leaves a field zero.
 const (
+	// DefaultBusyTimeout is how long a write waits for the file's write
+	// lock held by another process.
 	DefaultBusyTimeout = 10 * time.Second
-	DefaultReadConns   = 4
+	// DefaultReadConns is the size of the read pool.
+	DefaultReadConns = 4
 )
 
 // Options configure a Store. The zero value is a working configuration.
