@@ -183,7 +183,7 @@ func TestOpenURI(t *testing.T) {
 	t.Parallel()
 	schema := randomSchema(t)
 	dropSchemaAtCleanup(t, testURL(t), schema)
-	for _, scheme := range postgres.Schemes {
+	for _, scheme := range []string{postgres.Scheme, postgres.SchemeLong} {
 		url := withParam(t, testURL(t), "schema", schema)
 		url = scheme + strings.TrimPrefix(url, url[:strings.Index(url, "://")])
 		s, err := store.Open(t.Context(), url)

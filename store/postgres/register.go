@@ -9,13 +9,15 @@ import (
 	"github.com/backwave/backwave/store"
 )
 
-// Schemes are the URI schemes the package registers with store.Register.
-var Schemes = []string{"postgres", "postgresql"}
+// The URI schemes the package registers with store.Register.
+const (
+	Scheme     = "postgres"
+	SchemeLong = "postgresql"
+)
 
 func init() {
-	for _, scheme := range Schemes {
-		store.Register(scheme, openURI)
-	}
+	store.Register(Scheme, openURI)
+	store.Register(SchemeLong, openURI)
 }
 
 // openURI serves store.Open for postgres:// and postgresql:// URIs. Besides
