@@ -20,28 +20,43 @@ func init() {
 	store.Register(SchemeLong, openURI)
 }
 
-// openURI serves store.Open for postgres:// and postgresql:// URIs. Besides
-// the connection parameters pgx understands, the query may carry the
-// adapter's own settings, which are removed before connecting:
+// ParseURI splits a postgres:// or postgresql:// URI into the connection
+// string pgx understands and the adapter's Options. Besides the connection
+// parameters pgx understands, the query may carry the adapter's own
+// settings, which are removed from the connection string:
 //
 //	schema=NAME     the Schema Name (default backwave)
 //	migrate=false   check the schema version instead of migrating
 //
 // For example postgres://app@db.internal:5432/app?sslmode=require&schema=jobs.
-func openURI(ctx context.Context, u *url.URL) (store.Store, error) {
+func ParseURI(u *url.URL) (connString string, opts Options, err error) {
+	if u.Scheme != Scheme && u.Scheme != SchemeLong {
+		return "", Options{}, fmt.Errorf("postgres: %w: URI scheme %q, want %s or %s", store.ErrInvalidParams, u.Scheme, Scheme, SchemeLong)
+	}
 	c := *u
 	q := c.Query()
-	var opts Options
 	opts.Schema = q.Get("schema")
+	if _, err := checkSchema(opts.Schema); err != nil {
+		return "", Options{}, err
+	}
 	if m := q.Get("migrate"); m != "" {
 		on, err := strconv.ParseBool(m)
 		if err != nil {
-			return nil, fmt.Errorf("postgres: %w: URI parameter migrate=%q: want true or false", store.ErrInvalidParams, m)
+			return "", Options{}, fmt.Errorf("postgres: %w: URI parameter migrate=%q: want true or false", store.ErrInvalidParams, m)
 		}
 		opts.SkipMigrate = !on
 	}
 	q.Del("schema")
 	q.Del("migrate")
 	c.RawQuery = q.Encode()
-	return Open(ctx, c.String(), opts)
+	return c.String(), opts, nil
+}
+
+// openURI serves store.Open for the package's schemes (see ParseURI).
+func openURI(ctx context.Context, u *url.URL) (store.Store, error) {
+	connString, opts, err := ParseURI(u)
+	if err != nil {
+		return nil, err
+	}
+	return Open(ctx, connString, opts)
 }
