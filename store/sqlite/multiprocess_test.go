@@ -41,6 +41,7 @@ const (
 	envLease   = "BACKWAVE_SQLITE_TEST_LEASE"
 	envWork    = "BACKWAVE_SQLITE_TEST_WORK" // how long a handler works
 	envRecords = "BACKWAVE_SQLITE_TEST_RECORDS"
+	envRole    = "BACKWAVE_SQLITE_TEST_ROLE" // "" a worker node, "loop" a bare claim-report loop
 )
 
 // workArgs is the job type of the children.
@@ -66,6 +67,9 @@ func TestMain(m *testing.M) {
 // records file as "id attempt" once the handler returns.
 func runChild(name string) error {
 	ctx := context.Background()
+	if os.Getenv(envRole) == "loop" {
+		return claimLoop(ctx, name)
+	}
 	pool, err := strconv.Atoi(os.Getenv(envPool))
 	if err != nil {
 		return fmt.Errorf("pool: %w", err)
@@ -147,6 +151,33 @@ func runChild(name string) error {
 	return client.Stop(stopCtx)
 }
 
+// claimLoop claims and reports batches of 100 straight through the store,
+// without a Client, until the Queue is empty.
+func claimLoop(ctx context.Context, name string) error {
+	st, err := sqlite.Open(ctx, os.Getenv(envDB), sqlite.Options{})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = st.Close() }()
+	worker := job.WorkerID(name)
+	for {
+		claimed, err := st.JobClaim(ctx, store.ClaimParams{Worker: worker, Queues: []string{os.Getenv(envQueue)}, Limit: 100, LeaseDuration: time.Minute})
+		if err != nil {
+			return err
+		}
+		if len(claimed) == 0 {
+			return nil
+		}
+		outs := make([]store.Outcome, len(claimed))
+		for i, j := range claimed {
+			outs[i] = store.Outcome{Outcome: core.Decide(core.AttemptInfo{Lease: j.Lease(), MaxAttempts: j.MaxAttempts}, core.ResultSucceeded, core.DefaultRetryPolicy)}
+		}
+		if _, err := st.OutcomeReport(ctx, store.ReportParams{Worker: worker, Outcomes: outs}); err != nil {
+			return err
+		}
+	}
+}
+
 // child is one started worker process.
 type child struct {
 	name    string
@@ -157,7 +188,7 @@ type child struct {
 }
 
 // fleet starts n worker children on the file at path.
-func fleet(t testing.TB, path, queue string, n, pool int, lease, work time.Duration) []*child {
+func fleet(t testing.TB, path, queue string, n, pool int, lease, work time.Duration, env ...string) []*child {
 	t.Helper()
 	dir := t.TempDir()
 	var out []*child
@@ -168,6 +199,7 @@ func fleet(t testing.TB, path, queue string, n, pool int, lease, work time.Durat
 		c.cmd.Env = append(os.Environ(),
 			envChild+"="+c.name, envDB+"="+path, envQueue+"="+queue, envPool+"="+strconv.Itoa(pool),
 			envLease+"="+lease.String(), envWork+"="+work.String(), envRecords+"="+c.records)
+		c.cmd.Env = append(c.cmd.Env, env...)
 		c.cmd.Stderr = c.stderr
 		if err := c.cmd.Start(); err != nil {
 			t.Fatalf("start %s: %v", c.name, err)
@@ -476,15 +508,21 @@ func TestMultiProcessConcurrencyLimit(t *testing.T) {
 }
 
 // BenchmarkThroughput measures noop jobs per second worked by one and by
-// three processes sharing one file (each process one Pump with PoolSize 100
-// and claim batches of up to 100). The rate is taken from the Transition
+// three processes sharing one file: "client" processes run a Client (one
+// Pump with PoolSize 100 and claim batches of up to 100), "store" processes
+// a bare loop of JobClaim and OutcomeReport in batches of 100. The rate is taken from the Transition
 // Log, from the first claim to the last outcome, so process start and stop
 // are excluded. Run it by hand, without the race detector:
 //
 //	go test -run '^$' -bench Throughput -benchtime 30000x ./store/sqlite
 func BenchmarkThroughput(b *testing.B) {
-	for _, procs := range []int{1, 3} {
-		b.Run(fmt.Sprintf("processes=%d", procs), func(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		procs int
+		role  string
+	}{{"client/processes=1", 1, ""}, {"client/processes=3", 3, ""}, {"store/processes=1", 1, "loop"}, {"store/processes=3", 3, "loop"}} {
+		procs := bc.procs
+		b.Run(bc.name, func(b *testing.B) {
 			ctx := context.Background()
 			path := filepath.Join(b.TempDir(), "jobs.db")
 			st, err := sqlite.Open(ctx, path, sqlite.Options{})
@@ -503,7 +541,7 @@ func BenchmarkThroughput(b *testing.B) {
 				left -= len(jobs)
 			}
 			b.ResetTimer()
-			for _, c := range fleet(b, path, "work", procs, 100, 30*time.Second, 0) {
+			for _, c := range fleet(b, path, "work", procs, 100, 30*time.Second, 0, envRole+"="+bc.role) {
 				c.wait(b, 5*time.Minute)
 			}
 			b.StopTimer()
