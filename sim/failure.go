@@ -73,6 +73,24 @@ const (
 	// InvLivelock: one step of a node did not settle (commands kept coming
 	// at one instant of Virtual Time).
 	InvLivelock = "livelock"
+	// InvClaimedBeforeDue: a job was claimed before its due time.
+	InvClaimedBeforeDue = "claimed-before-due"
+	// InvAttemptCeiling: a claim charged an Attempt past the job's attempt
+	// ceiling.
+	InvAttemptCeiling = "attempt-ceiling"
+	// InvQueueScope: a claim or a lease-expiry sweep touched a job outside
+	// the Queues it named.
+	InvQueueScope = "queue-scope"
+	// InvCancelWithoutRequest: a job ended Cancelled though no operator
+	// asked.
+	InvCancelWithoutRequest = "cancel-without-request"
+	// InvOutcomeDecision: a reported outcome is not what the Core decides
+	// for the Attempt's result (checked against a simple twin of
+	// core.Decide).
+	InvOutcomeDecision = "outcome-decision"
+	// InvRetryCause: a job's stored Retry Cause is not the one its last
+	// retry or expiry set (the sticky rule).
+	InvRetryCause = "retry-cause"
 	// InvPanic: a panic escaped the Driver, the store or the harness.
 	InvPanic = "panic"
 	// InvEventBudget: the run processed more events than its budget.

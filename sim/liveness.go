@@ -39,7 +39,8 @@ import (
 // is Running under); W_q sums W_j over the live jobs of Queue q and W over
 // all. One Attempt occupies a Worker for at most P (the claim waits for a
 // Poll) + D (the handler) + F (the flush). At most c_q Attempts of q run at
-// once: its Concurrency Limit, or the pool of every node that is not lost.
+// once: its Concurrency Limit, or the pools of the nodes serving q that are
+// not lost.
 // Serialising the Queues one after another over their c_q Workers bounds
 // the busy time; the remaining time is spent with no job due, which happens
 // only while every live job waits out a backoff, at most B + P before the
@@ -70,13 +71,15 @@ func (w *world) drainBound() (anchor time.Time, bound time.Duration) {
 
 	t1 := inflight + sc.Lease.D() + maint + poll + 2*skew + drain + 500*time.Millisecond
 
-	pool := 0
+	pool := make([]int, len(sc.Queues))
 	for _, n := range w.nodes {
-		if !n.lost && !n.isoPermanent {
-			pool += n.spec.PoolSize
+		if n.lost || n.isoPermanent {
+			continue
+		}
+		for _, q := range n.spec.Policy.Queues {
+			pool[w.queueIx[q]] += n.spec.PoolSize
 		}
 	}
-	pool = max(pool, 1)
 	work := make([]int, len(sc.Queues))
 	total := 0
 	anchor = w.now
@@ -106,7 +109,7 @@ func (w *world) drainBound() (anchor time.Time, bound time.Duration) {
 		if wq == 0 {
 			continue
 		}
-		c := pool
+		c := max(pool[q], 1)
 		if lim := w.limits[q]; lim > 0 {
 			c = min(c, lim)
 		}

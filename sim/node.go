@@ -14,6 +14,10 @@ import (
 type attempt struct {
 	done bool
 	plan attemptPlan
+	// result is what the handler returned; signalled is set once the
+	// Driver asked it to stop.
+	result    core.Result
+	signalled bool
 }
 
 // simNode is one node: the production Driver plus the Simulator's pump,
@@ -101,7 +105,7 @@ func (n *simNode) handle(ev *event) {
 		if a == nil || a.done {
 			return // abandoned, or already returned: the result is dropped
 		}
-		a.done = true
+		a.done, a.result = true, ev.result
 		n.step(node.JobDone{Now: n.now(), Lease: ev.lease, Result: ev.result})
 	case evOpApply:
 		n.pendingApply--
@@ -237,6 +241,9 @@ func (n *simNode) do(c node.Command) node.Event {
 		}
 	case node.SignalCancel:
 		w.cov.hit(SitCancelSignalled)
+		if a := n.attempts[c.Lease]; a != nil {
+			a.signalled = true
+		}
 		if a := n.attempts[c.Lease]; a != nil && !a.done && !a.plan.ignoreCancel {
 			w.schedule(event{at: w.now.Add(a.plan.reaction), kind: evHandlerDone, node: n.idx, inc: n.inc, lease: c.Lease, result: core.ResultFailed})
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
@@ -68,6 +69,15 @@ func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
 			w.failf(ClassSafety, InvAttemptMonotonic, "job %d claimed at Attempt %d after Attempt %d", id, a, js.maxAttempt)
 		}
 		js.maxAttempt = a
+		if int(a) > w.wl.jobs[w.byID[id-1]].maxAttempts {
+			w.failf(ClassSafety, InvAttemptCeiling, "job %d claimed at Attempt %d past its ceiling %d", id, a, w.wl.jobs[w.byID[id-1]].maxAttempts)
+		}
+		if js.due.After(w.now) {
+			w.failf(ClassSafety, InvClaimedBeforeDue, "job %d claimed at %v, due at %v", id, w.now.Sub(w.start), js.due.Sub(w.start))
+		}
+		if !slices.Contains(w.scope, w.sc.Queues[q].Name) {
+			w.failf(ClassSafety, InvQueueScope, "job %d of queue %s claimed by a claim naming %v", id, w.sc.Queues[q].Name, w.scope)
+		}
 	default:
 		if a != js.maxAttempt {
 			w.failf(ClassSafety, InvAttemptMonotonic, "job %d moved along %s with Attempt %d, last charged %d", id, e, a, js.maxAttempt)
@@ -91,8 +101,27 @@ func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
 		}
 		js.outcomes = append(js.outcomes, a)
 	}
-	if e.Via == core.ViaExpire && js.leaseExp.After(w.now) {
-		w.failf(ClassSafety, InvLeaseEndedEarly, "job %d@%d expired at %v, its Lease runs to %v", id, a, w.now.Sub(w.start), js.leaseExp.Sub(w.start))
+	if e.Via == core.ViaExpire {
+		if js.leaseExp.After(w.now) {
+			w.failf(ClassSafety, InvLeaseEndedEarly, "job %d@%d expired at %v, its Lease runs to %v", id, a, w.now.Sub(w.start), js.leaseExp.Sub(w.start))
+		}
+		if !slices.Contains(w.scope, w.sc.Queues[q].Name) {
+			w.failf(ClassSafety, InvQueueScope, "job %d of queue %s expired by a sweep naming %v", id, w.sc.Queues[q].Name, w.scope)
+		}
+	}
+	if e.To == job.StateCancelled && !js.cancelRequested {
+		w.failf(ClassSafety, InvCancelWithoutRequest, "job %d moved along %s with no operator cancel", id, e)
+	}
+	switch e.Via {
+	case core.ViaRetry:
+		js.cause = job.RetryCauseHandlerFailed
+	case core.ViaExpire:
+		js.cause = job.RetryCauseLeaseExpired
+		js.due = w.now
+	case core.ViaRelinquish:
+		js.due = w.now
+	case core.ViaRequeue:
+		js.cause = job.RetryCauseNone
 	}
 	if !e.From.Terminal() && e.To.Terminal() && e.From != job.StateUnknown {
 		w.live--
@@ -134,9 +163,10 @@ func holds(j *job.Job, worker job.WorkerID, l job.Lease) bool {
 // checks what the store answered.
 func (w *world) callStore(n *simNode, o *op) {
 	w.src = o.ref
-	defer func() { w.src = OpRef{} }()
+	defer func() { w.src, w.scope = OpRef{}, nil }()
 	switch c := o.cmd.(type) {
 	case node.Claim:
+		w.scope = c.Queues
 		o.jobs, o.err = w.st.JobClaim(w.ctx, store.ClaimParams{Worker: n.worker, Queues: c.Queues, Limit: c.Limit, LeaseDuration: c.LeaseDuration})
 		for i := range o.jobs {
 			w.job(o.jobs[i].ID).leaseExp = o.jobs[i].LeaseExpiresAt
@@ -167,11 +197,17 @@ func (w *world) callStore(n *simNode, o *op) {
 			leases[i] = oc.Lease
 			outs[i] = store.Outcome{Outcome: oc}
 		}
+		for _, oc := range c.Outcomes {
+			w.checkDecision(n, oc)
+		}
 		before := w.readHeld(n.worker, leases)
 		o.report, o.err = w.st.OutcomeReport(w.ctx, store.ReportParams{Worker: n.worker, Outcomes: outs})
 		for i, r := range o.report {
 			if i >= len(before) {
 				break
+			}
+			if r.Applied && c.Outcomes[i].State == job.StateScheduled {
+				w.job(r.Lease.ID).due = w.now.Add(c.Outcomes[i].RetryDelay)
 			}
 			switch {
 			case r.Applied && !before[i]:
@@ -187,16 +223,54 @@ func (w *world) callStore(n *simNode, o *op) {
 		}
 	case node.ExpireLeases:
 		var res store.ExpireResult
+		w.scope = c.Queues
 		res, o.err = w.st.LeaseExpire(w.ctx, store.ExpireParams{Queues: c.Queues, Limit: c.Limit})
 		o.expired = len(res.Expired)
 		if c.Limit > 0 && o.expired >= c.Limit {
 			w.cov.hit(SitExpireFullSweep)
 		}
 	case node.Relinquish:
-		_, o.err = w.st.LeaseRelinquish(w.ctx, store.RelinquishParams{Worker: n.worker, Leases: c.Leases})
+		before := w.readHeld(n.worker, c.Leases)
+		var res store.RelinquishResult
+		res, o.err = w.st.LeaseRelinquish(w.ctx, store.RelinquishParams{Worker: n.worker, Leases: c.Leases})
+		for i, l := range c.Leases {
+			if done := slices.Contains(res.Relinquished, l); o.err == nil && done != before[i] {
+				w.failf(ClassSafety, InvFenceExact, "Relinquish of %s by %s: relinquished=%v, but the store's row %s", l, n.worker, done, heldWord(before[i]))
+			}
+		}
 	}
 	if o.err != nil {
 		w.failf(ClassSafety, InvStoreError, "%s by %s: %v", o.cmd, n.worker, o.err)
+	}
+}
+
+// checkDecision holds a reported outcome to a deliberately simple twin of
+// core.Decide, fed with what the handler returned and whether the Driver
+// signalled it to stop.
+func (w *world) checkDecision(n *simNode, oc core.Outcome) {
+	a := n.attempts[oc.Lease]
+	if a == nil || !a.done {
+		return
+	}
+	maxAttempts := w.wl.jobs[w.byID[oc.Lease.ID-1]].maxAttempts
+	var want job.State
+	switch {
+	case a.result == core.ResultSucceeded:
+		want = job.StateSucceeded
+	case a.result == core.ResultUnroutable:
+		want = job.StateQuarantined
+	case a.signalled:
+		want = job.StateCancelled
+	case a.result == core.ResultFailedPermanently || int(oc.Lease.Attempt) >= maxAttempts:
+		want = job.StateDeadLettered
+	default:
+		want = job.StateScheduled
+	}
+	if oc.State != want {
+		w.failf(ClassSafety, InvOutcomeDecision, "%s: handler returned %s (signalled=%v, ceiling %d) and the outcome is %s, want %s", oc.Lease, a.result, a.signalled, maxAttempts, oc.State, want)
+	}
+	if top := time.Duration(float64(w.sc.Retry.Max.D()) * (1 + w.sc.Retry.Jitter)); oc.RetryDelay < 0 || oc.RetryDelay > top {
+		w.failf(ClassSafety, InvOutcomeDecision, "%s: retry delay %v outside [0, %v]", oc.Lease, oc.RetryDelay, top)
 	}
 }
 
@@ -225,6 +299,17 @@ func (w *world) readHeld(worker job.WorkerID, leases []job.Lease) []bool {
 // finish ends the run: drained is true when every job ended terminal.
 func (w *world) finish(drained bool) {
 	w.done = true
+	for i := range w.jobs {
+		js := &w.jobs[i]
+		if !js.inserted {
+			continue
+		}
+		j, err := w.st.JobGet(w.ctx, js.id)
+		w.mustStore(err)
+		if j.RetryCause != js.cause {
+			w.failf(ClassSafety, InvRetryCause, "job %d ended %s with Retry Cause %q, want %q", js.id, j.State, j.RetryCause, js.cause)
+		}
+	}
 	if drained {
 		if w.hintsDropped > 0 {
 			w.cov.hit(SitHintDroppedButDrained)

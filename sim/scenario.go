@@ -202,6 +202,10 @@ func newNodeSpec(seed uint64, i int, lease time.Duration, queues []QueueSpec) No
 		j := d.intn(k + 1)
 		names[k], names[j] = names[j], names[k]
 	}
+	// Node 0 serves every Queue; another node may serve only some.
+	if i > 0 && len(names) > 1 && d.chance(0.3) {
+		names = names[:d.between(1, len(names)-1)]
+	}
 	ns.Policy = PolicySpec{Kind: "strict", Queues: names}
 	if d.chance(0.5) {
 		ns.Policy.Kind = "weighted"

@@ -110,6 +110,12 @@ type jobState struct {
 	// renewals set it.
 	leaseExp time.Time
 	inserted bool
+	// due is when the job may next be claimed, as its insert, retry,
+	// expiry or Relinquish set it.
+	due time.Time
+	// cause is the Retry Cause the sticky rule says the job carries.
+	cause           job.RetryCause
+	cancelRequested bool
 }
 
 // eventBudget bounds one run; a run past it is a harness failure.
@@ -147,8 +153,9 @@ type world struct {
 	deadline     time.Time
 	bound        time.Duration
 
-	src    OpRef // the cause of hints the current store call announces
-	srcSeq int   // the workload call counter
+	scope  []string // the Queues the current claim or expiry sweep names
+	src    OpRef    // the cause of hints the current store call announces
+	srcSeq int      // the workload call counter
 
 	log          func(string)
 	events       int
@@ -404,8 +411,10 @@ func (w *world) enqueue(b int) {
 	for k, i := range idxs {
 		js := &w.wl.jobs[i]
 		jobs[k] = store.NewJob{WireName: "sim", Queue: w.sc.Queues[js.queue].Name, MaxAttempts: js.maxAttempts}
+		w.jobs[i].due = w.now
 		if js.future > 0 {
 			jobs[k].ScheduledAt = w.now.Add(js.future)
+			w.jobs[i].due = jobs[k].ScheduledAt
 		}
 		w.byID = append(w.byID, i)
 		w.jobs[i].id = job.ID(len(w.byID))
@@ -438,6 +447,7 @@ func (w *world) cancel(i int) {
 		w.cov.hit(SitCancelRequestedRunning)
 	}
 	w.workloadCall()
+	js.cancelRequested = true
 	w.mustStore(w.st.RequestCancel(w.ctx, js.id))
 }
 
