@@ -41,7 +41,7 @@ const (
 	envLease   = "BACKWAVE_SQLITE_TEST_LEASE"
 	envWork    = "BACKWAVE_SQLITE_TEST_WORK" // how long a handler works
 	envRecords = "BACKWAVE_SQLITE_TEST_RECORDS"
-	envRole    = "BACKWAVE_SQLITE_TEST_ROLE" // "" a worker node, "loop" a bare claim-report loop
+	envRole    = "BACKWAVE_SQLITE_TEST_ROLE" // "" a worker node, "loop" a bare claim-report loop, "migrate" one Migrate
 )
 
 // workArgs is the job type of the children.
@@ -67,8 +67,16 @@ func TestMain(m *testing.M) {
 // records file as "id attempt" once the handler returns.
 func runChild(name string) error {
 	ctx := context.Background()
-	if os.Getenv(envRole) == "loop" {
+	switch os.Getenv(envRole) {
+	case "loop":
 		return claimLoop(ctx, name)
+	case "migrate":
+		res, err := sqlite.Migrate(ctx, os.Getenv(envDB), sqlite.Options{})
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(os.Stdout, "from=%d to=%d applied=%d\n", res.From, res.To, len(res.Applied))
+		return err
 	}
 	pool, err := strconv.Atoi(os.Getenv(envPool))
 	if err != nil {
@@ -183,6 +191,7 @@ type child struct {
 	name    string
 	cmd     *exec.Cmd
 	stderr  *bytes.Buffer
+	stdout  bytes.Buffer
 	records string
 	done    chan error
 }
@@ -201,6 +210,7 @@ func fleet(t testing.TB, path, queue string, n, pool int, lease, work time.Durat
 			envLease+"="+lease.String(), envWork+"="+work.String(), envRecords+"="+c.records)
 		c.cmd.Env = append(c.cmd.Env, env...)
 		c.cmd.Stderr = c.stderr
+		c.cmd.Stdout = &c.stdout
 		if err := c.cmd.Start(); err != nil {
 			t.Fatalf("start %s: %v", c.name, err)
 		}
@@ -560,5 +570,31 @@ func BenchmarkThroughput(b *testing.B) {
 			span := time.Duration(last-first) * time.Microsecond
 			b.ReportMetric(float64(b.N)/span.Seconds(), "jobs/s")
 		})
+	}
+}
+
+// TestMultiProcessMigrate: processes migrating one fresh file at once are
+// ordered by its write lock; exactly one applies the migrations and the
+// others find nothing to do (glossary, Coordinated Migration).
+func TestMultiProcessMigrate(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "jobs.db")
+	kids := fleet(t, path, "work", 4, 1, time.Second, 0, envRole+"=migrate")
+	applied := 0
+	for _, c := range kids {
+		c.wait(t, 60*time.Second)
+		var from, to, n int
+		if _, err := fmt.Sscanf(c.stdout.String(), "from=%d to=%d applied=%d", &from, &to, &n); err != nil {
+			t.Fatalf("%s printed %q: %v", c.name, c.stdout.String(), err)
+		}
+		if to != sqlite.LatestSchemaVersion() {
+			t.Fatalf("%s ended at version %d", c.name, to)
+		}
+		if n > 0 {
+			applied++
+		}
+	}
+	if applied != 1 {
+		t.Fatalf("%d processes applied migrations, want exactly 1", applied)
 	}
 }
