@@ -28,6 +28,11 @@ import (
 // lower the count, so a claim that missed one is conservative, never over.
 // A limit set while a claim runs applies from the next claim: like a lowered
 // limit, it revokes no Lease.
+//
+// The price of an exact cluster-wide count: every claim that names a limited
+// Queue waits its turn on that Queue's row, even one that ends up leasing
+// only from other Queues, for as long as the claim transaction lasts (one
+// statement). Claims that name no limited Queue are unaffected.
 
 const claimLockSQL = `SELECT q.name FROM backwave.queue q
 WHERE q.name = ANY($1::text[]) AND q.concurrency_limit > 0
@@ -40,8 +45,9 @@ FOR UPDATE`
 // what its Concurrency Limit leaves) less the due jobs the Queues before it
 // showed in this statement's snapshot, so a claim locks rows of a later
 // Queue only when the earlier ones look short; under contention it may
-// lease fewer than it could, never more. Each job's Attempt is charged, its Lease runs until now + $5 µs,
-// and its claim enters the Transition Log. Rows come back in claim order.
+// lease fewer than it could, never more. Each job's Attempt is charged, its
+// Lease runs until now + $5 µs, and its claim enters the Transition Log.
+// Rows come back with their Queue's place in $2, for sorting.
 const claimSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
 queues AS (
     SELECT DISTINCT ON (u.name) u.name, u.ord, q.concurrency_limit
