@@ -119,6 +119,10 @@ func seedsCmd(args []string, stdout, stderr io.Writer) (int, error) {
 				if it.mutated {
 					it.plan = sim.Mutate(it.plan, r)
 				}
+				if c.verbose {
+					sc := &it.plan.Scenario
+					v.say(fmt.Sprintf("run seed=%d level=%s nodes=%d jobs=%d mutated=%v\n%s\n", sc.Seed, sc.Level, len(sc.Nodes), sc.Work.Jobs, it.mutated, sc.Swarm))
+				}
 				start := time.Now()
 				rep, err := sim.Run(it.plan)
 				results <- outcome{item: it, rep: rep, err: err, took: time.Since(start)}
@@ -153,6 +157,8 @@ func seedsCmd(args []string, stdout, stderr io.Writer) (int, error) {
 type voprRun struct {
 	cfg    seedsConfig
 	stdout io.Writer
+
+	outMu sync.Mutex // serializes writes to stdout
 
 	mu     sync.Mutex
 	union  sim.Coverage
@@ -209,7 +215,7 @@ func (v *voprRun) collect(o outcome) error {
 	v.union.Merge(&o.rep.Coverage)
 	v.mu.Unlock()
 	if v.cfg.verbose {
-		fmt.Fprintf(v.stdout, "seed %d %s %s: err=%v events=%d took=%v\n", sc.Seed, sc.Level, sc.Swarm, o.err, o.rep.Events, o.took.Round(time.Microsecond))
+		v.say(fmt.Sprintf("done seed=%d level=%s err=%v events=%d took=%v\n", sc.Seed, sc.Level, o.err, o.rep.Events, o.took.Round(time.Microsecond)))
 	}
 	if o.err == nil {
 		return nil
@@ -229,9 +235,16 @@ func (v *voprRun) collect(o outcome) error {
 	if err := writePlan(path, o.rep.Plan); err != nil {
 		return err
 	}
-	fmt.Fprintf(v.stdout, "FAIL %s seed=%d level=%s: %s %s at %v: %s\n%s\nwrote %s\n",
-		kind, sc.Seed, sc.Level, f.Class, f.Invariant, f.At, firstLine(f.Detail), sc.Swarm, path)
+	v.say(fmt.Sprintf("FAIL %s seed=%d level=%s: %s %s at %v: %s\n%s\nwrote %s\n",
+		kind, sc.Seed, sc.Level, f.Class, f.Invariant, f.At, firstLine(f.Detail), sc.Swarm, path))
 	return nil
+}
+
+// say writes one message to stdout from any goroutine.
+func (v *voprRun) say(msg string) {
+	v.outMu.Lock()
+	defer v.outMu.Unlock()
+	fmt.Fprint(v.stdout, msg)
 }
 
 func firstLine(s string) string {
@@ -248,8 +261,8 @@ func (v *voprRun) progress(elapsed time.Duration) {
 	edges, sits, pairs := v.union.Counts()
 	corpus := len(v.corpus)
 	v.mu.Unlock()
-	fmt.Fprintf(v.stdout, "… %d runs in %v (%.1f runs/s), %d failures; coverage %d edges, %d situations, %d pairs; corpus %d\n",
-		v.total, elapsed.Round(time.Second), float64(v.total)/elapsed.Seconds(), v.failures, edges, sits, pairs, corpus)
+	v.say(fmt.Sprintf("… %d runs in %v (%.1f runs/s), %d failures; coverage %d edges, %d situations, %d pairs; corpus %d\n",
+		v.total, elapsed.Round(time.Second), float64(v.total)/elapsed.Seconds(), v.failures, edges, sits, pairs, corpus))
 }
 
 func (v *voprRun) summary(elapsed time.Duration) {
