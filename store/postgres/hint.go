@@ -120,6 +120,9 @@ func (h *hub) listenOnce(ctx context.Context) error {
 	// A config copied from a live connection carries that connection's
 	// notification handler; this one must buffer its own.
 	cfg.OnNotification = nil
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = make(map[string]string)
+	}
 	cfg.RuntimeParams["application_name"] = "backwave-hints:" + h.s.schema
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
