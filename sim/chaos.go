@@ -1,9 +1,5 @@
 package sim
 
-import (
-	"time"
-)
-
 // crash applies a crash fault: the node's Driver, outcome buffer and
 // handlers are lost; it restarts after the fault's Down with a fresh Driver
 // and a new worker id, unless the crash is permanent.
@@ -63,13 +59,4 @@ func (w *world) endChaos() {
 	w.bound = bound
 	w.deadline = anchor.Add(bound)
 	w.schedule(event{at: w.deadline, kind: evDeadline})
-}
-
-// maxDur returns the largest of ds.
-func maxDur(ds ...time.Duration) time.Duration {
-	var m time.Duration
-	for _, d := range ds {
-		m = max(m, d)
-	}
-	return m
 }

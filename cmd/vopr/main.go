@@ -95,15 +95,3 @@ func worse(a, b int) int {
 	}
 	return a
 }
-
-// failureCode returns the exit code of a run's error.
-func failureCode(err error) int {
-	var f *sim.Failure
-	if errors.As(err, &f) {
-		return classCode(f.Class)
-	}
-	if err != nil {
-		return exitCrash
-	}
-	return exitOK
-}
