@@ -109,7 +109,13 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	if err := s.ready(ctx); err != nil {
 		return 0, err
 	}
-	return schemaVersion(ctx, s.r, s.schema)
+	var v int
+	err := s.busyRetry(ctx, func() error {
+		var err error
+		v, err = schemaVersion(ctx, s.r, s.schema)
+		return err
+	})
+	return v, err
 }
 
 // querier is what both *sql.DB and *sql.Tx offer.
@@ -197,7 +203,7 @@ func Migrate(ctx context.Context, path string, opts Options) (MigrateResult, err
 		return MigrateResult{}, err
 	}
 	defer func() { _ = s.Close() }()
-	if err := s.w.PingContext(ctx); err != nil {
+	if err := s.busyRetry(ctx, func() error { return s.w.PingContext(ctx) }); err != nil {
 		return MigrateResult{}, openError(path, err)
 	}
 	res, err := s.Migrate(ctx)

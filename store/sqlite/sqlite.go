@@ -8,11 +8,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	// The pure-Go SQLite driver, registered with database/sql as "sqlite".
+	"modernc.org/sqlite"
+
 	"github.com/backwave/backwave/store"
 	"github.com/backwave/backwave/vtime"
-
-	// The pure-Go SQLite driver, registered as "sqlite".
-	_ "modernc.org/sqlite"
 )
 
 // Synchronous is the SQLite synchronous setting of a store's connections:
@@ -194,7 +194,7 @@ func connect(path string, opts Options) (*Store, error) {
 
 // start checks the file and the schema, migrating unless told not to.
 func (s *Store) start(ctx context.Context) error {
-	if err := s.w.PingContext(ctx); err != nil {
+	if err := s.busyRetry(ctx, func() error { return s.w.PingContext(ctx) }); err != nil {
 		return openError(s.path, err)
 	}
 	v, err := s.SchemaVersion(ctx)
@@ -253,7 +253,7 @@ func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) erro
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx, s.w, nil)
 	if err != nil {
 		return s.fail(what, err)
 	}
@@ -273,7 +273,7 @@ func (s *Store) read(ctx context.Context, what string, fn func(tx *sql.Tx) error
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := s.begin(ctx, s.r, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return s.fail(what, err)
 	}
@@ -282,6 +282,46 @@ func (s *Store) read(ctx context.Context, what string, fn func(tx *sql.Tx) error
 		return s.fail(what, err)
 	}
 	return nil
+}
+
+// begin begins a transaction on db, retrying SQLITE_BUSY (see busyRetry).
+func (s *Store) begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions) (*sql.Tx, error) {
+	var tx *sql.Tx
+	err := s.busyRetry(ctx, func() error {
+		var err error
+		tx, err = db.BeginTx(ctx, opts)
+		return err
+	})
+	return tx, err
+}
+
+// busyRetry calls fn until it does not fail with SQLITE_BUSY or the busy
+// timeout has passed. SQLite waits for the file's locks itself under the
+// busy timeout, but answers SQLITE_BUSY at once in a few states it cannot
+// wait out safely — most often while another connection turns a fresh file
+// to WAL mode, which a new connection's setup or a BEGIN may meet — so those
+// are retried here, with a short growing pause.
+func (s *Store) busyRetry(ctx context.Context, fn func() error) error {
+	deadline := time.Now().Add(s.opts.BusyTimeout)
+	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
+		err := fn()
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY, any extended code.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == 5
 }
 
 // fail wraps an error of a call, turning the driver's "closed" into
