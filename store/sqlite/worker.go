@@ -114,10 +114,10 @@ func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.Re
 		return nil, err
 	}
 	out := make([]store.RenewResult, len(p.Leases))
+	if len(p.Leases) == 0 {
+		return out, s.ready(ctx)
+	}
 	err := s.write(ctx, "renew leases", func(tx *sql.Tx) error {
-		if len(p.Leases) == 0 {
-			return nil
-		}
 		expires := micros(s.clock.Now().Add(p.LeaseDuration))
 		st, err := prepare(ctx, tx, s.q.renew)
 		if err != nil {
@@ -166,12 +166,12 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 		}
 	}
 	out := make([]store.ReportResult, len(p.Outcomes))
+	if len(p.Outcomes) == 0 {
+		return out, s.ready(ctx)
+	}
 	var freed []string
 	err := s.write(ctx, "report outcomes", func(tx *sql.Tx) error {
 		freed = freed[:0]
-		if len(p.Outcomes) == 0 {
-			return nil
-		}
 		now := s.clock.Now()
 		st, err := prepare(ctx, tx, s.q.applyOutcome, s.q.transition, s.q.upsertOutput, s.q.insertTag)
 		if err != nil {
@@ -330,13 +330,13 @@ func (s *Store) LeaseRelinquish(ctx context.Context, p store.RelinquishParams) (
 	if err := p.Validate(); err != nil {
 		return store.RelinquishResult{}, err
 	}
+	if len(p.Leases) == 0 {
+		return store.RelinquishResult{}, s.ready(ctx)
+	}
 	var res store.RelinquishResult
 	var requeued []string
 	err := s.write(ctx, "relinquish leases", func(tx *sql.Tx) error {
 		res, requeued = store.RelinquishResult{}, nil
-		if len(p.Leases) == 0 {
-			return nil
-		}
 		now := s.clock.Now()
 		st, err := prepare(ctx, tx, s.q.endLease, s.q.transition, s.q.held)
 		if err != nil {
