@@ -291,8 +291,8 @@ func enqueueStream(ctx context.Context, c *backwave.Client, n *counter) error {
 	defer tick.Stop()
 	for round := 0; ; round++ {
 		var batch []backwave.EnqueueParams
-		for i := range 6 {
-			batch = append(batch, backwave.EnqueueParams{Args: sendEmail{To: fmt.Sprintf("user%d@example.com", round*6+i)}})
+		for i := range 12 {
+			batch = append(batch, backwave.EnqueueParams{Args: sendEmail{To: fmt.Sprintf("user%d@example.com", round*12+i)}})
 		}
 		if round%2 == 0 {
 			batch = append(batch, backwave.EnqueueParams{Args: syncInventory{Store: round / 2}})
