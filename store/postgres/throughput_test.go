@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
 	"github.com/backwave/backwave/store/postgres"
 )
 
@@ -61,6 +63,47 @@ func BenchmarkNoopThroughput(b *testing.B) {
 				b.ReportMetric(float64(jobs)/elapsed.Seconds(), "jobs/s")
 				b.StartTimer()
 			}
+		})
+	}
+}
+
+// BenchmarkClaimReport measures the store alone: one worker claiming 100
+// jobs and reporting their success in one statement each, per op one job,
+// in both connection modes.
+//
+//	go test ./store/postgres -run '^$' -bench ClaimReport
+func BenchmarkClaimReport(b *testing.B) {
+	for _, m := range modes {
+		b.Run(string(m), func(b *testing.B) {
+			ctx := context.Background()
+			s := openStore(b, m, postgres.Options{})
+			for left := b.N; left > 0; {
+				jobs := make([]store.NewJob, min(left, 5000))
+				for i := range jobs {
+					jobs[i] = store.NewJob{WireName: "w", Queue: "q", Payload: []byte(`{"n":1}`), MaxAttempts: 3}
+				}
+				if _, err := s.JobInsertMany(ctx, store.InsertManyParams{Jobs: jobs}); err != nil {
+					b.Fatal(err)
+				}
+				left -= len(jobs)
+			}
+			b.ResetTimer()
+			start := time.Now()
+			for done := 0; done < b.N; {
+				claimed, err := s.JobClaim(ctx, store.ClaimParams{Worker: "w", Queues: []string{"q"}, Limit: 100, LeaseDuration: time.Minute})
+				if err != nil {
+					b.Fatal(err)
+				}
+				outs := make([]store.Outcome, len(claimed))
+				for i, j := range claimed {
+					outs[i] = store.Outcome{Outcome: core.Decide(core.AttemptInfo{Lease: j.Lease(), MaxAttempts: j.MaxAttempts}, core.ResultSucceeded, core.DefaultRetryPolicy)}
+				}
+				if _, err := s.OutcomeReport(ctx, store.ReportParams{Worker: "w", Outcomes: outs}); err != nil {
+					b.Fatal(err)
+				}
+				done += len(claimed)
+			}
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "jobs/s")
 		})
 	}
 }
