@@ -47,6 +47,14 @@
 //     applied but answered with an error, or not applied and answered with
 //     an error.
 //
+// With no delay a store operation is a synchronous round trip, exactly as in
+// the production pump. A delayed operation does not block its node: ticks,
+// handler completions and further commands go on while it is in flight, as
+// in a pump that overlaps its own round trips. The Driver pairs every result
+// with its command by OpID and keeps per-operation state (one claim pass,
+// one renewal, one expiry sweep, any number of reports in flight), so it
+// must stay correct whatever order the results come back in.
+//
 // A discovery run (Plan.Discover) draws faults from the Swarm and records
 // them; a replay consults the Fault Map at each site and applies no fault on
 // a miss. Faults apply only inside the chaos window; at its end every

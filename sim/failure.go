@@ -64,8 +64,9 @@ const (
 	// InvOrphanedAwaitingParent: at the end, a job was Awaiting Parent with
 	// no live or terminal parent able to release it.
 	InvOrphanedAwaitingParent = "orphaned-awaiting-parent"
-	// InvSlotLeak: every job was terminal but a Queue still counted Running
-	// jobs (a leaked Concurrency-Limit slot).
+	// InvSlotLeak: at the end, a Queue's count of Running jobs (its
+	// Concurrency-Limit slots in use) disagreed with the state changes the
+	// store reported, or was not zero with every job terminal.
 	InvSlotLeak = "slot-leak"
 	// InvDrainLiveness: after faults ceased, a job was not terminal within
 	// the derived bound (glossary: Fault Level, Drain-Liveness).

@@ -310,19 +310,25 @@ func (w *world) finish(drained bool) {
 			w.failf(ClassSafety, InvRetryCause, "job %d ended %s with Retry Cause %q, want %q", js.id, j.State, j.RetryCause, js.cause)
 		}
 	}
+	// The store's Concurrency-Limit slots in use must match the Running jobs
+	// the transitions left, and be zero once every job is terminal.
+	qs, err := w.st.QueueList(w.ctx)
+	w.mustStore(err)
+	for _, q := range qs {
+		want := 0
+		if i, ok := w.queueIx[q.Name]; ok {
+			want = w.running[i]
+		}
+		if q.Running != want || (drained && q.Running != 0) {
+			w.failf(ClassSafety, InvSlotLeak, "queue %s counts %d Running, the transitions left %d (drained=%v)", q.Name, q.Running, want, drained)
+		}
+	}
 	if drained {
 		if w.hintsDropped > 0 {
 			w.cov.hit(SitHintDroppedButDrained)
 		}
 		if w.live0 > 0 {
 			w.cov.hit(SitDrainedAfterChaos)
-		}
-		qs, err := w.st.QueueList(w.ctx)
-		w.mustStore(err)
-		for _, q := range qs {
-			if q.Running != 0 {
-				w.failf(ClassSafety, InvSlotLeak, "every job is terminal but queue %s counts %d Running", q.Name, q.Running)
-			}
 		}
 		return
 	}

@@ -200,3 +200,28 @@ func TestRunNeverPanics(t *testing.T) {
 		t.Fatalf("faults on unknown nodes should be ignored: %v", err)
 	}
 }
+
+// TestDrainLivenessBites: a Plan whose every node is lost for good cannot
+// drain, so under a level that demands Drain-Liveness it must trip it —
+// within the derived bound, not by running forever (glossary: Fault Level).
+func TestDrainLivenessBites(t *testing.T) {
+	t.Parallel()
+	p := NewPlan(11, Recoverable, Size{Nodes: 2, Jobs: 40})
+	p.Discover = false
+	for n := range p.Scenario.Nodes {
+		p.Faults.Crashes = append(p.Faults.Crashes, CrashFault{Node: n, At: 0, Permanent: true})
+	}
+	rep, err := Run(p)
+	var f *Failure
+	if !errors.As(err, &f) || f.Invariant != InvDrainLiveness || f.Class != ClassLiveness {
+		t.Fatalf("got %v, want a drain-liveness failure", err)
+	}
+	if rep.Bound <= 0 || rep.Virtual > p.Scenario.Chaos.D()+rep.Bound+p.Scenario.Work.FutureMax.D() {
+		t.Fatalf("bound %v, run lasted %v", rep.Bound, rep.Virtual)
+	}
+	// The same Plan under Adversarial checks safety only.
+	p.Scenario.Level = Adversarial
+	if _, err := Run(p); err != nil {
+		t.Fatalf("adversarial: %v", err)
+	}
+}
