@@ -15,44 +15,83 @@ type Situation uint8
 
 // The Situations the Simulator recognizes.
 const (
+	// SitStaleOutcomeFenced: the fence rejected a reported outcome as stale.
 	SitStaleOutcomeFenced Situation = iota
+	// SitLeaseExpiredRetry: an expiry sweep sent a lapsed Lease's job back to Scheduled.
 	SitLeaseExpiredRetry
+	// SitLeaseExpiredDeadLetter: an expiry sweep dead-lettered a job at its attempt ceiling.
 	SitLeaseExpiredDeadLetter
+	// SitLimitSaturated: a claim left a Queue at its Concurrency Limit.
 	SitLimitSaturated
+	// SitBackpressureIdle: a node polled with no free Worker (Backpressure).
 	SitBackpressureIdle
+	// SitQuarantineReached: a job ended Quarantined.
 	SitQuarantineReached
+	// SitRelinquished: a stopping node handed a live Lease back.
 	SitRelinquished
+	// SitHintDroppedButDrained: a run that dropped Wake-Up Hints still drained.
 	SitHintDroppedButDrained
+	// SitCancelRequestedRunning: an operator cancelled a Running job.
 	SitCancelRequestedRunning
+	// SitCancelSignalled: a Driver signalled a handler to stop.
 	SitCancelSignalled
+	// SitCancelledWhileRunning: a Running job ended Cancelled.
 	SitCancelledWhileRunning
+	// SitCancelledBeforeClaim: a Scheduled job was cancelled before any claim.
 	SitCancelledBeforeClaim
+	// SitNodeCrash: a node crashed.
 	SitNodeCrash
+	// SitNodeCrashRecovered: a crashed node restarted.
 	SitNodeCrashRecovered
+	// SitIsolated: a Node Isolation window began.
 	SitIsolated
+	// SitIsolationHealed: a Node Isolation window healed.
 	SitIsolationHealed
+	// SitIsolationHealedStaleWrite: a healed node's outcome was fenced out: the heal-into-stale-write race.
 	SitIsolationHealedStaleWrite
+	// SitIsolationWithheld: an isolated node's store operation was withheld until heal.
 	SitIsolationWithheld
+	// SitIsolationRejected: an isolated node's store operation was rejected.
 	SitIsolationRejected
+	// SitDeadLettered: a job ended Dead-Lettered.
 	SitDeadLettered
+	// SitRetryScheduled: a failed Attempt was scheduled for retry.
 	SitRetryScheduled
+	// SitLeaseLostAbandon: a Driver abandoned an Attempt whose Lease it found lost.
 	SitLeaseLostAbandon
+	// SitShutdownAbandon: a Driver abandoned an Attempt at the end of a drain.
 	SitShutdownAbandon
+	// SitDeployDrained: a stopping node drained before its drain timeout.
 	SitDeployDrained
+	// SitResponseReordered: a store response arrived before that of an operation sent earlier.
 	SitResponseReordered
+	// SitUnknownApplied: a store operation applied but its caller got an error.
 	SitUnknownApplied
+	// SitUnknownLost: a store operation never applied and its caller got an error.
 	SitUnknownLost
+	// SitReportRetried: a report failed and its outcomes were buffered again.
 	SitReportRetried
+	// SitRenewLost: a renewal found a Lease lost.
 	SitRenewLost
+	// SitHintDropped: a Wake-Up Hint was dropped.
 	SitHintDropped
+	// SitHintDuplicated: a Wake-Up Hint arrived twice.
 	SitHintDuplicated
+	// SitHintDelayed: a Wake-Up Hint arrived late.
 	SitHintDelayed
+	// SitHintCoalesced: a Wake-Up Hint found the pending wake slot full.
 	SitHintCoalesced
+	// SitHintLostIsolated: a Wake-Up Hint did not reach an isolated node.
 	SitHintLostIsolated
+	// SitSkewJump: a node's clock jumped.
 	SitSkewJump
+	// SitSelfReclaim: a node claimed a job while still running an older Attempt of it.
 	SitSelfReclaim
+	// SitExpireFullSweep: an expiry sweep hit its limit and was re-issued.
 	SitExpireFullSweep
+	// SitPermanentLoss: a node was lost for good (Adversarial).
 	SitPermanentLoss
+	// SitDrainedAfterChaos: jobs still live when the faults ceased all ended terminal.
 	SitDrainedAfterChaos
 	numSituations
 )

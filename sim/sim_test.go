@@ -2,9 +2,13 @@ package sim
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/backwave/backwave/core"
 )
 
 // batterySeeds is how many seeds per Fault Level the fixed battery runs.
@@ -223,5 +227,66 @@ func TestDrainLivenessBites(t *testing.T) {
 	p.Scenario.Level = Adversarial
 	if _, err := Run(p); err != nil {
 		t.Fatalf("adversarial: %v", err)
+	}
+}
+
+// TestMutateStaysInEnvelope: the Coverage-Guided Swarm mutates fault
+// configuration and Fault Maps only — never the workload — and never takes a
+// Recoverable Plan outside its envelope (glossary: Coverage-Guided Swarm).
+func TestMutateStaysInEnvelope(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(1, 2))
+	p := NewPlan(42, Recoverable, Size{})
+	rep, _ := Run(p)
+	cur := rep.Plan
+	for i := range 300 {
+		next := Mutate(cur, r)
+		if !reflect.DeepEqual(next.Scenario.Work, p.Scenario.Work) || !reflect.DeepEqual(next.Scenario.Nodes, p.Scenario.Nodes) ||
+			next.Scenario.Handler != p.Scenario.Handler || next.Scenario.Seed != p.Scenario.Seed {
+			t.Fatalf("step %d: mutation touched the workload", i)
+		}
+		if next.Scenario.Swarm.Loss.On() {
+			t.Fatalf("step %d: Recoverable swarm gained permanent loss", i)
+		}
+		rep, err := Run(next)
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		for _, f := range rep.Plan.Faults.Crashes {
+			if f.Permanent {
+				t.Fatalf("step %d: permanent crash in a Recoverable plan", i)
+			}
+		}
+		for _, f := range rep.Plan.Faults.Isolations {
+			if f.Permanent {
+				t.Fatalf("step %d: permanent isolation in a Recoverable plan", i)
+			}
+		}
+		cur = rep.Plan
+	}
+}
+
+// TestCoverageReport lists every legal edge and every Situation, hit or
+// never hit (glossary: Coverage).
+func TestCoverageReport(t *testing.T) {
+	t.Parallel()
+	var c Coverage
+	for seed := uint64(1); seed <= 5; seed++ {
+		rep, _ := Run(NewPlan(seed, Recoverable, Size{}))
+		c.Merge(&rep.Coverage)
+	}
+	s := c.String()
+	for _, e := range core.Edges {
+		if !strings.Contains(s, fmt.Sprintf("-%s-> %s", e.Via, e.To)) {
+			t.Errorf("report lacks edge %s", e)
+		}
+	}
+	for sit := range numSituations {
+		if !strings.Contains(s, sit.String()) {
+			t.Errorf("report lacks situation %s", sit)
+		}
+	}
+	if !strings.Contains(s, "NEVER") || !strings.Contains(s, "hit ") || c.Runs != 5 {
+		t.Errorf("report:\n%s", s)
 	}
 }
