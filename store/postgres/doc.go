@@ -11,6 +11,9 @@
 //
 //	s, err := store.Open(ctx, "postgres://app@db:5432/app?sslmode=require&schema=jobs")
 //
+// Besides pgx's own parameters, such a URI may carry schema=NAME and
+// migrate=false (see ParseURI).
+//
 // Open pings the database, migrates the schema unless Options.SkipMigrate is
 // set, and checks the schema version and the role's privileges, so a wrong
 // password, an unreachable host or a role without rights fails there and
@@ -27,7 +30,9 @@
 // # Migrations
 //
 // Migrations are embedded .sql files applied in version order and recorded
-// in the schema's migration table. Migrate is Coordinated Migration: it runs
+// in the schema's migration table. Open migrates by default; Migrate,
+// MigratePool and MigrateDB run it as a separate deploy step, reporting the
+// versions applied. Migrate is Coordinated Migration: it runs
 // in one transaction under pg_advisory_xact_lock, so of many nodes starting
 // at once one applies the schema and the rest wait, re-check and do
 // nothing. A schema newer than this build is refused with
@@ -46,7 +51,9 @@
 // charges their Attempts, leases them and logs the transition in a single
 // statement. The Running count of a limited Queue is counted under its lock,
 // never kept as a counter, so it cannot drift; unlimited Queues take no lock
-// and their claimers never wait for each other. See claim.go.
+// and their claimers never wait for each other. The price: claims that name
+// a limited Queue take turns on its row, cluster-wide, one short
+// transaction each. See claim.go.
 //
 // # Outcomes
 //
