@@ -356,11 +356,13 @@ func TestMultiProcessCrash(t *testing.T) {
 	// Wait until the victim holds Leases, then kill it without warning.
 	var held []job.Job
 	deadline := time.Now().Add(60 * time.Second)
+	poll := time.NewTicker(10 * time.Millisecond)
+	defer poll.Stop()
 	for len(held) < 3 {
 		select {
 		case err := <-victim.done:
 			t.Fatalf("the victim exited before it was killed: %v\n%s", err, victim.stderr)
-		default:
+		case <-poll.C:
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the victim never held 3 Leases\n%s", victim.stderr)
