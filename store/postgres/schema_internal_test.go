@@ -20,6 +20,7 @@ func statements() []string {
 // against the literal backwave and rename it at one choke point, so the
 // default emits byte-identical SQL."
 func TestSchemaChokePoint(t *testing.T) {
+	t.Parallel()
 	def := &Store{schema: DefaultSchema}
 	other := &Store{schema: "tenant_jobs"}
 	for _, q := range statements() {
@@ -43,6 +44,7 @@ func TestSchemaChokePoint(t *testing.T) {
 }
 
 func TestSchemaNameValidation(t *testing.T) {
+	t.Parallel()
 	for name, ok := range map[string]bool{
 		"":            true, // the default
 		"backwave":    true,
