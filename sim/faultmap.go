@@ -12,6 +12,13 @@ import (
 // node incarnation and the Driver's operation id). Never by draw order, so
 // removing one entry leaves every other meaningful — the property the Seed
 // Minimizer relies on. Times are offsets from the start of the run.
+//
+// Episodes carry absolute times, so removing one never moves another. A
+// store operation is named by its node incarnation and the Driver's own
+// operation number, and a hint by the operation that caused it: removing an
+// earlier fault can change a Driver's history and so which operation a later
+// number names. The Seed Minimizer only keeps removals that still trip the
+// same invariant, so this costs it search steps, never exactness.
 type FaultMap struct {
 	Crashes    []CrashFault     `json:"crashes,omitempty"`
 	Isolations []IsolationFault `json:"isolations,omitempty"`

@@ -232,12 +232,20 @@ func (v *voprRun) collect(o outcome) error {
 		kind = "guided"
 	}
 	path := filepath.Join(v.cfg.out, fmt.Sprintf("%s-%s-%d-%s.json", sc.Level, kind, sc.Seed, f.Invariant))
+	for i := 2; fileExists(path); i++ {
+		path = filepath.Join(v.cfg.out, fmt.Sprintf("%s-%s-%d-%s-%d.json", sc.Level, kind, sc.Seed, f.Invariant, i))
+	}
 	if err := writePlan(path, o.rep.Plan); err != nil {
 		return err
 	}
 	v.say(fmt.Sprintf("FAIL %s seed=%d level=%s: %s %s at %v: %s\n%s\nwrote %s\n",
 		kind, sc.Seed, sc.Level, f.Class, f.Invariant, f.At, firstLine(f.Detail), sc.Swarm, path))
 	return nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // say writes one message to stdout from any goroutine.
