@@ -49,6 +49,7 @@ func (w *world) isolate(k int) {
 func (w *world) endChaos() {
 	w.chaosOver = true
 	w.live0 = w.live
+	w.storeDown = 0
 	for _, n := range w.nodes {
 		n.heal(true)
 		if !n.up && !n.lost {
@@ -59,4 +60,24 @@ func (w *world) endChaos() {
 	w.bound = bound
 	w.deadline = anchor.Add(bound)
 	w.schedule(event{at: w.deadline, kind: evDeadline})
+}
+
+// restartStore applies a store restart: the store is replaced by its
+// crash-clone (every committed write survives; the Wake-Up Hint subscribers
+// do not, and the running nodes never subscribe again), and every node's
+// store operation fails until the outage ends. The workload's own calls
+// (inserts, Operator Actions) stand for an application that retries them, so
+// they land at once.
+func (w *world) restartStore(k int) {
+	if w.chaosOver {
+		return
+	}
+	f := &w.faults.Restarts[k]
+	w.st = w.st.Clone()
+	for _, n := range w.nodes {
+		n.unsub = nil // the subscription died with the old store
+	}
+	w.storeDown++
+	w.cov.hit(SitStoreRestarted)
+	w.schedule(event{at: w.now.Add(f.Down.D()), kind: evStoreUp})
 }

@@ -93,6 +93,10 @@ const (
 	SitPermanentLoss
 	// SitDrainedAfterChaos: jobs still live when the faults ceased all ended terminal.
 	SitDrainedAfterChaos
+	// SitStoreRestarted: the store restarted, losing its hint subscribers.
+	SitStoreRestarted
+	// SitStoreOutageOp: a store operation failed during a store restart.
+	SitStoreOutageOp
 	numSituations
 )
 
@@ -136,6 +140,8 @@ var situationNames = [numSituations]string{
 	SitExpireFullSweep:           "expire-full-sweep",
 	SitPermanentLoss:             "permanent-node-loss",
 	SitDrainedAfterChaos:         "drained-after-chaos",
+	SitStoreRestarted:            "store-restarted",
+	SitStoreOutageOp:             "store-outage-op",
 }
 
 // String names the Situation.

@@ -25,6 +25,16 @@ type FaultMap struct {
 	Skews      []SkewFault      `json:"skews,omitempty"`
 	Hints      []HintFault      `json:"hints,omitempty"`
 	Ops        []OpFault        `json:"ops,omitempty"`
+	Restarts   []RestartFault   `json:"restarts,omitempty"`
+}
+
+// RestartFault restarts the store at At: for Down every node's store
+// operation fails, and the restarted store (a crash-clone of the old one:
+// every committed write survives) has lost its Wake-Up Hint subscribers.
+type RestartFault struct {
+	Episode int `json:"episode"`
+	At      Dur `json:"at"`
+	Down    Dur `json:"down"`
 }
 
 // CrashFault crashes a node: its Driver and outcome buffer are lost, its
@@ -125,7 +135,7 @@ type OpFault struct {
 
 // Len returns how many faults the map holds.
 func (m *FaultMap) Len() int {
-	return len(m.Crashes) + len(m.Isolations) + len(m.Skews) + len(m.Hints) + len(m.Ops)
+	return len(m.Crashes) + len(m.Isolations) + len(m.Skews) + len(m.Hints) + len(m.Ops) + len(m.Restarts)
 }
 
 // Clone returns a copy sharing nothing with m.
@@ -136,11 +146,12 @@ func (m *FaultMap) Clone() FaultMap {
 		Skews:      slices.Clone(m.Skews),
 		Hints:      slices.Clone(m.Hints),
 		Ops:        slices.Clone(m.Ops),
+		Restarts:   slices.Clone(m.Restarts),
 	}
 }
 
 // Keep returns the map holding only the faults whose index (in the order
-// Crashes, Isolations, Skews, Hints, Ops) keep reports true for.
+// Crashes, Isolations, Skews, Hints, Ops, Restarts) keep reports true for.
 func (m *FaultMap) Keep(keep func(i int) bool) FaultMap {
 	var out FaultMap
 	i := 0
@@ -174,6 +185,12 @@ func (m *FaultMap) Keep(keep func(i int) bool) FaultMap {
 		}
 		i++
 	}
+	for _, f := range m.Restarts {
+		if keep(i) {
+			out.Restarts = append(out.Restarts, f)
+		}
+		i++
+	}
 	return out
 }
 
@@ -192,6 +209,7 @@ func (m *FaultMap) sort() {
 		return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Inc, b.Inc), a.Source.compare(b.Source), cmp.Compare(a.Queue, b.Queue))
 	})
 	slices.SortFunc(m.Ops, func(a, b OpFault) int { return a.Op.compare(b.Op) })
+	slices.SortFunc(m.Restarts, func(a, b RestartFault) int { return cmp.Compare(a.Episode, b.Episode) })
 }
 
 // hintKey identifies one hint delivery.

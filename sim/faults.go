@@ -14,6 +14,19 @@ func drawEpisodes(sc *Scenario, m *FaultMap) {
 	if sw.Loss.On() {
 		spared = 0 // node 0 serves every Queue, so every job keeps a path to progress
 	}
+	if f := sw.Restart; f.On() {
+		d := newDraw(sc.Seed, tagRestart)
+		t := time.Duration(0)
+		for k := 0; ; k++ {
+			t += d.exp(time.Duration(float64(time.Second) / f.Probability)).Round(time.Millisecond)
+			if t >= chaos {
+				break
+			}
+			down := clampDur(d.exp(f.Stability.D()).Round(time.Millisecond), 0, 4*f.Stability.D())
+			m.Restarts = append(m.Restarts, RestartFault{Episode: k, At: Dur(t), Down: Dur(down)})
+			t += down
+		}
+	}
 	for n := range sc.Nodes {
 		if f := sw.Crash; f.On() {
 			d := newDraw(sc.Seed, tagCrash, uint64(n))

@@ -27,6 +27,7 @@ const (
 	tagLoss
 	tagSwarm
 	tagScenario
+	tagRestart
 )
 
 // mix64 is the splitmix64 finalizer.

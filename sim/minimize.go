@@ -103,7 +103,7 @@ func (m *minimizer) accept(candidate Plan, what string) bool {
 
 // kinds tries dropping each fault kind whole.
 func (m *minimizer) kinds() {
-	for _, drop := range []string{"hints", "ops", "skews", "isolations", "crashes"} {
+	for _, drop := range []string{"hints", "ops", "skews", "restarts", "isolations", "crashes"} {
 		f := m.best.Faults.Clone()
 		switch drop {
 		case "hints":
@@ -116,6 +116,8 @@ func (m *minimizer) kinds() {
 			f.Isolations = nil
 		case "crashes":
 			f.Crashes = nil
+		case "restarts":
+			f.Restarts = nil
 		}
 		if f.Len() < m.best.Faults.Len() {
 			m.accept(withFaults(m.best, f), "without "+drop)
@@ -216,6 +218,9 @@ func faultNodeBelow(m *FaultMap, n int) func(int) bool {
 	}
 	for _, f := range m.Ops {
 		nodes = append(nodes, f.Op.Node)
+	}
+	for range m.Restarts {
+		nodes = append(nodes, 0)
 	}
 	return func(i int) bool { return nodes[i] < n }
 }

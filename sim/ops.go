@@ -14,6 +14,7 @@ import (
 var (
 	errIsolated = errors.New("sim: node isolated from the store")
 	errUnknown  = errors.New("sim: store operation outcome unknown")
+	errDown     = errors.New("sim: store restarting")
 )
 
 // op is one store operation of a node, from send to response.
@@ -118,6 +119,11 @@ func (n *simNode) apply(o *op) {
 		}
 		o.err, o.isolated = errIsolated, true
 		w.cov.hit(SitIsolationRejected)
+		return
+	}
+	if w.storeDown > 0 {
+		o.err = errDown
+		w.cov.hit(SitStoreOutageOp)
 		return
 	}
 	if o.fault.Unknown == UnknownLost {

@@ -324,7 +324,7 @@ func (w *world) finish(drained bool) {
 		}
 	}
 	if drained {
-		if w.hintsDropped > 0 {
+		if w.hintsDropped > 0 || len(w.faults.Restarts) > 0 {
 			w.cov.hit(SitHintDroppedButDrained)
 		}
 		if w.live0 > 0 {

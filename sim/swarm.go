@@ -47,6 +47,12 @@ type Swarm struct {
 	// unknown to its caller: applied but answered with an error, or not
 	// applied and answered with an error. Stability is unused.
 	Unknown Fault `json:"unknown"`
+	// Restart: Probability is store restarts per second; Stability is the
+	// mean outage, during which every node's store operation fails. The
+	// restarted store keeps every committed write (memstore's Clone) but
+	// loses its Wake-Up Hint subscribers, which the running nodes never
+	// renew: they carry on by polling alone.
+	Restart Fault `json:"restart"`
 	// Loss (Adversarial only): Probability is the chance each node but one
 	// is lost for good mid-run, by a crash without restart or an isolation
 	// that never heals. Stability is unused.
@@ -54,7 +60,7 @@ type Swarm struct {
 }
 
 // swarmKinds names the kinds in a fixed order.
-var swarmKinds = []string{"crash", "isolation", "skew", "hint", "latency", "unknown", "loss"}
+var swarmKinds = []string{"crash", "isolation", "skew", "hint", "latency", "unknown", "restart", "loss"}
 
 func (s *Swarm) kind(name string) *Fault {
 	switch name {
@@ -70,6 +76,8 @@ func (s *Swarm) kind(name string) *Fault {
 		return &s.Latency
 	case "unknown":
 		return &s.Unknown
+	case "restart":
+		return &s.Restart
 	case "loss":
 		return &s.Loss
 	}
@@ -80,7 +88,7 @@ func (s *Swarm) kind(name string) *Fault {
 func kindsAt(level Level) []string {
 	switch level {
 	case Recoverable:
-		return swarmKinds[:6]
+		return swarmKinds[:7]
 	case Adversarial:
 		return swarmKinds
 	}
@@ -136,6 +144,8 @@ func drawFault(d *draw, kind string) Fault {
 		return Fault{lp(0.05, 0.8), Dur(d.logDur(100*time.Microsecond, 500*time.Millisecond).Round(time.Microsecond))}
 	case "unknown":
 		return Fault{lp(0.005, 0.2), 0}
+	case "restart":
+		return Fault{lp(0.02, 0.2), Dur(d.logDur(time.Millisecond, 2*time.Second).Round(time.Millisecond))}
 	case "loss":
 		return Fault{lp(0.2, 0.7), 0}
 	}

@@ -17,7 +17,8 @@ var evNames = [...]string{
 	evDeployStop: "deploy-stop", evDrainTimeout: "drain-timeout", evStart: "start", evPoll: "poll-tick",
 	evHeartbeat: "heartbeat-tick", evWake: "wake", evHintArrive: "hint-arrive", evHandlerDone: "handler-done",
 	evOpApply: "op-apply", evOpResponse: "op-response", evCrash: "crash", evIsolate: "isolate", evHeal: "heal",
-	evSkew: "skew", evChaosEnd: "chaos-end", evDeadline: "deadline",
+	evSkew: "skew", evChaosEnd: "chaos-end", evDeadline: "deadline", evStoreRestart: "store-restart",
+	evStoreUp: "store-up",
 }
 
 func (w *world) traceEvent(ev *event) {

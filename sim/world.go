@@ -36,6 +36,8 @@ const (
 	evSkew
 	evChaosEnd
 	evDeadline
+	evStoreRestart
+	evStoreUp
 )
 
 // event is one entry of the event queue, ordered by (at, seq).
@@ -148,6 +150,7 @@ type world struct {
 	live         int // inserted jobs not terminal
 	workloadLeft int // workload events not yet processed
 	chaosOver    bool
+	storeDown    int // store outages in progress
 	live0        int // live jobs when the chaos window ended
 	done         bool
 	deadline     time.Time
@@ -328,6 +331,9 @@ func (w *world) setup() {
 	for k, f := range w.faults.Skews {
 		w.schedule(event{at: w.at(f.At.D()), kind: evSkew, node: f.Node, idx: k})
 	}
+	for k, f := range w.faults.Restarts {
+		w.schedule(event{at: w.at(f.At.D()), kind: evStoreRestart, idx: k})
+	}
 	w.schedule(event{at: w.at(w.sc.Chaos.D()), kind: evChaosEnd})
 }
 
@@ -386,6 +392,12 @@ func (w *world) handle(ev *event) {
 		w.isolate(ev.idx)
 	case evHeal:
 		w.nodes[ev.node].heal(false)
+	case evStoreRestart:
+		w.restartStore(ev.idx)
+	case evStoreUp:
+		if w.storeDown > 0 {
+			w.storeDown--
+		}
 	case evSkew:
 		if !w.chaosOver {
 			w.nodes[ev.node].skew = w.faults.Skews[ev.idx].Offset.D()
