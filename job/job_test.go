@@ -72,6 +72,7 @@ func TestTagValidate(t *testing.T) {
 		{Label(""), false},
 		{Keyed("k", ""), false},
 		{Label("line\nbreak"), false},
+		{Label("bad\xffutf8"), false},
 		{Label(strings.Repeat("x", MaxTagLen+1)), false},
 		{Keyed(strings.Repeat("k", MaxTagLen+1), "v"), false},
 	} {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Tag is an observational annotation on a job, for search, filtering and
@@ -43,7 +44,7 @@ const MaxTagLen = 255
 var ErrInvalidTag = errors.New("job: invalid tag")
 
 // Validate reports whether the tag can be stored: a non-empty value, both
-// parts within MaxTagLen, and no control characters.
+// parts valid UTF-8 within MaxTagLen bytes, and no control characters.
 func (t Tag) Validate() error {
 	if t.Value == "" {
 		return fmt.Errorf("%w: empty value (key %q)", ErrInvalidTag, t.Key)
@@ -51,6 +52,9 @@ func (t Tag) Validate() error {
 	for _, part := range []string{t.Key, t.Value} {
 		if len(part) > MaxTagLen {
 			return fmt.Errorf("%w: %q is longer than %d bytes", ErrInvalidTag, part[:32]+"…", MaxTagLen)
+		}
+		if !utf8.ValidString(part) {
+			return fmt.Errorf("%w: %q is not valid UTF-8", ErrInvalidTag, part)
 		}
 		if strings.ContainsFunc(part, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 			return fmt.Errorf("%w: %q contains a control character", ErrInvalidTag, part)
