@@ -259,11 +259,6 @@ func (n *simNode) execute(j job.Job) {
 	w := n.w
 	l := j.Lease()
 	idx := w.byID[j.ID-1]
-	for a := job.Attempt(1); a < l.Attempt; a++ {
-		if x := n.attempts[job.Lease{ID: l.ID, Attempt: a}]; x != nil && !x.done {
-			w.cov.hit(SitSelfReclaim)
-		}
-	}
 	p := planAttempt(w.sc, idx, int32(l.Attempt))
 	n.attempts[l] = &attempt{plan: p}
 	w.schedule(event{at: w.now.Add(p.dur), kind: evHandlerDone, node: n.idx, inc: n.inc, lease: l, result: p.result})

@@ -169,7 +169,13 @@ func (w *world) callStore(n *simNode, o *op) {
 		w.scope = c.Queues
 		o.jobs, o.err = w.st.JobClaim(w.ctx, store.ClaimParams{Worker: n.worker, Queues: c.Queues, Limit: c.Limit, LeaseDuration: c.LeaseDuration})
 		for i := range o.jobs {
-			w.job(o.jobs[i].ID).leaseExp = o.jobs[i].LeaseExpiresAt
+			j := &o.jobs[i]
+			w.job(j.ID).leaseExp = j.LeaseExpiresAt
+			for a := job.Attempt(1); a < j.Attempt; a++ {
+				if x := n.attempts[job.Lease{ID: j.ID, Attempt: a}]; x != nil && !x.done {
+					w.cov.hit(SitSelfReclaim)
+				}
+			}
 		}
 		for q, lim := range w.limits {
 			if lim > 0 && w.running[q] >= lim {

@@ -140,7 +140,7 @@ func NewScenario(seed uint64, level Level, size Size) Scenario {
 
 	nodes := size.Nodes
 	if nodes <= 0 {
-		nodes = d.between(2, 5)
+		nodes = d.between(1, 5)
 	}
 	for i := range nodes {
 		sc.Nodes = append(sc.Nodes, newNodeSpec(seed, i, lease, sc.Queues))
