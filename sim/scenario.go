@@ -47,18 +47,24 @@ func (r RetrySpec) policy() core.RetryPolicy {
 	return core.RetryPolicy{Initial: r.Initial.D(), Max: r.Max.D(), Multiplier: r.Multiplier, Jitter: r.Jitter}
 }
 
-// NodeSpec is one node: its Driver configuration and its pump's timers.
+// NodeSpec is one node: its Driver configuration (node.Config) and its
+// pump's timers (shell.Config). Every incarnation of the node runs with it.
 type NodeSpec struct {
-	PoolSize        int        `json:"pool_size"`
-	MaxClaimBatch   int        `json:"max_claim_batch"`
-	MaxOutcomeBatch int        `json:"max_outcome_batch"`
-	ExpireBatch     int        `json:"expire_batch"`
-	Policy          PolicySpec `json:"policy"`
-	Poll            Dur        `json:"poll"`
-	Heartbeat       Dur        `json:"heartbeat"`
-	Maintenance     Dur        `json:"maintenance"`
-	DrainTimeout    Dur        `json:"drain_timeout"`
-	StartAt         Dur        `json:"start_at"`
+	PoolSize        int `json:"pool_size"`
+	MaxClaimBatch   int `json:"max_claim_batch"`
+	MaxOutcomeBatch int `json:"max_outcome_batch"`
+	ExpireBatch     int `json:"expire_batch"`
+	// Policy is the node's Dispatch Policy over the Queues it serves.
+	Policy PolicySpec `json:"policy"`
+	// Poll and Heartbeat are the pump's ticker periods; Maintenance is the
+	// Driver's maintenance interval.
+	Poll        Dur `json:"poll"`
+	Heartbeat   Dur `json:"heartbeat"`
+	Maintenance Dur `json:"maintenance"`
+	// DrainTimeout is how long a graceful stop waits for handlers.
+	DrainTimeout Dur `json:"drain_timeout"`
+	// StartAt is when the node first starts.
+	StartAt Dur `json:"start_at"`
 }
 
 // QueueSpec is one Queue and its initial Concurrency Limit (0: none).

@@ -176,16 +176,18 @@ type Report struct {
 	// TraceHash digests every event, command and store result in order: two
 	// runs with the same hash took the same path.
 	TraceHash uint64
-	Events    int
+	// Events is how many events the run processed.
+	Events int
 	// Virtual is how much Virtual Time the run covered.
 	Virtual time.Duration
 	// Drained is true when every job ended terminal.
 	Drained bool
 	// Bound is the Drain-Liveness bound derived at the end of the chaos
-	// window (zero if the run drained before it).
+	// window (liveness.go).
 	Bound time.Duration
 	// States counts the jobs per final state.
-	States   map[job.State]int
+	States map[job.State]int
+	// Coverage is what this run reached.
 	Coverage Coverage
 }
 
