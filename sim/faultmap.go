@@ -2,7 +2,9 @@ package sim
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
+	"strings"
 )
 
 // FaultMap is every fault injected into one run, each addressed by the stable
@@ -136,6 +138,45 @@ type OpFault struct {
 // Len returns how many faults the map holds.
 func (m *FaultMap) Len() int {
 	return len(m.Crashes) + len(m.Isolations) + len(m.Skews) + len(m.Hints) + len(m.Ops) + len(m.Restarts)
+}
+
+// Summary counts the faults per kind, e.g. "2 crashes, 5 ops (3 unknown)".
+func (m *FaultMap) Summary() string {
+	if m.Len() == 0 {
+		return "no faults"
+	}
+	var parts []string
+	add := func(n int, what string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, what))
+		}
+	}
+	permanent := 0
+	for _, f := range m.Crashes {
+		if f.Permanent {
+			permanent++
+		}
+	}
+	for _, f := range m.Isolations {
+		if f.Permanent {
+			permanent++
+		}
+	}
+	unknown := 0
+	for _, f := range m.Ops {
+		if f.Unknown != UnknownNone {
+			unknown++
+		}
+	}
+	add(len(m.Crashes), "crashes")
+	add(len(m.Isolations), "isolations")
+	add(permanent, "of them permanent")
+	add(len(m.Skews), "skews")
+	add(len(m.Restarts), "store restarts")
+	add(len(m.Hints), "hint faults")
+	add(len(m.Ops), "operation faults")
+	add(unknown, "of them unknown outcomes")
+	return strings.Join(parts, ", ")
 }
 
 // Clone returns a copy sharing nothing with m.

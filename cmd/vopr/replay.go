@@ -55,8 +55,8 @@ func replayCmd(args []string, stdout, stderr io.Writer) (int, error) {
 		return 0, err
 	}
 	sc := &p.Scenario
-	fmt.Fprintf(stdout, "replay seed=%d level=%s nodes=%d jobs=%d faults=%d mutation=%q\n%s\n",
-		sc.Seed, sc.Level, len(sc.Nodes), sc.Work.Jobs, p.Faults.Len(), sc.Mutation, sc.Swarm)
+	fmt.Fprintf(stdout, "replay seed=%d level=%s nodes=%d jobs=%d mutation=%q\nfaults: %s\n%s\n",
+		sc.Seed, sc.Level, len(sc.Nodes), sc.Work.Jobs, sc.Mutation, p.Faults.Summary(), sc.Swarm)
 	var opts sim.Options
 	if *verbose {
 		opts.Log = func(line string) { fmt.Fprintln(stdout, line) }
@@ -113,8 +113,8 @@ func minimizeCmd(args []string, stdout, stderr io.Writer) (int, error) {
 	if err := writePlan(dest, m.Plan); err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(stdout, "minimized %s: %d → %d faults in %d replays, still %s %s\nwrote %s (the original is kept)\n",
-		path, m.Before, m.After, m.Runs, m.Failure.Class, m.Failure.Invariant, dest)
+	fmt.Fprintf(stdout, "minimized %s: %d → %d faults (%s) in %d replays, still %s %s\nwrote %s (the original is kept)\n",
+		path, m.Before, m.After, m.Plan.Faults.Summary(), m.Runs, m.Failure.Class, m.Failure.Invariant, dest)
 	if *shrink {
 		s, err := sim.ShrinkScenario(m.Plan, m.Failure, sim.MinimizeOptions{Progress: progress})
 		if err != nil {
