@@ -123,6 +123,7 @@ func runChild(name string) error {
 	group := backwave.DefaultWorkerGroup("g", backwave.Strict(queue, backwave.DefaultQueue))
 	group.PoolSize = pool
 	group.MaxClaimBatch = pool
+	group.MaxOutcomeBatch = pool
 	group.LeaseDuration = lease
 	group.HeartbeatInterval = lease / 4
 	group.PollInterval = 50 * time.Millisecond
