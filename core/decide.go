@@ -121,17 +121,20 @@ func AfterLeaseLoss(attempt job.Attempt, maxAttempts int) job.State {
 	return job.StateScheduled
 }
 
-// RetryCauseAfter returns the Retry Cause a job carries after moving along an
-// edge by via, given the cause it carried before. It encodes the sticky rule:
-// only a failed-Attempt retry and a lease expiry set a cause, only a requeue
-// clears it, and every other action leaves it as it was.
-func RetryCauseAfter(via Via, before job.RetryCause) job.RetryCause {
-	switch via {
-	case ViaRetry:
+// RetryCauseAfter returns the Retry Cause a job carries after moving along
+// edge e, given the cause it carried before. It encodes the glossary's sticky
+// rule: a cause records why a job went back to Scheduled because an Attempt
+// went wrong, so only a failed-Attempt retry (handler failed) and an expiry
+// that reschedules (lease expired) set one; only a requeue clears it; every
+// other move — a claim, a Relinquish, a cancel, any terminal outcome,
+// including an expiry that dead-letters at the ceiling — leaves it as it was.
+func RetryCauseAfter(e Edge, before job.RetryCause) job.RetryCause {
+	switch {
+	case e.Via == ViaRetry:
 		return job.RetryCauseHandlerFailed
-	case ViaExpire:
+	case e.Via == ViaExpire && e.To == job.StateScheduled:
 		return job.RetryCauseLeaseExpired
-	case ViaRequeue:
+	case e.Via == ViaRequeue:
 		return job.RetryCauseNone
 	default:
 		return before

@@ -49,13 +49,16 @@ func TestRetryCauseSticky(t *testing.T) {
 	t.Parallel()
 	for _, before := range []job.RetryCause{job.RetryCauseNone, job.RetryCauseHandlerFailed, job.RetryCauseLeaseExpired} {
 		for _, e := range Edges {
-			got := RetryCauseAfter(e.Via, before)
+			got := RetryCauseAfter(e, before)
 			var want job.RetryCause
 			switch e.Via {
 			case ViaRetry:
 				want = job.RetryCauseHandlerFailed
 			case ViaExpire:
-				want = job.RetryCauseLeaseExpired
+				want = before // a terminal outcome keeps the record of its last retry
+				if e.To == job.StateScheduled {
+					want = job.RetryCauseLeaseExpired
+				}
 			case ViaRequeue:
 				want = job.RetryCauseNone
 			default:

@@ -116,7 +116,10 @@ func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
 	case core.ViaRetry:
 		js.cause = job.RetryCauseHandlerFailed
 	case core.ViaExpire:
-		js.cause = job.RetryCauseLeaseExpired
+		if e.To == job.StateScheduled {
+			// An expiry that dead-letters is terminal: the cause stays.
+			js.cause = job.RetryCauseLeaseExpired
+		}
 		js.due = w.now
 	case core.ViaRelinquish:
 		js.due = w.now

@@ -236,7 +236,7 @@ func (s *Store) move(r *row, to job.State, via core.Via, now time.Time, detail s
 		q.running++
 	}
 	r.job.State = to
-	r.job.RetryCause = core.RetryCauseAfter(via, r.job.RetryCause)
+	r.job.RetryCause = core.RetryCauseAfter(e, r.job.RetryCause)
 	if to.Terminal() {
 		r.job.FinalizedAt = now
 	}

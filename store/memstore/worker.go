@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -120,11 +119,6 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	for i, o := range p.Outcomes {
-		if err := checkOutcome(o); err != nil {
-			return nil, fmt.Errorf("outcome %d for %s: %w", i, o.Lease, err)
-		}
-	}
 	var hints []string
 	defer func() { s.hints.announce(hints) }() // after the unlock below
 	if err := s.lock(ctx); err != nil {
@@ -159,29 +153,11 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 	return out, nil
 }
 
-// checkOutcome rejects an outcome the Core could not have decided: its
-// (State, Via) must be one of the edges a finished Attempt takes out of
-// Running, and only a retry may carry a Retry Cause (core.Outcome).
-func checkOutcome(o store.Outcome) error {
-	switch o.Via {
-	case core.ViaSucceed, core.ViaRetry, core.ViaDeadLetter, core.ViaQuarantine, core.ViaCancel:
-	default:
-		return fmt.Errorf("%w: %s is not an outcome", store.ErrInvalidParams, o.Via)
-	}
-	if err := core.CheckEdge(job.StateRunning, o.State, o.Via); err != nil {
-		return fmt.Errorf("%w: %w", store.ErrInvalidParams, err)
-	}
-	if o.RetryCause != job.RetryCauseNone && o.RetryCause != core.RetryCauseAfter(o.Via, job.RetryCauseNone) {
-		return fmt.Errorf("%w: a %s outcome carries Retry Cause %s", store.ErrInvalidParams, o.Via, o.RetryCause)
-	}
-	return nil
-}
-
 // LeaseExpire ends the lapsed Leases (expiry time at or before the store's
 // now) of Running jobs in p.Queues, smallest job id first, at most p.Limit of
 // them (0: all). Each job moves as core.AfterLeaseLoss says: Dead-Lettered at
-// its attempt ceiling, otherwise Scheduled and due now; either way with the
-// Retry Cause lease expired (core.RetryCauseAfter). Slots are freed. The
+// its attempt ceiling, otherwise Scheduled and due now with the Retry Cause
+// lease expired (core.RetryCauseAfter). Slots are freed. The
 // expired Leases are returned in id order.
 func (s *Store) LeaseExpire(ctx context.Context, p store.ExpireParams) (store.ExpireResult, error) {
 	if err := p.Validate(); err != nil {

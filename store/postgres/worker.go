@@ -217,8 +217,8 @@ const leaseLossSET = `state = CASE WHEN j.attempt >= j.max_attempts THEN 'dead_l
 // expireSQL ends the lapsed Leases (expiry at or before now) of Running jobs
 // in Queues $2, smallest id first, at most $3 of them (NULL: all). Rows
 // another transaction holds (an outcome or renewal in flight) are skipped:
-// they are being decided. The Retry Cause becomes lease expired
-// (core.RetryCauseAfter).
+// they are being decided. A job the expiry reschedules gets the Retry Cause
+// lease expired; one it dead-letters keeps its cause (core.RetryCauseAfter).
 const expireSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
 lapsed AS (
     SELECT j.id FROM backwave.job j, now
@@ -229,7 +229,8 @@ lapsed AS (
 ),
 expired AS (
     UPDATE backwave.job j
-    SET ` + leaseLossSET + `, retry_cause = 'lease_expired'
+    SET ` + leaseLossSET + `,
+        retry_cause = CASE WHEN j.attempt >= j.max_attempts THEN j.retry_cause ELSE 'lease_expired' END
     FROM now
     WHERE j.id = ANY (ARRAY(SELECT l.id FROM lapsed l))
     RETURNING j.id, j.attempt, j.state, j.queue, now.t AS now

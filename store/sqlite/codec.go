@@ -87,14 +87,13 @@ func micros(t time.Time) int64 { return t.UnixMicro() }
 // fromMicros reads a stored time, in UTC.
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 
-// fixedRetryCause reports whether moving along an edge by via sets the Retry
-// Cause to one value whatever the job carried before, and which; otherwise
-// the edge keeps the stored cause. It asks core.RetryCauseAfter, so the SQL
-// that applies the rule ("set it to X" or "leave the column") never restates
-// it.
-func fixedRetryCause(via core.Via) (job.RetryCause, bool) {
-	a := core.RetryCauseAfter(via, job.RetryCauseHandlerFailed)
-	b := core.RetryCauseAfter(via, job.RetryCauseLeaseExpired)
+// fixedRetryCause reports whether moving along edge e sets the Retry Cause
+// to one value whatever the job carried before, and which; otherwise the edge
+// keeps the stored cause. It asks core.RetryCauseAfter, so the SQL that
+// applies the rule ("set it to X" or "leave the column") never restates it.
+func fixedRetryCause(e core.Edge) (job.RetryCause, bool) {
+	a := core.RetryCauseAfter(e, job.RetryCauseHandlerFailed)
+	b := core.RetryCauseAfter(e, job.RetryCauseLeaseExpired)
 	if a != b {
 		return job.RetryCauseNone, false
 	}
@@ -102,9 +101,9 @@ func fixedRetryCause(via core.Via) (job.RetryCause, bool) {
 }
 
 // retryCauseArg is the value bound to "retry_cause = COALESCE(?, retry_cause)"
-// for an edge taken by via.
-func retryCauseArg(via core.Via) any {
-	if c, ok := fixedRetryCause(via); ok {
+// for a job moving out of Running to state to by via.
+func retryCauseArg(to job.State, via core.Via) any {
+	if c, ok := fixedRetryCause(core.Edge{From: job.StateRunning, To: to, Via: via}); ok {
 		return encode(retryCauseCodes, c)
 	}
 	return nil

@@ -160,11 +160,6 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	for i, o := range p.Outcomes {
-		if err := checkOutcome(o); err != nil {
-			return nil, fmt.Errorf("outcome %d for %s: %w", i, o.Lease, err)
-		}
-	}
 	out := make([]store.ReportResult, len(p.Outcomes))
 	if len(p.Outcomes) == 0 {
 		return out, s.ready(ctx)
@@ -192,7 +187,7 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 				finalizedAt = micros(now)
 			}
 			var queue string
-			err := apply.QueryRowContext(ctx, stateCode(o.State), scheduledAt, retryCauseArg(o.Via), cancelCause, finalizedAt,
+			err := apply.QueryRowContext(ctx, stateCode(o.State), scheduledAt, retryCauseArg(o.State, o.Via), cancelCause, finalizedAt,
 				int64(o.Lease.ID), string(p.Worker), int64(o.Lease.Attempt)).Scan(&queue)
 			if errors.Is(err, sql.ErrNoRows) {
 				continue // stale: the fence held, nothing changed
@@ -228,24 +223,6 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 	slices.Sort(freed)
 	s.hints.announce(freed)
 	return out, nil
-}
-
-// checkOutcome rejects an outcome the Core could not have decided: its
-// (State, Via) must be one of the edges a finished Attempt takes out of
-// Running, and only a retry may carry a Retry Cause (core.Outcome).
-func checkOutcome(o store.Outcome) error {
-	switch o.Via {
-	case core.ViaSucceed, core.ViaRetry, core.ViaDeadLetter, core.ViaQuarantine, core.ViaCancel:
-	default:
-		return fmt.Errorf("%w: %s is not an outcome", store.ErrInvalidParams, o.Via)
-	}
-	if err := core.CheckEdge(job.StateRunning, o.State, o.Via); err != nil {
-		return fmt.Errorf("%w: %w", store.ErrInvalidParams, err)
-	}
-	if o.RetryCause != job.RetryCauseNone && o.RetryCause != core.RetryCauseAfter(o.Via, job.RetryCauseNone) {
-		return fmt.Errorf("%w: a %s outcome carries Retry Cause %s", store.ErrInvalidParams, o.Via, o.RetryCause)
-	}
-	return nil
 }
 
 // LeaseExpire ends, in one write transaction, the lapsed Leases (expiry time
@@ -385,7 +362,7 @@ func endLease(ctx context.Context, st stmts, l job.Lease, maxAttempts int, via c
 	if to.Terminal() {
 		finalizedAt = micros(now)
 	}
-	if _, err := st[0].ExecContext(ctx, stateCode(to), scheduledAt, retryCauseArg(via), finalizedAt, int64(l.ID), int64(l.Attempt)); err != nil {
+	if _, err := st[0].ExecContext(ctx, stateCode(to), scheduledAt, retryCauseArg(to, via), finalizedAt, int64(l.ID), int64(l.Attempt)); err != nil {
 		return to, fmt.Errorf("lease %s: %w", l, err)
 	}
 	if _, err := st[1].ExecContext(ctx, int64(l.ID), micros(now), codeRunning, stateCode(to), viaCode(via), int64(l.Attempt), nil); err != nil {

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
@@ -48,8 +47,9 @@ func testExpire(t *testing.T, s *suite) {
 		}
 	})
 
-	// LeaseExpire: "Dead-Lettered at the attempt ceiling" (core.AfterLeaseLoss),
-	// with the Retry Cause core.RetryCauseAfter gives an expiry.
+	// LeaseExpire: "Dead-Lettered at the attempt ceiling" (core.AfterLeaseLoss).
+	// Glossary, Retry Cause: a terminal outcome leaves the cause as it is —
+	// the job keeps handler_failed from its last retry, not lease_expired.
 	s.run(t, "AtCeilingDeadLetters", func(t *testing.T, e *env) {
 		e.needAdvance()
 		e.insert(withMax("q", 2))
@@ -64,7 +64,7 @@ func testExpire(t *testing.T, s *suite) {
 		after := e.now()
 		stored := e.wantState(second.ID, job.StateDeadLettered)
 		e.within("FinalizedAt", stored.FinalizedAt, before, after)
-		want := core.RetryCauseAfter(core.ViaExpire, job.RetryCauseHandlerFailed)
+		want := job.RetryCauseHandlerFailed
 		if stored.Attempt != 2 || stored.RetryCause != want {
 			t.Fatalf("dead-lettered job: Attempt %d, Retry Cause %q; want 2, %q", stored.Attempt, stored.RetryCause, want)
 		}
