@@ -55,7 +55,7 @@ func NewClient(s store.Store, cfg Config) (*Client, error) {
 		cfg.Clock = shell.WallClock{}
 	}
 	if cfg.RetryPolicy == (RetryPolicy{}) {
-		cfg.RetryPolicy = DefaultRetryPolicy
+		cfg.RetryPolicy = DefaultRetryPolicy()
 	}
 	if cfg.MaxAttempts == 0 {
 		cfg.MaxAttempts = DefaultMaxAttempts
@@ -81,7 +81,7 @@ func NewClient(s store.Store, cfg Config) (*Client, error) {
 	if err := cfg.RetryPolicy.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: RetryPolicy: %w", ErrInvalidConfig, err)
 	}
-	regs, err := cfg.Workers.snapshot()
+	regs, err := cfg.Handlers.snapshot()
 	if err != nil {
 		return nil, err
 	}

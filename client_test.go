@@ -20,10 +20,10 @@ import (
 )
 
 // greetWorkers registers fn for greet jobs on the default Queue.
-func greetWorkers(t *testing.T, fn func(context.Context, *backwave.Job[greet]) error, opts ...backwave.WorkerOption) *backwave.Workers {
+func greetWorkers(t *testing.T, fn func(context.Context, *backwave.Job[greet]) error, opts ...backwave.HandlerOption) *backwave.Handlers {
 	t.Helper()
-	w := backwave.NewWorkers()
-	if err := backwave.AddWorkFunc(w, fn, opts...); err != nil {
+	w := backwave.NewHandlers()
+	if err := backwave.AddHandlerFunc(w, fn, opts...); err != nil {
 		t.Fatal(err)
 	}
 	return w
@@ -32,9 +32,9 @@ func greetWorkers(t *testing.T, fn func(context.Context, *backwave.Job[greet]) e
 func greetClient(t *testing.T, st store.Store, fn func(context.Context, *backwave.Job[greet]) error, adjust ...func(*backwave.Config)) *backwave.Client {
 	t.Helper()
 	cfg := backwave.Config{
-		Workers: greetWorkers(t, fn),
-		Groups:  []backwave.WorkerGroupOptions{group("g", backwave.DefaultQueue)},
-		Logger:  testLogger(t, slog.LevelError),
+		Handlers: greetWorkers(t, fn),
+		Groups:   []backwave.WorkerGroupOptions{group("g", backwave.DefaultQueue)},
+		Logger:   testLogger(t, slog.LevelError),
 	}
 	for _, a := range adjust {
 		a(&cfg)
@@ -244,7 +244,7 @@ func TestStopRelinquishesHangingHandler(t *testing.T) {
 		running, release := make(chan struct{}), make(chan struct{})
 		defer close(release)
 		c, err := backwave.NewClient(st, backwave.Config{
-			Workers: greetWorkers(t, func(ctx context.Context, j *backwave.Job[greet]) error {
+			Handlers: greetWorkers(t, func(ctx context.Context, j *backwave.Job[greet]) error {
 				close(running)
 				<-release // deaf to ctx
 				return nil
@@ -353,7 +353,7 @@ func TestWorkerRetryPolicy(t *testing.T) {
 		var starts []time.Time
 		policy := backwave.RetryPolicy{Initial: 7 * time.Second, Max: 7 * time.Second, Multiplier: 1}
 		c := startClient(t, st, backwave.Config{
-			Workers: greetWorkers(t, func(ctx context.Context, j *backwave.Job[greet]) error {
+			Handlers: greetWorkers(t, func(ctx context.Context, j *backwave.Job[greet]) error {
 				starts = append(starts, time.Now())
 				if j.Attempt == 1 {
 					return fmt.Errorf("attempt %d failed", j.Attempt)

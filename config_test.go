@@ -29,17 +29,17 @@ func nop[T backwave.JobArgs](context.Context, *backwave.Job[T]) error { return n
 
 func TestNewClientValidatesConfig(t *testing.T) {
 	t.Parallel()
-	workers := func() *backwave.Workers {
-		w := backwave.NewWorkers()
-		if err := backwave.AddWorkFunc(w, nop[mailArgs]); err != nil {
+	workers := func() *backwave.Handlers {
+		w := backwave.NewHandlers()
+		if err := backwave.AddHandlerFunc(w, nop[mailArgs]); err != nil {
 			t.Fatal(err)
 		}
 		return w
 	}
 	valid := func() backwave.Config {
 		return backwave.Config{
-			Workers: workers(),
-			Groups:  []backwave.WorkerGroupOptions{backwave.DefaultWorkerGroup("mail", backwave.Strict("mail"))},
+			Handlers: workers(),
+			Groups:   []backwave.WorkerGroupOptions{backwave.DefaultWorkerGroup("mail", backwave.Strict("mail"))},
 		}
 	}
 	withGroup := func(mutate func(*backwave.WorkerGroupOptions)) func(*backwave.Config) {
@@ -54,7 +54,7 @@ func TestNewClientValidatesConfig(t *testing.T) {
 		{"struct literal with PoolSize", func(c *backwave.Config) {
 			c.Groups = []backwave.WorkerGroupOptions{{Name: "g", Policy: backwave.Strict("mail"), PoolSize: 3}}
 		}, true},
-		{"insert-only", func(c *backwave.Config) { c.Groups = nil; c.Workers = nil }, true},
+		{"insert-only", func(c *backwave.Config) { c.Groups = nil; c.Handlers = nil }, true},
 		{"weighted", withGroup(func(g *backwave.WorkerGroupOptions) {
 			g.Policy = backwave.Weighted(backwave.QueueWeight{Queue: "mail", Weight: 3}, backwave.QueueWeight{Queue: "bulk", Weight: 1})
 		}), true},
@@ -76,9 +76,9 @@ func TestNewClientValidatesConfig(t *testing.T) {
 		{"zero policy", withGroup(func(g *backwave.WorkerGroupOptions) { g.Policy = backwave.DispatchPolicy{} }), false},
 		{"duplicate group names", func(c *backwave.Config) { c.Groups = append(c.Groups, c.Groups[0]) }, false},
 		{"worker queue served by no group", withGroup(func(g *backwave.WorkerGroupOptions) { g.Policy = backwave.Strict("other") }), false},
-		{"groups without workers", func(c *backwave.Config) { c.Workers = nil }, false},
+		{"groups without workers", func(c *backwave.Config) { c.Handlers = nil }, false},
 		{"duplicate wire names", func(c *backwave.Config) {
-			_ = backwave.AddWorkFunc(c.Workers, nop[otherMailArgs]) // error ignored: NewClient still refuses
+			_ = backwave.AddHandlerFunc(c.Handlers, nop[otherMailArgs]) // error ignored: NewClient still refuses
 		}, false},
 		{"negative MaxAttempts", func(c *backwave.Config) { c.MaxAttempts = -1 }, false},
 		{"negative DrainTimeout", func(c *backwave.Config) { c.DrainTimeout = -time.Second }, false},
@@ -105,27 +105,27 @@ func TestNewClientValidatesConfig(t *testing.T) {
 
 func TestAddWorkerRefusesBadRegistrations(t *testing.T) {
 	t.Parallel()
-	w := backwave.NewWorkers()
-	if err := backwave.AddWorkFunc(w, nop[mailArgs]); err != nil {
+	w := backwave.NewHandlers()
+	if err := backwave.AddHandlerFunc(w, nop[mailArgs]); err != nil {
 		t.Fatalf("first registration: %v", err)
 	}
-	if err := backwave.AddWorkFunc(w, nop[otherMailArgs]); !errors.Is(err, backwave.ErrInvalidConfig) {
+	if err := backwave.AddHandlerFunc(w, nop[otherMailArgs]); !errors.Is(err, backwave.ErrInvalidConfig) {
 		t.Errorf("duplicate wire name: err = %v", err)
 	}
-	if err := backwave.AddWorkFunc(backwave.NewWorkers(), nop[noWireName]); !errors.Is(err, backwave.ErrInvalidConfig) {
+	if err := backwave.AddHandlerFunc(backwave.NewHandlers(), nop[noWireName]); !errors.Is(err, backwave.ErrInvalidConfig) {
 		t.Errorf("empty wire name: err = %v", err)
 	}
-	if err := backwave.AddWorkFunc[mailArgs](backwave.NewWorkers(), nil); !errors.Is(err, backwave.ErrInvalidConfig) {
+	if err := backwave.AddHandlerFunc[mailArgs](backwave.NewHandlers(), nil); !errors.Is(err, backwave.ErrInvalidConfig) {
 		t.Errorf("nil func: err = %v", err)
 	}
 	bad := backwave.RetryPolicy{Initial: -time.Second}
-	w2 := backwave.NewWorkers()
-	if err := backwave.AddWorkFunc(w2, nop[mailArgs], backwave.WithRetryPolicy(bad)); err != nil {
+	w2 := backwave.NewHandlers()
+	if err := backwave.AddHandlerFunc(w2, nop[mailArgs], backwave.WithRetryPolicy(bad)); err != nil {
 		t.Fatal(err)
 	}
 	_, err := backwave.NewClient(newStore(), backwave.Config{
-		Workers: w2,
-		Groups:  []backwave.WorkerGroupOptions{backwave.DefaultWorkerGroup("g", backwave.Strict("mail"))},
+		Handlers: w2,
+		Groups:   []backwave.WorkerGroupOptions{backwave.DefaultWorkerGroup("g", backwave.Strict("mail"))},
 	})
 	if !errors.Is(err, backwave.ErrInvalidConfig) {
 		t.Errorf("invalid per-worker retry policy: err = %v", err)
@@ -139,7 +139,7 @@ func (*ptrArgs) WireName() string { return "test.ptr" }
 
 func TestAddWorkerPointerArgs(t *testing.T) {
 	t.Parallel()
-	if err := backwave.AddWorkFunc(backwave.NewWorkers(), nop[*ptrArgs]); err != nil {
+	if err := backwave.AddHandlerFunc(backwave.NewHandlers(), nop[*ptrArgs]); err != nil {
 		t.Fatalf("pointer args: %v", err)
 	}
 }

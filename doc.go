@@ -14,10 +14,10 @@
 //
 //	func (SendEmail) WireName() string { return "send_email" }
 //
-// # Workers
+// # Handlers
 //
-// Handlers are registered per Wire Name in a Workers registry with AddWorker
-// or AddWorkFunc. A handler returns nil on success and an error to fail the
+// Handlers are registered per Wire Name in a Workers registry with AddHandler
+// or AddHandlerFunc. A handler returns nil on success and an error to fail the
 // Attempt (retried by the retry policy up to the attempt ceiling); wrap the
 // error with FailPermanently to dead-letter the job at once. A handler panic
 // fails the Attempt with the stack as Failure Detail. A job whose Wire Name

@@ -188,13 +188,13 @@ func runEndToEnd(t *testing.T) {
 		flakyPol  = backwave.RetryPolicy{Initial: e2eInitial, Max: time.Second, Multiplier: 2, Jitter: 0.2}
 		clientPol = backwave.RetryPolicy{Initial: 20 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.2}
 	)
-	workers := func() *backwave.Workers {
-		w := backwave.NewWorkers()
-		must(t, backwave.AddWorkFunc(w, func(ctx context.Context, j *backwave.Job[okArgs]) error {
+	workers := func() *backwave.Handlers {
+		w := backwave.NewHandlers()
+		must(t, backwave.AddHandlerFunc(w, func(ctx context.Context, j *backwave.Job[okArgs]) error {
 			okRuns[j.ID].Add(1)
 			return nil
 		}))
-		must(t, backwave.AddWorkFunc(w, func(ctx context.Context, j *backwave.Job[flakyArgs]) error {
+		must(t, backwave.AddHandlerFunc(w, func(ctx context.Context, j *backwave.Job[flakyArgs]) error {
 			startsMu.Lock()
 			starts[j.ID] = append(starts[j.ID], time.Now())
 			startsMu.Unlock()
@@ -203,10 +203,10 @@ func runEndToEnd(t *testing.T) {
 			}
 			return nil
 		}, backwave.WithRetryPolicy(flakyPol)))
-		must(t, backwave.AddWorkFunc(w, func(ctx context.Context, j *backwave.Job[doomedArgs]) error {
+		must(t, backwave.AddHandlerFunc(w, func(ctx context.Context, j *backwave.Job[doomedArgs]) error {
 			return errors.New("doomed: always fails")
 		}))
-		must(t, backwave.AddWorkFunc(w, func(ctx context.Context, j *backwave.Job[hangArgs]) error {
+		must(t, backwave.AddHandlerFunc(w, func(ctx context.Context, j *backwave.Job[hangArgs]) error {
 			hangRuns.Add(1)
 			if j.Attempt == 1 {
 				<-release // hangs past its Lease, deaf to ctx
@@ -248,7 +248,7 @@ func runEndToEnd(t *testing.T) {
 	for i := range clients {
 		name := fmt.Sprintf("node%d", i+1)
 		c, err := backwave.NewClient(&nodeStore{Store: shared, name: name, rec: rec, part: part}, backwave.Config{
-			Workers:     workers(),
+			Handlers:    workers(),
 			NodeID:      name,
 			RetryPolicy: clientPol,
 			Logger:      testLogger(t, slog.LevelError).With("node", name),

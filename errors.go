@@ -8,7 +8,7 @@ import (
 
 var (
 	// ErrInvalidConfig is wrapped by every configuration error NewClient,
-	// AddWorker and AddWorkFunc return.
+	// AddHandler and AddHandlerFunc return.
 	ErrInvalidConfig = errors.New("backwave: invalid config")
 	// ErrInvalidJob is wrapped by Enqueue and EnqueueMany when the job
 	// cannot be stored as given (no Wire Name, args that do not encode,

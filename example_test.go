@@ -23,8 +23,8 @@ func Example() {
 	st := memstore.New(memstore.Options{Clock: backwave.WallClock{}})
 
 	done := make(chan struct{})
-	workers := backwave.NewWorkers()
-	err := backwave.AddWorkFunc(workers, func(ctx context.Context, j *backwave.Job[SendWelcome]) error {
+	workers := backwave.NewHandlers()
+	err := backwave.AddHandlerFunc(workers, func(ctx context.Context, j *backwave.Job[SendWelcome]) error {
 		fmt.Printf("welcoming %s (attempt %d of %d)\n", j.Args.To, j.Attempt, j.MaxAttempts)
 		close(done)
 		return nil
@@ -34,7 +34,7 @@ func Example() {
 	}
 
 	client, err := backwave.NewClient(st, backwave.Config{
-		Workers: workers,
+		Handlers: workers,
 		Groups: []backwave.WorkerGroupOptions{
 			backwave.DefaultWorkerGroup("default", backwave.Strict(backwave.DefaultQueue)),
 		},

@@ -16,9 +16,9 @@ import (
 // ±Jitter, deterministic per (job, Attempt).
 type RetryPolicy = core.RetryPolicy
 
-// DefaultRetryPolicy is used when Config.RetryPolicy is zero: 1s, 2s, 4s, …
-// capped at 1h, ±20%.
-var DefaultRetryPolicy = core.DefaultRetryPolicy
+// DefaultRetryPolicy returns the policy used when Config.RetryPolicy is zero:
+// 1s, 2s, 4s, … capped at 1h, ±20%.
+func DefaultRetryPolicy() RetryPolicy { return core.DefaultRetryPolicy() }
 
 // DefaultMaxAttempts is the attempt ceiling when neither the job nor
 // Config.MaxAttempts sets one.
@@ -172,8 +172,8 @@ func (g WorkerGroupOptions) withDefaults() (WorkerGroupOptions, error) {
 // Config configures a Client. The zero value is an insert-only Client on the
 // host's clock.
 type Config struct {
-	// Workers holds the handlers. Required when Groups is not empty.
-	Workers *Workers
+	// Handlers holds the handlers. Required when Groups is not empty.
+	Handlers *Handlers
 	// Groups are the Worker Groups this Client runs; none makes the Client
 	// insert-only.
 	Groups []WorkerGroupOptions
@@ -185,7 +185,7 @@ type Config struct {
 	// comparisons use the store's clock.
 	Clock vtime.Clock
 	// RetryPolicy applies to every Wire Name without its own
-	// (DefaultRetryPolicy if zero).
+	// (DefaultRetryPolicy() if zero).
 	RetryPolicy RetryPolicy
 	// MaxAttempts is the attempt ceiling of jobs that set none
 	// (DefaultMaxAttempts if 0).

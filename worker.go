@@ -13,28 +13,28 @@ import (
 	"github.com/backwave/backwave/shell"
 )
 
-// Worker handles the jobs of one args type: it is the handler their Wire
-// Name routes to, and each of its Attempts occupies one of a Worker Group's
-// Workers (execution slots) while it runs. Work returns nil when the Attempt
+// Handler handles the jobs of one args type: their Wire Name routes to it,
+// and each of its Attempts occupies one of a Worker Group's Workers (execution
+// slots) while it runs. Work returns nil when the Attempt
 // succeeded and an error to fail it; see FailPermanently. Work must return
 // when ctx is cancelled; context.Cause(ctx) says why (ErrLeaseLost,
 // ErrShutdown, ErrCancelRequested).
-type Worker[T JobArgs] interface {
+type Handler[T JobArgs] interface {
 	Work(ctx context.Context, j *Job[T]) error
 }
 
-// WorkFunc adapts a function to Worker.
-type WorkFunc[T JobArgs] func(ctx context.Context, j *Job[T]) error
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc[T JobArgs] func(ctx context.Context, j *Job[T]) error
 
 // Work calls f.
-func (f WorkFunc[T]) Work(ctx context.Context, j *Job[T]) error { return f(ctx, j) }
+func (f HandlerFunc[T]) Work(ctx context.Context, j *Job[T]) error { return f(ctx, j) }
 
-// WorkerOption adjusts one registration in AddWorker or AddWorkFunc.
-type WorkerOption func(*registration)
+// HandlerOption adjusts one registration in AddHandler or AddHandlerFunc.
+type HandlerOption func(*registration)
 
-// WithRetryPolicy gives the worker's Wire Name its own retry policy instead
+// WithRetryPolicy gives the handler's Wire Name its own retry policy instead
 // of Config.RetryPolicy.
-func WithRetryPolicy(p RetryPolicy) WorkerOption {
+func WithRetryPolicy(p RetryPolicy) HandlerOption {
 	return func(r *registration) { r.retry = &p }
 }
 
@@ -49,26 +49,26 @@ type registration struct {
 	run func(ctx context.Context, j job.Job, e *executor) shell.Result
 }
 
-// Workers is the registry of handlers by Wire Name. Create one with
-// NewWorkers, add handlers with AddWorker or AddWorkFunc, and pass it in
-// Config.Workers. It is safe for concurrent use; NewClient takes a snapshot.
-type Workers struct {
+// Handlers is the registry of handlers by Wire Name. Create one with
+// NewHandlers, add handlers with AddHandler or AddHandlerFunc, and pass it in
+// Config.Handlers. It is safe for concurrent use; NewClient takes a snapshot.
+type Handlers struct {
 	mu     sync.Mutex
 	byWire map[string]*registration
 	// err is the first registration error, returned again by NewClient so
-	// an ignored AddWorker error still stops startup.
+	// an ignored AddHandler error still stops startup.
 	err error
 }
 
-// NewWorkers returns an empty registry.
-func NewWorkers() *Workers { return &Workers{byWire: make(map[string]*registration)} }
+// NewHandlers returns an empty registry.
+func NewHandlers() *Handlers { return &Handlers{byWire: make(map[string]*registration)} }
 
-// AddWorker registers worker for the Wire Name of T. A second handler for a
+// AddHandler registers h for the Wire Name of T. A second handler for a
 // Wire Name, or an args type whose WireName is not a valid name, is an error
 // wrapping ErrInvalidConfig.
-func AddWorker[T JobArgs](w *Workers, worker Worker[T], opts ...WorkerOption) error {
-	if w == nil || worker == nil {
-		return fmt.Errorf("%w: AddWorker needs a registry and a worker", ErrInvalidConfig)
+func AddHandler[T JobArgs](w *Handlers, h Handler[T], opts ...HandlerOption) error {
+	if w == nil || h == nil {
+		return fmt.Errorf("%w: AddHandler needs a registry and a handler", ErrInvalidConfig)
 	}
 	wire, jo, err := describeArgs(zeroArgs[T]())
 	if err != nil {
@@ -99,7 +99,7 @@ func AddWorker[T JobArgs](w *Workers, worker Worker[T], opts ...WorkerOption) er
 			Tags:        sj.Tags,
 			CreatedAt:   sj.CreatedAt,
 		}
-		err := e.around(ctx, infoOf(sj), func(ctx context.Context) error { return worker.Work(ctx, j) })
+		err := e.around(ctx, infoOf(sj), func(ctx context.Context) error { return h.Work(ctx, j) })
 		return resultOf(err, j.output, j.tags, e.maxOutput)
 	}
 
@@ -119,15 +119,15 @@ func AddWorker[T JobArgs](w *Workers, worker Worker[T], opts ...WorkerOption) er
 	return nil
 }
 
-// AddWorkFunc registers fn for the Wire Name of T; see AddWorker.
-func AddWorkFunc[T JobArgs](w *Workers, fn func(ctx context.Context, j *Job[T]) error, opts ...WorkerOption) error {
+// AddHandlerFunc registers fn for the Wire Name of T; see AddHandler.
+func AddHandlerFunc[T JobArgs](w *Handlers, fn func(ctx context.Context, j *Job[T]) error, opts ...HandlerOption) error {
 	if fn == nil {
-		return fmt.Errorf("%w: AddWorkFunc needs a function", ErrInvalidConfig)
+		return fmt.Errorf("%w: AddHandlerFunc needs a function", ErrInvalidConfig)
 	}
-	return AddWorker[T](w, WorkFunc[T](fn), opts...)
+	return AddHandler[T](w, HandlerFunc[T](fn), opts...)
 }
 
-func (w *Workers) fail(err error) error {
+func (w *Handlers) fail(err error) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err == nil {
@@ -138,7 +138,7 @@ func (w *Workers) fail(err error) error {
 
 // snapshot returns a copy of the registrations and the first registration
 // error.
-func (w *Workers) snapshot() (map[string]*registration, error) {
+func (w *Handlers) snapshot() (map[string]*registration, error) {
 	if w == nil {
 		return nil, nil
 	}

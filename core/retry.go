@@ -26,13 +26,10 @@ type RetryPolicy struct {
 	Jitter float64
 }
 
-// DefaultRetryPolicy is the policy a Client uses when none is configured:
-// 1s, 2s, 4s, … capped at 1h, ±20%.
-var DefaultRetryPolicy = RetryPolicy{
-	Initial:    time.Second,
-	Max:        time.Hour,
-	Multiplier: 2,
-	Jitter:     0.2,
+// DefaultRetryPolicy returns the policy a Client uses when none is
+// configured: 1s, 2s, 4s, … capped at 1h, ±20%.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{Initial: time.Second, Max: time.Hour, Multiplier: 2, Jitter: 0.2}
 }
 
 // DefaultMaxAttempts is the attempt ceiling of a job enqueued without one.

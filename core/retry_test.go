@@ -92,7 +92,7 @@ func TestRetryPolicyValidate(t *testing.T) {
 		p    RetryPolicy
 		ok   bool
 	}{
-		{"default", DefaultRetryPolicy, true},
+		{"default", DefaultRetryPolicy(), true},
 		{"zero delays", RetryPolicy{Multiplier: 1}, true},
 		{"negative initial", RetryPolicy{Initial: -1, Max: 1, Multiplier: 1}, false},
 		{"max below initial", RetryPolicy{Initial: 2, Max: 1, Multiplier: 1}, false},

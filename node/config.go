@@ -176,7 +176,7 @@ func (c Config) WithDefaults() Config {
 		c.ExpireBatch = DefaultExpireBatch
 	}
 	if c.RetryPolicy == (core.RetryPolicy{}) {
-		c.RetryPolicy = core.DefaultRetryPolicy
+		c.RetryPolicy = core.DefaultRetryPolicy()
 	}
 	return c
 }

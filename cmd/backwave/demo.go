@@ -204,13 +204,13 @@ func runDemo(ctx context.Context, o demoOptions) error {
 
 // newDemoClient registers the demo's handlers on one node.
 func newDemoClient(s *sqlite.Store, name string, logger *slog.Logger) (*backwave.Client, error) {
-	workers := backwave.NewWorkers()
+	workers := backwave.NewHandlers()
 	fast := backwave.RetryPolicy{Initial: 300 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2, Jitter: 0.2}
 	err := errors.Join(
-		backwave.AddWorkFunc(workers, func(ctx context.Context, j *backwave.Job[sendEmail]) error {
+		backwave.AddHandlerFunc(workers, func(ctx context.Context, j *backwave.Job[sendEmail]) error {
 			return pause(ctx, time.Duration(5+int(j.ID)%30)*time.Millisecond)
 		}),
-		backwave.AddWorkFunc(workers, func(ctx context.Context, j *backwave.Job[syncInventory]) error {
+		backwave.AddHandlerFunc(workers, func(ctx context.Context, j *backwave.Job[syncInventory]) error {
 			if err := pause(ctx, 20*time.Millisecond); err != nil {
 				return err
 			}
@@ -219,13 +219,13 @@ func newDemoClient(s *sqlite.Store, name string, logger *slog.Logger) (*backwave
 			}
 			return nil
 		}, backwave.WithRetryPolicy(fast)),
-		backwave.AddWorkFunc(workers, func(ctx context.Context, j *backwave.Job[chargeExpiredCard]) error {
+		backwave.AddHandlerFunc(workers, func(ctx context.Context, j *backwave.Job[chargeExpiredCard]) error {
 			if err := pause(ctx, 10*time.Millisecond); err != nil {
 				return err
 			}
 			return fmt.Errorf("card %s: expired", j.Args.Card)
 		}, backwave.WithRetryPolicy(fast)),
-		backwave.AddWorkFunc(workers, func(ctx context.Context, j *backwave.Job[buildReport]) error {
+		backwave.AddHandlerFunc(workers, func(ctx context.Context, j *backwave.Job[buildReport]) error {
 			if err := pause(ctx, time.Duration(j.Args.Seconds)*time.Second); err != nil {
 				return fmt.Errorf("report stopped: %w", err)
 			}
@@ -247,7 +247,7 @@ func newDemoClient(s *sqlite.Store, name string, logger *slog.Logger) (*backwave
 	group.PollInterval = 200 * time.Millisecond
 	group.MaintenanceInterval = time.Second
 	return backwave.NewClient(s, backwave.Config{
-		Workers:      workers,
+		Handlers:     workers,
 		Groups:       []backwave.WorkerGroupOptions{group},
 		Logger:       logger.With("node", name),
 		NodeID:       name,

@@ -65,15 +65,15 @@ func quietLogger() *slog.Logger {
 // Attempt it runs.
 func startNode(t *testing.T, s store.Store, nodeID string, lease time.Duration, ran func(id job.ID, attempt job.Attempt)) *backwave.Client {
 	t.Helper()
-	w := backwave.NewWorkers()
-	if err := backwave.AddWorkFunc(w, func(ctx context.Context, j *backwave.Job[noopArgs]) error {
+	w := backwave.NewHandlers()
+	if err := backwave.AddHandlerFunc(w, func(ctx context.Context, j *backwave.Job[noopArgs]) error {
 		ran(j.ID, j.Attempt)
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	c, err := backwave.NewClient(s, backwave.Config{
-		Workers: w, NodeID: nodeID, Logger: quietLogger(),
+		Handlers: w, NodeID: nodeID, Logger: quietLogger(),
 		Groups: []backwave.WorkerGroupOptions{nodeGroup(lease)},
 	})
 	if err != nil {
@@ -113,8 +113,8 @@ func TestClusterNodeProcess(t *testing.T) {
 		defer mu.Unlock()
 		fmt.Fprintf(os.Stdout, "bwnode "+format+"\n", args...)
 	}
-	w := backwave.NewWorkers()
-	if err := backwave.AddWorkFunc(w, func(ctx context.Context, j *backwave.Job[noopArgs]) error {
+	w := backwave.NewHandlers()
+	if err := backwave.AddHandlerFunc(w, func(ctx context.Context, j *backwave.Job[noopArgs]) error {
 		say("ran %d %d", j.ID, j.Attempt)
 		if kind == "hang" {
 			select {} // mid-run until the process is killed
@@ -124,7 +124,7 @@ func TestClusterNodeProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, err := backwave.NewClient(s, backwave.Config{
-		Workers: w, NodeID: os.Getenv(childIDEnv), Logger: quietLogger(),
+		Handlers: w, NodeID: os.Getenv(childIDEnv), Logger: quietLogger(),
 		Groups: []backwave.WorkerGroupOptions{nodeGroup(lease)},
 	})
 	if err != nil {

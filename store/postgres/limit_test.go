@@ -95,7 +95,7 @@ func TestLimitUnderContention(t *testing.T) {
 			}
 			outs := make([]store.Outcome, len(jobs))
 			for k, j := range jobs {
-				outs[k] = store.Outcome{Outcome: core.Decide(core.AttemptInfo{Lease: j.Lease(), MaxAttempts: j.MaxAttempts}, core.ResultSucceeded, core.DefaultRetryPolicy)}
+				outs[k] = store.Outcome{Outcome: core.Decide(core.AttemptInfo{Lease: j.Lease(), MaxAttempts: j.MaxAttempts}, core.ResultSucceeded, core.DefaultRetryPolicy())}
 			}
 			res, err := s.OutcomeReport(ctx, store.ReportParams{Worker: w, Outcomes: outs})
 			if err != nil {

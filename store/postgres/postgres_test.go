@@ -246,8 +246,6 @@ func TestConformance(t *testing.T) {
 				return harness(openStore(t, m, postgres.Options{Schema: schema, SkipMigrate: migrated, Now: clock.Now}), clock)
 			}
 			storetest.Run(t, newStore)
-			storetest.RunEdges(t, newStore)
-			storetest.RunRoundTrip(t, newStore)
 		})
 	}
 }

@@ -30,10 +30,10 @@ func TestTextPostgresCannotHold(t *testing.T) {
 		t.Fatalf("claim: %v, %v", jobs, err)
 	}
 	fail := store.Outcome{
-		Outcome:       core.Decide(core.AttemptInfo{Lease: jobs[0].Lease(), MaxAttempts: 1}, core.ResultFailed, core.DefaultRetryPolicy),
+		Outcome:       core.Decide(core.AttemptInfo{Lease: jobs[0].Lease(), MaxAttempts: 1}, core.ResultFailed, core.DefaultRetryPolicy()),
 		FailureDetail: "nul \x00 and \xff\xfe bytes",
 	}
-	ok := store.Outcome{Outcome: core.Decide(core.AttemptInfo{Lease: jobs[1].Lease(), MaxAttempts: 1}, core.ResultSucceeded, core.DefaultRetryPolicy)}
+	ok := store.Outcome{Outcome: core.Decide(core.AttemptInfo{Lease: jobs[1].Lease(), MaxAttempts: 1}, core.ResultSucceeded, core.DefaultRetryPolicy())}
 	res, err := s.OutcomeReport(ctx, store.ReportParams{Worker: "w", Outcomes: []store.Outcome{fail, ok}})
 	if err != nil || !res[0].Applied || !res[1].Applied {
 		t.Fatalf("report with odd bytes: %v, %v; want both applied", res, err)

@@ -39,11 +39,11 @@ func BenchmarkNoopThroughput(b *testing.B) {
 				for i, s := range stores {
 					g := nodeGroup(time.Minute)
 					g.PoolSize, g.MaxClaimBatch = 100, 100
-					w := backwave.NewWorkers()
-					if err := backwave.AddWorkFunc(w, func(context.Context, *backwave.Job[noopArgs]) error { return nil }); err != nil {
+					w := backwave.NewHandlers()
+					if err := backwave.AddHandlerFunc(w, func(context.Context, *backwave.Job[noopArgs]) error { return nil }); err != nil {
 						b.Fatal(err)
 					}
-					c, err := backwave.NewClient(s, backwave.Config{Workers: w, NodeID: fmt.Sprint("bench", i), Logger: quietLogger(), Groups: []backwave.WorkerGroupOptions{g}})
+					c, err := backwave.NewClient(s, backwave.Config{Handlers: w, NodeID: fmt.Sprint("bench", i), Logger: quietLogger(), Groups: []backwave.WorkerGroupOptions{g}})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -96,7 +96,7 @@ func BenchmarkClaimReport(b *testing.B) {
 				}
 				outs := make([]store.Outcome, len(claimed))
 				for i, j := range claimed {
-					outs[i] = store.Outcome{Outcome: core.Decide(core.AttemptInfo{Lease: j.Lease(), MaxAttempts: j.MaxAttempts}, core.ResultSucceeded, core.DefaultRetryPolicy)}
+					outs[i] = store.Outcome{Outcome: core.Decide(core.AttemptInfo{Lease: j.Lease(), MaxAttempts: j.MaxAttempts}, core.ResultSucceeded, core.DefaultRetryPolicy())}
 				}
 				if _, err := s.OutcomeReport(ctx, store.ReportParams{Worker: "w", Outcomes: outs}); err != nil {
 					b.Fatal(err)

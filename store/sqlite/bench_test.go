@@ -41,7 +41,7 @@ func BenchmarkClaimReport(b *testing.B) {
 		}
 		outs := make([]store.Outcome, len(claimed))
 		for i, j := range claimed {
-			outs[i] = store.Outcome{Outcome: core.Decide(core.AttemptInfo{Lease: j.Lease(), MaxAttempts: j.MaxAttempts}, core.ResultSucceeded, core.DefaultRetryPolicy)}
+			outs[i] = store.Outcome{Outcome: core.Decide(core.AttemptInfo{Lease: j.Lease(), MaxAttempts: j.MaxAttempts}, core.ResultSucceeded, core.DefaultRetryPolicy())}
 		}
 		if _, err := st.OutcomeReport(ctx, store.ReportParams{Worker: "w", Outcomes: outs}); err != nil {
 			b.Fatal(err)
@@ -71,7 +71,7 @@ func claimLoop(ctx context.Context, name string) error {
 		}
 		outs := make([]store.Outcome, len(claimed))
 		for i, j := range claimed {
-			outs[i] = store.Outcome{Outcome: core.Decide(core.AttemptInfo{Lease: j.Lease(), MaxAttempts: j.MaxAttempts}, core.ResultSucceeded, core.DefaultRetryPolicy)}
+			outs[i] = store.Outcome{Outcome: core.Decide(core.AttemptInfo{Lease: j.Lease(), MaxAttempts: j.MaxAttempts}, core.ResultSucceeded, core.DefaultRetryPolicy())}
 		}
 		if _, err := st.OutcomeReport(ctx, store.ReportParams{Worker: worker, Outcomes: outs}); err != nil {
 			return err

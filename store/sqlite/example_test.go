@@ -37,8 +37,8 @@ func Example() {
 	defer func() { _ = st.Close() }()
 
 	done := make(chan struct{})
-	workers := backwave.NewWorkers()
-	err = backwave.AddWorkFunc(workers, func(ctx context.Context, j *backwave.Job[Greet]) error {
+	workers := backwave.NewHandlers()
+	err = backwave.AddHandlerFunc(workers, func(ctx context.Context, j *backwave.Job[Greet]) error {
 		fmt.Printf("hello, %s (attempt %d)\n", j.Args.Name, j.Attempt)
 		close(done)
 		return nil
@@ -47,9 +47,9 @@ func Example() {
 		panic(err)
 	}
 	client, err := backwave.NewClient(st, backwave.Config{
-		Workers: workers,
-		Groups:  []backwave.WorkerGroupOptions{backwave.DefaultWorkerGroup("default", backwave.Strict(backwave.DefaultQueue))},
-		Logger:  slog.New(slog.DiscardHandler),
+		Handlers: workers,
+		Groups:   []backwave.WorkerGroupOptions{backwave.DefaultWorkerGroup("default", backwave.Strict(backwave.DefaultQueue))},
+		Logger:   slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		panic(err)

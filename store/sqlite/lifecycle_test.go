@@ -47,7 +47,7 @@ func TestSchemaNameLifecycle(t *testing.T) {
 		t.Fatalf("renew = %v", renewed)
 	}
 	must(s.RequestCancel(ctx, ids[3]))
-	succeeded := store.Outcome{Outcome: core.Decide(core.AttemptInfo{Lease: claimed[0].Lease(), MaxAttempts: 3}, core.ResultSucceeded, core.DefaultRetryPolicy),
+	succeeded := store.Outcome{Outcome: core.Decide(core.AttemptInfo{Lease: claimed[0].Lease(), MaxAttempts: 3}, core.ResultSucceeded, core.DefaultRetryPolicy()),
 		Output: []byte("out"), TagDelta: []job.Tag{job.Keyed("k", "v")}}
 	res, err := s.OutcomeReport(ctx, store.ReportParams{Worker: "w1", Outcomes: []store.Outcome{succeeded}})
 	must(err)

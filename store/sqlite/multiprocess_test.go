@@ -103,8 +103,8 @@ func runChild(name string) error {
 	defer func() { _ = records.Close() }()
 	var mu sync.Mutex
 
-	workers := backwave.NewWorkers()
-	err = backwave.AddWorkFunc(workers, func(ctx context.Context, j *backwave.Job[workArgs]) error {
+	workers := backwave.NewHandlers()
+	err = backwave.AddHandlerFunc(workers, func(ctx context.Context, j *backwave.Job[workArgs]) error {
 		if work > 0 {
 			select {
 			case <-time.After(work):
@@ -129,10 +129,10 @@ func runChild(name string) error {
 	group.PollInterval = 50 * time.Millisecond
 	group.MaintenanceInterval = 100 * time.Millisecond
 	client, err := backwave.NewClient(st, backwave.Config{
-		Workers: workers,
-		Groups:  []backwave.WorkerGroupOptions{group},
-		NodeID:  name,
-		Logger:  slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Handlers: workers,
+		Groups:   []backwave.WorkerGroupOptions{group},
+		NodeID:   name,
+		Logger:   slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		return err

@@ -54,8 +54,6 @@ func TestConformance(t *testing.T) {
 	t.Parallel()
 	newHarness := func(t *testing.T) storetest.Harness { return harness(newStore(t, sqlite.Options{})) }
 	storetest.Run(t, newHarness)
-	storetest.RunEdges(t, newHarness)
-	storetest.RunRoundTrip(t, newHarness)
 }
 
 // TestConformanceSchemaName runs the suite again under a Schema Name other

@@ -9,12 +9,11 @@ import (
 	"github.com/backwave/backwave/store"
 )
 
-// RunEdges runs the edge cases of the Storage Contract that the groups of
+// runEdges runs the edge cases of the Storage Contract that the groups of
 // Run leave open: repeats inside one batch, empty batches, Leases that
 // lapsed but were not yet expired, a cancel request that outlives a retry,
-// and Tags whose two kinds spell the same text. Call it beside Run, with the
-// same newStore.
-func RunEdges(t *testing.T, newStore func(t *testing.T) Harness) {
+// and Tags whose two kinds spell the same text. Run calls it.
+func runEdges(t *testing.T, newStore func(t *testing.T) Harness) {
 	t.Helper()
 	t.Run("Edges", func(t *testing.T) { testEdges(t, &suite{newStore: newStore}) })
 }

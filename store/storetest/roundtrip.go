@@ -9,12 +9,12 @@ import (
 	"github.com/backwave/backwave/store"
 )
 
-// RunRoundTrip runs the data round trips a SQL adapter can get wrong and the
+// runRoundTrip runs the data round trips a SQL adapter can get wrong and the
 // other groups do not pin down: a claim hands the worker the whole job (the
 // handler needs its payload and Tags), payloads are opaque bytes (not text),
 // an empty Job Output is still an output, and names and Tags keep every
-// Unicode character. Call it beside Run, with the same newStore.
-func RunRoundTrip(t *testing.T, newStore func(t *testing.T) Harness) {
+// Unicode character. Run calls it.
+func runRoundTrip(t *testing.T, newStore func(t *testing.T) Harness) {
 	t.Helper()
 	t.Run("RoundTrip", func(t *testing.T) { testRoundTrip(t, &suite{newStore: newStore}) })
 }

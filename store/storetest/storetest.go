@@ -117,6 +117,8 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 	} {
 		t.Run(group.name, func(t *testing.T) { group.tests(t, s) })
 	}
+	runEdges(t, newStore)
+	runRoundTrip(t, newStore)
 }
 
 type suite struct {
