@@ -2,23 +2,10 @@ package memstore
 
 import (
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/backwave/backwave/core"
 )
-
-// hub holds the Wake-Up Hint subscribers of one Store.
-type hub struct {
-	mu   sync.Mutex
-	next int
-	subs []subscriber // in subscription order
-}
-
-type subscriber struct {
-	id int
-	fn func(queue string)
-}
 
 // SubscribeHints calls fn with a Queue's name whenever a call to the store
 // leaves jobs claimable at once in that Queue (due, the Queue not paused and
@@ -33,41 +20,7 @@ type subscriber struct {
 // A hint only cuts latency: a subscriber must behave the same, one poll
 // later, without it.
 func (s *Store) SubscribeHints(fn func(queue string)) (unsubscribe func()) {
-	h := &s.hints
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.next++
-	id := h.next
-	h.subs = append(h.subs, subscriber{id: id, fn: fn})
-	return func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		h.subs = slices.DeleteFunc(h.subs, func(sub subscriber) bool { return sub.id == id })
-	}
-}
-
-// active reports whether anyone listens, so calls can skip working out
-// hints nobody will receive.
-func (h *hub) active() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.subs) > 0
-}
-
-// announce calls every subscriber with every Queue in queues. The caller
-// must not hold the store's lock.
-func (h *hub) announce(queues []string) {
-	if len(queues) == 0 {
-		return
-	}
-	h.mu.Lock()
-	subs := slices.Clone(h.subs)
-	h.mu.Unlock()
-	for _, q := range queues {
-		for _, sub := range subs {
-			sub.fn(q)
-		}
-	}
+	return s.hints.Subscribe(fn)
 }
 
 // hintSet gathers, during one call, the Queues that call may have made
@@ -85,7 +38,7 @@ func (hs *hintSet) add(queue string) {
 // hintable narrows the gathered Queues to those with a job claimable at now,
 // sorted by name. The caller holds s.mu.
 func (s *Store) hintable(hs *hintSet, now time.Time) []string {
-	if len(hs.queues) == 0 || !s.hints.active() {
+	if len(hs.queues) == 0 || !s.hints.Active() {
 		return nil
 	}
 	var out []string

@@ -21,7 +21,7 @@ func (s *Store) JobInsertMany(ctx context.Context, p store.InsertManyParams) ([]
 	var hints []string
 	// Deferred first so it runs after the unlock below: hints go out
 	// without the store's lock held.
-	defer func() { s.hints.announce(hints) }()
+	defer func() { s.hints.Announce(hints) }()
 	if err := s.lock(ctx); err != nil {
 		return nil, err
 	}

@@ -56,7 +56,7 @@ type Store struct {
 	clock        vtime.Clock
 	onTransition func(job.ID, core.Edge, job.Attempt)
 	mutation     Mutation
-	hints        hub
+	hints        store.HintHub
 
 	mu     sync.Mutex
 	closed bool

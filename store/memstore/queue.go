@@ -29,7 +29,7 @@ func (s *Store) QueueResume(ctx context.Context, p store.QueueParams) error {
 		return err
 	}
 	var hints []string
-	defer func() { s.hints.announce(hints) }() // after the unlock below
+	defer func() { s.hints.Announce(hints) }() // after the unlock below
 	if err := s.lock(ctx); err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func (s *Store) QueueSetLimit(ctx context.Context, p store.QueueSetLimitParams) 
 		return err
 	}
 	var hints []string
-	defer func() { s.hints.announce(hints) }() // after the unlock below
+	defer func() { s.hints.Announce(hints) }() // after the unlock below
 	if err := s.lock(ctx); err != nil {
 		return err
 	}

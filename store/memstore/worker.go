@@ -120,7 +120,7 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 		return nil, err
 	}
 	var hints []string
-	defer func() { s.hints.announce(hints) }() // after the unlock below
+	defer func() { s.hints.Announce(hints) }() // after the unlock below
 	if err := s.lock(ctx); err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func (s *Store) LeaseExpire(ctx context.Context, p store.ExpireParams) (store.Ex
 		return store.ExpireResult{}, err
 	}
 	var hints []string
-	defer func() { s.hints.announce(hints) }() // after the unlock below
+	defer func() { s.hints.Announce(hints) }() // after the unlock below
 	if err := s.lock(ctx); err != nil {
 		return store.ExpireResult{}, err
 	}
@@ -208,7 +208,7 @@ func (s *Store) LeaseRelinquish(ctx context.Context, p store.RelinquishParams) (
 		return store.RelinquishResult{}, err
 	}
 	var hints []string
-	defer func() { s.hints.announce(hints) }() // after the unlock below
+	defer func() { s.hints.Announce(hints) }() // after the unlock below
 	if err := s.lock(ctx); err != nil {
 		return store.RelinquishResult{}, err
 	}

@@ -34,7 +34,7 @@ func (s *Store) JobInsertMany(ctx context.Context, p store.InsertManyParams) ([]
 	if err != nil {
 		return nil, err
 	}
-	s.hints.announce(due)
+	s.hints.Announce(due)
 	return ids, nil
 }
 

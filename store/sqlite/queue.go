@@ -33,7 +33,7 @@ func (s *Store) setPaused(ctx context.Context, p store.QueueParams, paused bool)
 		return err
 	})
 	if err == nil && !paused {
-		s.hints.announce([]string{p.Queue})
+		s.hints.Announce([]string{p.Queue})
 	}
 	return err
 }
@@ -50,7 +50,7 @@ func (s *Store) QueueSetLimit(ctx context.Context, p store.QueueSetLimitParams) 
 		return err
 	})
 	if err == nil {
-		s.hints.announce([]string{p.Queue})
+		s.hints.Announce([]string{p.Queue})
 	}
 	return err
 }

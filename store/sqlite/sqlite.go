@@ -131,7 +131,7 @@ type Store struct {
 	// r is the read pool for Monitor reads.
 	r *sql.DB
 
-	hints  hub
+	hints  store.HintHub
 	closed atomic.Bool
 }
 

@@ -221,7 +221,7 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 		return nil, err
 	}
 	slices.Sort(freed)
-	s.hints.announce(freed)
+	s.hints.Announce(freed)
 	return out, nil
 }
 
@@ -294,7 +294,7 @@ func (s *Store) LeaseExpire(ctx context.Context, p store.ExpireParams) (store.Ex
 		return store.ExpireResult{}, err
 	}
 	slices.Sort(requeued)
-	s.hints.announce(requeued)
+	s.hints.Announce(requeued)
 	return res, nil
 }
 
@@ -345,7 +345,7 @@ func (s *Store) LeaseRelinquish(ctx context.Context, p store.RelinquishParams) (
 		return store.RelinquishResult{}, err
 	}
 	slices.Sort(requeued)
-	s.hints.announce(requeued)
+	s.hints.Announce(requeued)
 	return res, nil
 }
 
