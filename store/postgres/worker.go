@@ -83,8 +83,16 @@ func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.Re
 // and Tag delta ($11…$13, by ordinal), and one NOTIFY goes out per Queue
 // where the outcome may have made a job claimable (a retry due at once, or a
 // slot freed in a limited Queue). The ordinals of applied rows come back.
+//
+// The fence reads "Running" as worker = $10 AND lease_expires_at IS NOT
+// NULL, which the job table's CHECK makes equivalent to state = 'running':
+// spelled with the state, it let the planner scan the job_running partial
+// index, whose dead entries grow with every job worked until a vacuum, and
+// rescan the unnested input once per row, so a report's cost grew through
+// a drain. The input is materialized so that no plan unnests it more than
+// once.
 const reportSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
-input AS (
+input AS MATERIALIZED (
     SELECT * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::bigint[], $7::text[],
                          $8::text[], $9::bytea[])
         WITH ORDINALITY AS u(id, attempt, state, via, delay, retry_cause, detail, output, ord)
@@ -101,8 +109,8 @@ applied AS (
         worker = NULL,
         lease_expires_at = NULL
     FROM input i, now
-    WHERE j.id = ANY ($2::bigint[]) AND j.id = i.id AND j.attempt = i.attempt
-      AND j.worker = $10::text AND j.state = 'running'
+    WHERE j.id = i.id AND j.attempt = i.attempt
+      AND j.worker = $10::text AND j.lease_expires_at IS NOT NULL
     RETURNING j.id, j.attempt, j.queue, i.state, i.via, i.delay, i.detail, i.ord, now.t AS now
 ),
 logged AS (
