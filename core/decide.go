@@ -67,9 +67,9 @@ type AttemptInfo struct {
 	CancelRequested bool
 }
 
-// Decide turns a finished Attempt into its Outcome:
-//   - success → Succeeded, even if a cancel was requested meanwhile (the work
-//     is done);
+// Decide turns a finished Attempt into its Outcome, as the Driver sees it:
+//   - success → Succeeded, even if a cancel was requested meanwhile (the
+//     store then applies Cancelled instead: UnderCancel);
 //   - unroutable → Quarantined;
 //   - failure after a cancel request → Cancelled (the handler stopped as
 //     asked);
@@ -119,6 +119,46 @@ func AfterLeaseLoss(attempt job.Attempt, maxAttempts int) job.State {
 		return job.StateDeadLettered
 	}
 	return job.StateScheduled
+}
+
+// LeaseLoss returns the edge a Running job takes when its Lease ends
+// without an outcome (via ViaExpire or ViaRelinquish). A job whose operator
+// cancel was recorded ends Cancelled by ViaCancel: the operator asked that
+// it not run again, and sending it back to Scheduled would run it again (or
+// dead-letter a job nobody wants run). Otherwise AfterLeaseLoss decides
+// against the job's ceiling (job.Job.Ceiling).
+func LeaseLoss(attempt job.Attempt, ceiling int, via Via, cancelRequested bool) (job.State, Via) {
+	if cancelRequested {
+		return job.StateCancelled, ViaCancel
+	}
+	return AfterLeaseLoss(attempt, ceiling), via
+}
+
+// UnderCancel returns the outcome a store applies for o when the job's
+// stored cancel request is cancelRequested. A recorded cancel wins over
+// every outcome, success included:
+//
+//   - glossary, Cancelled: a cancelled job "stays Cancelled under every
+//     automatic path" — once the operator's cancel is recorded, no
+//     automatic path (an outcome, a retry, an expiry) may take the job
+//     elsewhere;
+//   - glossary, Operator Action: the cancel is a recorded, defined action;
+//     a late success must not silently overrule what an operator was told
+//     was recorded;
+//   - glossary, Effect-Once: the store applies one outcome per Attempt under
+//     the (worker, Attempt) fence, and the cancel request is stored state
+//     that the fenced write reads atomically, so the order is decided in
+//     one place — the store — whatever the Driver had heard by then.
+//
+// The side effects a handler that ignored its context already made are
+// not undone (At-Least-Once Execution); only the recorded outcome is
+// Cancelled. Decide still answers Succeeded for a success (the Driver's
+// view); the store settles it with UnderCancel.
+func UnderCancel(o Outcome, cancelRequested bool) Outcome {
+	if !cancelRequested {
+		return o
+	}
+	return Outcome{Lease: o.Lease, State: job.StateCancelled, Via: ViaCancel}
 }
 
 // RetryCauseAfter returns the Retry Cause a job carries after moving along

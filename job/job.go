@@ -126,8 +126,15 @@ type Job struct {
 	Payload []byte
 	State   State
 	// Attempt is the last Attempt charged (0 if never claimed).
-	Attempt     Attempt
+	Attempt Attempt
+	// MaxAttempts is the attempt budget of one life of the job: how many
+	// tries it gets before it dead-letters.
 	MaxAttempts int
+	// AttemptBase is the Attempt the job stood at when an operator last
+	// requeued it (0 if never): the current life's budget counts Attempts
+	// above it. Attempt numbers are never reused, so a requeue moves the
+	// base instead of resetting the counter.
+	AttemptBase Attempt
 	// ScheduledAt is the due time: a Scheduled job is claimable once the
 	// store's clock reaches it.
 	ScheduledAt time.Time
@@ -148,6 +155,11 @@ type Job struct {
 // Lease returns the (job, Attempt) pair that fences this job's current
 // Attempt.
 func (j *Job) Lease() Lease { return Lease{ID: j.ID, Attempt: j.Attempt} }
+
+// Ceiling returns the Attempt number at which the job's current life is
+// spent: AttemptBase + MaxAttempts. An Attempt at or past it that fails
+// dead-letters the job.
+func (j *Job) Ceiling() int { return int(j.AttemptBase) + j.MaxAttempts }
 
 // Retrying reports whether the job is in the Retrying view: Scheduled and
 // carrying a Retry Cause.

@@ -259,7 +259,7 @@ func (d *Driver) claimDone(e ClaimDone, out []Command) []Command {
 			// but fenced out), so forget it.
 			out = append(out, Abandon{Lease: old.lease, Reason: AbandonLeaseLost})
 		}
-		x := &execution{lease: j.Lease(), wireName: j.WireName, maxAttempts: j.MaxAttempts}
+		x := &execution{lease: j.Lease(), wireName: j.WireName, maxAttempts: j.Ceiling()}
 		d.executing[j.ID] = x
 		out = append(out, Execute{Job: j})
 		if j.CancelRequested {

@@ -71,6 +71,8 @@ type Store interface {
 	Worker
 	Queues
 	Monitor
+	History
+	Operator
 	// Close releases the store's resources. Calls after Close fail with
 	// ErrClosed.
 	Close() error
@@ -117,6 +119,13 @@ type Worker interface {
 	// Log entry with its Failure Detail, stores Job Output, merges the Tag
 	// delta, and frees the Queue's Concurrency-Limit slot. Results are in
 	// input order.
+	//
+	// A recorded cancel wins: if an operator's cancel of the job was
+	// recorded (CancelRequested) before the outcome applies, the job ends
+	// Cancelled with cancel cause operator whatever the outcome says —
+	// success, retry, dead-letter or quarantine (core.UnderCancel). The
+	// Failure Detail and Tag delta still apply; Job Output does not, since
+	// it is written only with a Succeeded transition.
 	OutcomeReport(ctx context.Context, p ReportParams) ([]ReportResult, error)
 
 	// LeaseExpire finds Running jobs in the given Queues whose Lease lapsed
@@ -124,18 +133,22 @@ type Worker interface {
 	// Dead-Lettered at the attempt ceiling, otherwise Scheduled and due now
 	// with Retry Cause lease expired. Slots are freed. At most Limit jobs
 	// are expired per call (0 means no bound); the result says how many.
+	// A job whose cancel was requested ends Cancelled instead
+	// (core.AfterLeaseLoss): the operator asked that it not run again.
 	LeaseExpire(ctx context.Context, p ExpireParams) (ExpireResult, error)
 
 	// LeaseRelinquish hands live Leases back on clean shutdown, each fenced
 	// by (Worker, Attempt): the job returns to Scheduled due at once with its
 	// Attempt kept and its Retry Cause untouched, or dead-letters if the
-	// Attempt was its last (core.AfterLeaseLoss). Slots are freed. Stale
-	// Leases are skipped.
+	// Attempt was its last, or ends Cancelled if its cancel was requested
+	// (core.AfterLeaseLoss). Slots are freed. Stale Leases are skipped.
 	LeaseRelinquish(ctx context.Context, p RelinquishParams) (RelinquishResult, error)
 }
 
 // Queues reads and changes Queue settings. A Queue exists once a job names
-// it or a setting is written for it.
+// it or a setting is written for it. Pause, resume and set-limit are
+// Operator Actions: each writes an audit record (AuditEntry) with its Actor
+// atomically with the setting.
 type Queues interface {
 	// QueuePause stops claims from the Queue (running jobs are unaffected).
 	QueuePause(ctx context.Context, p QueueParams) error
@@ -157,8 +170,26 @@ type Monitor interface {
 	// JobList returns jobs matching the filter, newest id first, one page at
 	// a time (keyset pagination on id).
 	JobList(ctx context.Context, p JobListParams) ([]job.Job, error)
-	// JobCountByState counts jobs per state, optionally in one Queue.
+	// JobCountByState counts jobs per state, optionally in one Queue. It
+	// reads counters the store keeps as jobs move (never a COUNT over the
+	// job table), so it stays cheap at any table size.
 	JobCountByState(ctx context.Context, p CountParams) (map[job.State]int, error)
+	// JobCountByQueue counts jobs per Queue and state from the same
+	// counters, ordered by Queue then state; zero counts are absent.
+	JobCountByQueue(ctx context.Context) ([]QueueStateCount, error)
+	// TagFacet returns the Tag Facet of the filtered slice: the Tags its
+	// jobs carry, with how many jobs carry each, highest count first (ties
+	// by Tag), capped to the top p.BucketLimit(). Deliberately not an
+	// inventory of Tags (glossary, Tag Facet).
+	TagFacet(ctx context.Context, p TagFacetParams) ([]TagCount, error)
+	// TagSuggest completes a prefix over every Tag in the store,
+	// case-insensitively, ordered lexicographically (CompareSuggestions),
+	// each in its canonical stored casing so a filter built from it matches
+	// exactly. It never filters jobs (glossary, Tag Suggest).
+	TagSuggest(ctx context.Context, p TagSuggestParams) ([]job.Tag, error)
+	// AuditList returns the audit trail of Operator Actions, newest first,
+	// one page at a time (keyset pagination on the entry id).
+	AuditList(ctx context.Context, p AuditListParams) ([]AuditEntry, error)
 }
 
 // NewJob is one job to insert.
@@ -285,9 +316,11 @@ type RelinquishResult struct {
 	Relinquished []job.Lease
 }
 
-// QueueParams names one Queue.
+// QueueParams names one Queue and who acts on it.
 type QueueParams struct {
 	Queue string
+	// Actor is recorded in the audit trail; empty means ActorSystem.
+	Actor Actor
 }
 
 // QueueSetLimitParams are the params of Queues.QueueSetLimit.
@@ -295,6 +328,8 @@ type QueueSetLimitParams struct {
 	Queue string
 	// Limit is the Concurrency Limit; 0 removes it.
 	Limit int
+	// Actor is recorded in the audit trail; empty means ActorSystem.
+	Actor Actor
 }
 
 // QueueInfo describes one Queue.
@@ -309,12 +344,7 @@ type QueueInfo struct {
 
 // JobListParams filter and page Monitor.JobList.
 type JobListParams struct {
-	// States, if non-empty, keeps jobs in any of them.
-	States []job.State
-	// Queue, if set, keeps jobs of that Queue.
-	Queue string
-	// WireName, if set, keeps jobs of that Wire Name.
-	WireName string
+	JobFilter
 	// BeforeID, if non-zero, keeps jobs with a smaller id (the keyset cursor:
 	// pass the last id of the previous page).
 	BeforeID job.ID

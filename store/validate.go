@@ -43,6 +43,9 @@ func (p InsertManyParams) Validate() error {
 		if err := ValidateName("queue", j.Queue); err != nil {
 			return fmt.Errorf("job %d: %w", i, err)
 		}
+		if len(j.Payload) > MaxPayloadBytes {
+			return fmt.Errorf("job %d: %w: payload of %d bytes is over the %d-byte limit", i, ErrInvalidParams, len(j.Payload), MaxPayloadBytes)
+		}
 		if j.MaxAttempts < 1 {
 			return fmt.Errorf("job %d: %w: MaxAttempts %d is below 1", i, ErrInvalidParams, j.MaxAttempts)
 		}
@@ -140,14 +143,28 @@ func (p QueueSetLimitParams) Validate() error {
 	if err := ValidateName("queue", p.Queue); err != nil {
 		return err
 	}
+	if err := p.Actor.Validate(); err != nil {
+		return err
+	}
 	if p.Limit < 0 {
 		return fmt.Errorf("%w: concurrency limit %d is negative", ErrInvalidParams, p.Limit)
 	}
 	return nil
 }
 
-// Validate checks a Queue name.
-func (p QueueParams) Validate() error { return ValidateName("queue", p.Queue) }
+// Validate checks a Queue name and the Actor.
+func (p QueueParams) Validate() error {
+	if err := ValidateName("queue", p.Queue); err != nil {
+		return err
+	}
+	return p.Actor.Validate()
+}
+
+// Validate checks the filter of a JobList call.
+func (p JobListParams) Validate() error { return p.JobFilter.Validate() }
+
+// Validate checks the filter of a TagFacet call.
+func (p TagFacetParams) Validate() error { return p.JobFilter.Validate() }
 
 // PageLimit returns the effective page size of a JobList call.
 func (p JobListParams) PageLimit() int {

@@ -29,9 +29,10 @@
 //   - LeaseExpire with a Limit ends the lapsed Leases with the smallest job
 //     ids first.
 //   - JobCountByState omits states with no jobs.
-//   - An operator cancel request stays on a job that leaves Running without
-//     reaching a terminal state (a retry, an expiry, a Relinquish), so the
-//     next claim hands it to its worker with CancelRequested set.
+//   - A job whose operator cancel was requested while it ran ends
+//     Cancelled however its Attempt ends (core.UnderCancel,
+//     core.LeaseLoss); it never returns to Scheduled with the request
+//     pending.
 //   - OutcomeReport rejects, with store.ErrInvalidParams and nothing
 //     written, an outcome whose (State, Via) is not a legal edge out of
 //     Running for an outcome, or that carries a Retry Cause on anything but
@@ -40,8 +41,8 @@
 // # Beyond the contract
 //
 // A Store also offers what tests and the Simulator need and the contract does
-// not (yet) say: the Transition Log (JobTransitions), Job Output (JobOutput),
-// the operator cancel (RequestCancel), an observer of every state change
+// not say: RequestCancel (JobCancel by store.ActorSystem), an observer of
+// every state change
 // (Options.OnTransition), a deep copy for crash-cloning (Clone) and Wake-Up
 // Hints (SubscribeHints).
 //

@@ -40,8 +40,8 @@ func (s *Store) JobInsertMany(ctx context.Context, p store.InsertManyParams) ([]
 			MaxAttempts: nj.MaxAttempts,
 			ScheduledAt: core.DueAt(now, nj.ScheduledAt).Round(0),
 			CreatedAt:   now,
-			Tags:        job.NormalizeTags(nj.Tags),
 		}}
+		s.addTags(r, nj.Tags)
 		s.jobs = append(s.jobs, r)
 		q := s.queue(nj.Queue)
 		q.ids = append(q.ids, id)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -29,6 +30,11 @@ type Options struct {
 	// The Simulator uses it to check every edge against core.Edges and to
 	// record Coverage.
 	OnTransition func(id job.ID, e core.Edge, attempt job.Attempt)
+
+	// History is the Job History Policy: how much of each job's Transition
+	// Log the store records. The zero value records every entry with its
+	// Failure Detail. OnTransition is called whatever the policy.
+	History store.HistoryPolicy
 
 	// Mutation plants a known bug so tests can prove the oracles catch it;
 	// never set outside tests. The zero value plants nothing.
@@ -56,12 +62,18 @@ type Store struct {
 	clock        vtime.Clock
 	onTransition func(job.ID, core.Edge, job.Attempt)
 	mutation     Mutation
+	history      store.HistoryPolicy
 	hints        store.HintHub
 
 	mu     sync.Mutex
 	closed bool
 	jobs   []*row // jobs[id-1]; ids are dense and never reused
 	queues map[string]*queue
+	// tags is every distinct Tag any job ever carried: Tag Suggest's
+	// dictionary.
+	tags map[job.Tag]bool
+	// audit is the audit trail of Operator Actions, oldest first.
+	audit []store.AuditEntry
 }
 
 var (
@@ -73,7 +85,7 @@ var (
 type row struct {
 	job    job.Job
 	output []byte
-	log    []Transition
+	log    []store.Transition
 }
 
 // queue is one known Queue's settings and bookkeeping.
@@ -87,22 +99,6 @@ type queue struct {
 	ids []job.ID
 }
 
-// Transition is one entry of a job's Transition Log: at At, by Via, the job
-// moved from From to State, its Attempt then being Attempt.
-type Transition struct {
-	At      time.Time
-	From    job.State
-	State   job.State
-	Via     core.Via
-	Attempt job.Attempt
-	// FailureDetail is the diagnostic text a failed Attempt's outcome
-	// carried; empty otherwise.
-	FailureDetail string
-}
-
-// Edge returns the state edge the entry records.
-func (t Transition) Edge() core.Edge { return core.Edge{From: t.From, To: t.State, Via: t.Via} }
-
 // New returns an empty Store.
 func New(opts Options) *Store {
 	clock := opts.Clock
@@ -113,7 +109,9 @@ func New(opts Options) *Store {
 		clock:        clock,
 		onTransition: opts.OnTransition,
 		mutation:     opts.Mutation,
+		history:      opts.History,
 		queues:       make(map[string]*queue),
+		tags:         make(map[job.Tag]bool),
 	}
 }
 
@@ -148,9 +146,12 @@ func (s *Store) Clone() *Store {
 		clock:        s.clock,
 		onTransition: s.onTransition,
 		mutation:     s.mutation,
+		history:      s.history,
 		closed:       s.closed,
 		jobs:         make([]*row, len(s.jobs)),
 		queues:       make(map[string]*queue, len(s.queues)),
+		tags:         maps.Clone(s.tags),
+		audit:        slices.Clone(s.audit),
 	}
 	for i, r := range s.jobs {
 		c.jobs[i] = &row{
@@ -240,16 +241,33 @@ func (s *Store) move(r *row, to job.State, via core.Via, now time.Time, detail s
 	if to.Terminal() {
 		r.job.FinalizedAt = now
 	}
-	r.log = append(r.log, Transition{
-		At:            now,
-		From:          e.From,
-		State:         to,
-		Via:           via,
-		Attempt:       r.job.Attempt,
-		FailureDetail: detail,
-	})
+	if s.history.Records() {
+		if len(r.log) >= store.TransitionLogCap {
+			r.log = slices.Delete(r.log, 0, len(r.log)-store.TransitionLogCap+1)
+		}
+		r.log = append(r.log, store.Transition{
+			At:            now,
+			From:          e.From,
+			State:         to,
+			Via:           via,
+			Attempt:       r.job.Attempt,
+			FailureDetail: s.history.Detail(detail),
+		})
+	}
 	if s.onTransition != nil {
 		s.onTransition(r.job.ID, e, r.job.Attempt)
+	}
+}
+
+// addTags merges tags into r's set and the store's dictionary. The caller
+// holds s.mu.
+func (s *Store) addTags(r *row, tags []job.Tag) {
+	if len(tags) == 0 {
+		return
+	}
+	r.job.Tags = job.MergeTags(r.job.Tags, tags)
+	for _, t := range tags {
+		s.tags[t] = true
 	}
 }
 

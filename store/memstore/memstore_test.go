@@ -20,7 +20,7 @@ import (
 var start = time.Date(2030, time.January, 1, 9, 0, 0, 0, time.UTC)
 
 // harness gives the Conformance Suite a fresh store on its own Manual
-// clock, with every optional capability.
+// clock.
 func harness(t *testing.T) storetest.Harness {
 	clock := vtime.NewManual(start)
 	s := memstore.New(memstore.Options{Clock: clock})
@@ -28,16 +28,9 @@ func harness(t *testing.T) storetest.Harness {
 		Store:         s,
 		Now:           clock.Now,
 		Advance:       func(d time.Duration) { clock.Advance(d) },
-		RequestCancel: s.RequestCancel,
-		Transitions: func(ctx context.Context, id job.ID) ([]storetest.Transition, error) {
-			log, err := s.JobTransitions(ctx, id)
-			out := make([]storetest.Transition, len(log))
-			for i, tr := range log {
-				out[i] = storetest.Transition{At: tr.At, State: tr.State, Attempt: tr.Attempt, FailureDetail: tr.FailureDetail}
-			}
-			return out, err
+		WithHistory: func(p store.HistoryPolicy) store.Store {
+			return memstore.New(memstore.Options{Clock: clock, History: p})
 		},
-		JobOutput: s.JobOutput,
 	}
 }
 
@@ -50,7 +43,13 @@ func TestConformance(t *testing.T) {
 func TestConformanceMinimalHarness(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		clock := vtime.NewManual(start)
-		return storetest.Harness{Store: memstore.New(memstore.Options{Clock: clock}), Now: clock.Now}
+		return storetest.Harness{
+			Store: memstore.New(memstore.Options{Clock: clock}),
+			Now:   clock.Now,
+			WithHistory: func(p store.HistoryPolicy) store.Store {
+				return memstore.New(memstore.Options{Clock: clock, History: p})
+			},
+		}
 	})
 }
 
@@ -221,33 +220,6 @@ func TestCloneIsIndependent(t *testing.T) {
 	}
 }
 
-// The package doc: a cancel request stays on a job that returns to
-// Scheduled, so its next claim carries it.
-func TestCancelRequestSurvivesRetry(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	clock := vtime.NewManual(start)
-	s := memstore.New(memstore.Options{Clock: clock})
-	mustInsert(t, s, newJob("q"))
-	j := mustClaim(t, s, "w1", 1, "q")[0]
-	if err := s.RequestCancel(ctx, j.ID); err != nil {
-		t.Fatal(err)
-	}
-	// The worker failed before it heard of the cancel: the Core decides a
-	// retry.
-	mustReport(t, s, "w1", outcome(j, core.ResultFailed))
-	clock.Advance(time.Second)
-	again := mustClaim(t, s, "w1", 1, "q")[0]
-	if !again.CancelRequested {
-		t.Fatal("the cancel request was lost on the retry")
-	}
-	mustReport(t, s, "w1", outcome(again, core.ResultFailed))
-	got, _ := s.JobGet(ctx, j.ID)
-	if got.State != job.StateCancelled || got.CancelCause != job.CancelCauseOperator {
-		t.Fatalf("job is %s (%s), want cancelled by operator", got.State, got.CancelCause)
-	}
-}
-
 // The package doc: an outcome that is not a legal outcome edge out of
 // Running, or carries a Retry Cause on anything but a retry, is refused
 // whole.
@@ -300,7 +272,7 @@ func TestJobTransitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []memstore.Transition{
+	want := []store.Transition{
 		{At: start, From: job.StateUnknown, State: job.StateScheduled, Via: core.ViaInsert},
 		{At: start.Add(time.Second), From: job.StateScheduled, State: job.StateRunning, Via: core.ViaClaim, Attempt: 1},
 		{At: start.Add(2 * time.Second), From: job.StateRunning, State: job.StateScheduled, Via: core.ViaRetry, Attempt: 1, FailureDetail: "boom"},

@@ -26,6 +26,9 @@ func (s *Store) JobGet(ctx context.Context, id job.ID) (job.Job, error) {
 // JobList returns the jobs matching every filter in p, newest id first, at
 // most p.PageLimit() of them, starting below p.BeforeID when it is set.
 func (s *Store) JobList(ctx context.Context, p store.JobListParams) ([]job.Job, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
 	if err := s.lock(ctx); err != nil {
 		return nil, err
 	}
@@ -38,9 +41,7 @@ func (s *Store) JobList(ctx context.Context, p store.JobListParams) ([]job.Job, 
 	var out []job.Job
 	for i := top - 1; i >= 0 && len(out) < limit; i-- {
 		j := &s.jobs[i].job
-		if (len(p.States) > 0 && !slices.Contains(p.States, j.State)) ||
-			(p.Queue != "" && j.Queue != p.Queue) ||
-			(p.WireName != "" && j.WireName != p.WireName) {
+		if !p.Match(j) {
 			continue
 		}
 		out = append(out, copyJob(j))
@@ -65,9 +66,10 @@ func (s *Store) JobCountByState(ctx context.Context, p store.CountParams) (map[j
 }
 
 // JobTransitions returns the job's Transition Log, oldest entry first: one
-// entry per state change since insert. It fails with store.ErrNotFound for
+// entry per state change since insert under the Job History Policy, the
+// newest store.TransitionLogCap of them. It fails with store.ErrNotFound for
 // an unknown job.
-func (s *Store) JobTransitions(ctx context.Context, id job.ID) ([]Transition, error) {
+func (s *Store) JobTransitions(ctx context.Context, id job.ID) ([]store.Transition, error) {
 	if err := s.lock(ctx); err != nil {
 		return nil, err
 	}

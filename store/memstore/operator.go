@@ -3,35 +3,132 @@ package memstore
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
 
-// RequestCancel is the operator cancel. A Scheduled or Awaiting-Parent job
-// becomes Cancelled at once, with cancel cause operator. A Running job keeps
-// running with CancelRequested set: its worker learns of it at the next
-// LeaseRenew (store.RenewCancelRequested) and cancels its handler
-// cooperatively. Asking again is harmless. A terminal job fails with
-// store.ErrIllegalTransition, an unknown one with store.ErrNotFound.
-func (s *Store) RequestCancel(ctx context.Context, id job.ID) error {
+// JobRequeue moves a Dead-Lettered or Quarantined job back to Scheduled,
+// due at the store's now, with its Retry Cause cleared and a fresh attempt
+// budget (AttemptBase moves up to its Attempt, which is kept). Any other
+// state fails with store.ErrIllegalTransition, an unknown job with
+// store.ErrNotFound. The action is audited.
+func (s *Store) JobRequeue(ctx context.Context, p store.JobRequeueParams) (job.Job, error) {
+	if err := p.Validate(); err != nil {
+		return job.Job{}, err
+	}
+	var hints []string
+	defer func() { s.hints.Announce(hints) }() // after the unlock below
 	if err := s.lock(ctx); err != nil {
-		return err
+		return job.Job{}, err
 	}
 	defer s.mu.Unlock()
-	r, err := s.find(id)
+	r, err := s.find(p.ID)
 	if err != nil {
-		return err
+		return job.Job{}, err
 	}
+	switch st := r.job.State; st {
+	case job.StateDeadLettered, job.StateQuarantined:
+	default:
+		return job.Job{}, fmt.Errorf("memstore: requeue job %d: it is %s: %w", p.ID, st, store.ErrIllegalTransition)
+	}
+	now := s.clock.Now()
+	r.job.AttemptBase = r.job.Attempt
+	r.job.ScheduledAt = now
+	r.job.FinalizedAt = time.Time{}
+	r.job.CancelCause = job.CancelCauseNone
+	r.job.CancelRequested = false
+	s.move(r, job.StateScheduled, core.ViaRequeue, now, "")
+	s.record(now, p.Actor, store.AuditRequeue, r.job.ID, r.job.Queue, "")
+	hints = s.hintable(&hintSet{queues: []string{r.job.Queue}}, now)
+	return copyJob(&r.job), nil
+}
+
+// JobCancel is the operator cancel. A Scheduled or Awaiting-Parent job
+// becomes Cancelled at once, with cancel cause operator. A Running job keeps
+// running with CancelRequested set: its worker learns of it at the next
+// LeaseRenew (store.RenewCancelRequested) and stops its handler
+// cooperatively, and however that Attempt ends the job ends Cancelled.
+// Asking again is harmless. A terminal job fails with
+// store.ErrIllegalTransition, an unknown one with store.ErrNotFound. The
+// action is audited.
+func (s *Store) JobCancel(ctx context.Context, p store.JobCancelParams) (job.Job, error) {
+	if err := p.Validate(); err != nil {
+		return job.Job{}, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return job.Job{}, err
+	}
+	defer s.mu.Unlock()
+	r, err := s.find(p.ID)
+	if err != nil {
+		return job.Job{}, err
+	}
+	now := s.clock.Now()
 	switch st := r.job.State; st {
 	case job.StateScheduled, job.StateAwaitingParent:
 		r.job.CancelCause = job.CancelCauseOperator
-		s.move(r, job.StateCancelled, core.ViaCancel, s.clock.Now(), "")
+		s.move(r, job.StateCancelled, core.ViaCancel, now, "")
+		s.record(now, p.Actor, store.AuditCancel, r.job.ID, r.job.Queue, "")
 	case job.StateRunning:
 		r.job.CancelRequested = true
+		s.record(now, p.Actor, store.AuditCancelRequest, r.job.ID, r.job.Queue, "")
 	default:
-		return fmt.Errorf("memstore: cancel job %d: it is %s: %w", id, st, store.ErrIllegalTransition)
+		return job.Job{}, fmt.Errorf("memstore: cancel job %d: it is %s: %w", p.ID, st, store.ErrIllegalTransition)
 	}
-	return nil
+	return copyJob(&r.job), nil
+}
+
+// RequestCancel is JobCancel by store.ActorSystem, for callers that predate
+// the audited action (the Simulator).
+func (s *Store) RequestCancel(ctx context.Context, id job.ID) error {
+	_, err := s.JobCancel(ctx, store.JobCancelParams{ID: id})
+	return err
+}
+
+// JobReschedule moves the due time of a Scheduled or Awaiting-Parent job
+// to p.ScheduledAt, keeping everything else; no Transition Log entry is
+// written. A Running or terminal job fails with store.ErrIllegalTransition.
+// The action is audited.
+func (s *Store) JobReschedule(ctx context.Context, p store.JobRescheduleParams) (job.Job, error) {
+	if err := p.Validate(); err != nil {
+		return job.Job{}, err
+	}
+	var hints []string
+	defer func() { s.hints.Announce(hints) }() // after the unlock below
+	if err := s.lock(ctx); err != nil {
+		return job.Job{}, err
+	}
+	defer s.mu.Unlock()
+	r, err := s.find(p.ID)
+	if err != nil {
+		return job.Job{}, err
+	}
+	switch st := r.job.State; st {
+	case job.StateScheduled, job.StateAwaitingParent:
+	default:
+		return job.Job{}, fmt.Errorf("memstore: reschedule job %d: it is %s: %w", p.ID, st, store.ErrIllegalTransition)
+	}
+	now := s.clock.Now()
+	r.job.ScheduledAt = p.ScheduledAt.Round(0)
+	s.record(now, p.Actor, store.AuditReschedule, r.job.ID, r.job.Queue, store.RescheduleDetail(p.ScheduledAt))
+	if core.Claimable(&r.job, now) {
+		hints = s.hintable(&hintSet{queues: []string{r.job.Queue}}, now)
+	}
+	return copyJob(&r.job), nil
+}
+
+// record appends one entry to the audit trail. The caller holds s.mu.
+func (s *Store) record(now time.Time, a store.Actor, action store.AuditAction, id job.ID, queue, detail string) {
+	s.audit = append(s.audit, store.AuditEntry{
+		ID:     int64(len(s.audit) + 1),
+		At:     now,
+		Actor:  a.OrSystem(),
+		Action: action,
+		JobID:  id,
+		Queue:  queue,
+		Detail: detail,
+	})
 }

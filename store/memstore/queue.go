@@ -9,7 +9,7 @@ import (
 )
 
 // QueuePause stops claims from the Queue, making it known if it was not.
-// Running jobs keep their Leases.
+// Running jobs keep their Leases. Every Queue action is audited.
 func (s *Store) QueuePause(ctx context.Context, p store.QueueParams) error {
 	if err := p.Validate(); err != nil {
 		return err
@@ -19,6 +19,7 @@ func (s *Store) QueuePause(ctx context.Context, p store.QueueParams) error {
 	}
 	defer s.mu.Unlock()
 	s.queue(p.Queue).paused = true
+	s.record(s.clock.Now(), p.Actor, store.AuditQueuePause, 0, p.Queue, "")
 	return nil
 }
 
@@ -35,6 +36,7 @@ func (s *Store) QueueResume(ctx context.Context, p store.QueueParams) error {
 	}
 	defer s.mu.Unlock()
 	s.queue(p.Queue).paused = false
+	s.record(s.clock.Now(), p.Actor, store.AuditQueueResume, 0, p.Queue, "")
 	hints = s.hintable(&hintSet{queues: []string{p.Queue}}, s.clock.Now())
 	return nil
 }
@@ -53,6 +55,7 @@ func (s *Store) QueueSetLimit(ctx context.Context, p store.QueueSetLimitParams) 
 	}
 	defer s.mu.Unlock()
 	s.queue(p.Queue).limit = p.Limit
+	s.record(s.clock.Now(), p.Actor, store.AuditQueueSetLimit, 0, p.Queue, store.LimitDetail(p.Limit))
 	hints = s.hintable(&hintSet{queues: []string{p.Queue}}, s.clock.Now())
 	return nil
 }

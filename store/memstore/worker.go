@@ -135,17 +135,19 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 		if r == nil {
 			continue
 		}
-		switch o.State {
+		applied := core.UnderCancel(o.Outcome, r.job.CancelRequested)
+		switch applied.State {
 		case job.StateScheduled:
-			r.job.ScheduledAt = now.Add(o.RetryDelay)
+			r.job.ScheduledAt = now.Add(applied.RetryDelay)
 		case job.StateCancelled:
 			r.job.CancelCause = job.CancelCauseOperator
+		case job.StateSucceeded:
+			if o.Output != nil {
+				r.output = bytes.Clone(o.Output)
+			}
 		}
-		r.job.Tags = job.MergeTags(r.job.Tags, o.TagDelta)
-		if o.Output != nil {
-			r.output = bytes.Clone(o.Output)
-		}
-		s.move(r, o.State, o.Via, now, o.FailureDetail)
+		s.addTags(r, o.TagDelta)
+		s.move(r, applied.State, applied.Via, now, o.FailureDetail)
 		hs.add(r.job.Queue)
 		out[i].Applied = true
 	}
@@ -231,11 +233,15 @@ func (s *Store) LeaseRelinquish(ctx context.Context, p store.RelinquishParams) (
 }
 
 // endLease ends a Running job's Lease without an outcome, by expiry or
-// Relinquish, as core.AfterLeaseLoss says. The caller holds s.mu.
+// Relinquish, as core.LeaseLoss says: Cancelled if its cancel was
+// requested, else as core.AfterLeaseLoss says. The caller holds s.mu.
 func (s *Store) endLease(r *row, via core.Via, now time.Time) {
-	to := core.AfterLeaseLoss(r.job.Attempt, r.job.MaxAttempts)
-	if to == job.StateScheduled {
+	to, via := core.LeaseLoss(r.job.Attempt, r.job.Ceiling(), via, r.job.CancelRequested)
+	switch to {
+	case job.StateScheduled:
 		r.job.ScheduledAt = now
+	case job.StateCancelled:
+		r.job.CancelCause = job.CancelCauseOperator
 	}
 	s.move(r, to, via, now, "")
 }

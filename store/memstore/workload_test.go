@@ -18,7 +18,7 @@ import (
 // storeSnapshot is everything observable about a store.
 type storeSnapshot struct {
 	Jobs        []job.Job
-	Transitions [][]memstore.Transition
+	Transitions [][]store.Transition
 	Outputs     [][]byte
 	Queues      []store.QueueInfo
 }

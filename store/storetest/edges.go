@@ -31,8 +31,8 @@ func testEdges(t *testing.T, s *suite) {
 			t.Fatalf("same Lease twice in one batch: applied %v, %v; want true, false", res[0].Applied, res[1].Applied)
 		}
 		e.wantState(j.ID, job.StateSucceeded)
-		if e.h.Transitions != nil {
-			log, err := e.h.Transitions(e.ctx, j.ID)
+		{
+			log, err := e.s.JobTransitions(e.ctx, j.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,24 +131,6 @@ func testEdges(t *testing.T, s *suite) {
 		e.reportApplied(w1, succeeded(jobs[1]))
 		if got := e.expire(0, "q"); len(got) != 0 {
 			t.Fatalf("LeaseExpire ended %v, a renewed and a finished Lease", got)
-		}
-	})
-
-	// An operator cancel request outlives a retry: the next claim hands the
-	// job over with CancelRequested set, so its next Attempt stops at once.
-	s.run(t, "CancelRequestSurvivesRetry", func(t *testing.T, e *env) {
-		if e.h.RequestCancel == nil {
-			t.Skip("storetest: the Harness has no RequestCancel")
-		}
-		e.insertN("q", 1)
-		j := e.claimOne(w1, "q")
-		if err := e.h.RequestCancel(e.ctx, j.ID); err != nil {
-			t.Fatal(err)
-		}
-		e.reportApplied(w1, failed(j, 0)) // decided before the renewal told it
-		again := e.claimOne(w2, "q")
-		if !again.CancelRequested {
-			t.Fatal("the reclaimed job lost its cancel request")
 		}
 	})
 

@@ -18,6 +18,9 @@ import (
 // lease is the Lease length tests claim with unless they say otherwise.
 const lease = time.Minute
 
+// actor is the identity the suite's Operator Actions record.
+const actor store.Actor = "storetest:operator"
+
 // Workers that tests claim as.
 const (
 	w1 job.WorkerID = "storetest-worker-1"
@@ -238,6 +241,32 @@ func (e *env) setLimit(queue string, limit int) {
 	}
 }
 
+// cancel is the operator cancel by the suite's actor.
+func (e *env) cancel(id job.ID) error {
+	_, err := e.s.JobCancel(e.ctx, store.JobCancelParams{ID: id, Actor: actor})
+	return err
+}
+
+// transitions reads a job's Transition Log.
+func (e *env) transitions(id job.ID) []store.Transition {
+	e.t.Helper()
+	log, err := e.s.JobTransitions(e.ctx, id)
+	if err != nil {
+		e.t.Fatalf("JobTransitions(%d): %v", id, err)
+	}
+	return log
+}
+
+// list runs JobList and returns the ids.
+func (e *env) list(p store.JobListParams) []job.ID {
+	e.t.Helper()
+	got, err := e.s.JobList(e.ctx, p)
+	if err != nil {
+		e.t.Fatalf("JobList(%+v): %v", p, err)
+	}
+	return idsOf(got)
+}
+
 func (e *env) wantState(id job.ID, want job.State) job.Job {
 	e.t.Helper()
 	j := e.get(id)
@@ -300,7 +329,7 @@ func policy(d time.Duration) core.RetryPolicy {
 // decide returns the outcome the Core decides for a claimed job's Attempt,
 // retrying after delay.
 func decide(j job.Job, r core.Result, delay time.Duration) store.Outcome {
-	info := core.AttemptInfo{Lease: j.Lease(), MaxAttempts: j.MaxAttempts, CancelRequested: j.CancelRequested}
+	info := core.AttemptInfo{Lease: j.Lease(), MaxAttempts: j.Ceiling(), CancelRequested: j.CancelRequested}
 	return store.Outcome{Outcome: core.Decide(info, r, policy(delay))}
 }
 

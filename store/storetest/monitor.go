@@ -51,12 +51,12 @@ func testMonitor(t *testing.T, s *suite) {
 			want []job.ID
 		}{
 			{"all", store.JobListParams{}, desc(ids...)},
-			{"queue a", store.JobListParams{Queue: "a"}, desc(ids[0], ids[1], ids[4])},
-			{"wire x", store.JobListParams{WireName: "x"}, desc(ids[0], ids[2], ids[4])},
-			{"scheduled", store.JobListParams{States: []job.State{job.StateScheduled}}, desc(ids[2], ids[3], ids[4])},
-			{"running or succeeded", store.JobListParams{States: []job.State{job.StateRunning, job.StateSucceeded}}, desc(ids[0], ids[1])},
-			{"a, x, scheduled", store.JobListParams{Queue: "a", WireName: "x", States: []job.State{job.StateScheduled}}, desc(ids[4])},
-			{"no match", store.JobListParams{Queue: "nope"}, nil},
+			{"queue a", store.JobListParams{JobFilter: store.JobFilter{Queue: "a"}}, desc(ids[0], ids[1], ids[4])},
+			{"wire x", store.JobListParams{JobFilter: store.JobFilter{WireName: "x"}}, desc(ids[0], ids[2], ids[4])},
+			{"scheduled", store.JobListParams{JobFilter: store.JobFilter{States: []job.State{job.StateScheduled}}}, desc(ids[2], ids[3], ids[4])},
+			{"running or succeeded", store.JobListParams{JobFilter: store.JobFilter{States: []job.State{job.StateRunning, job.StateSucceeded}}}, desc(ids[0], ids[1])},
+			{"a, x, scheduled", store.JobListParams{JobFilter: store.JobFilter{Queue: "a", WireName: "x", States: []job.State{job.StateScheduled}}}, desc(ids[4])},
+			{"no match", store.JobListParams{JobFilter: store.JobFilter{Queue: "nope"}}, nil},
 		}
 		for _, c := range cases {
 			got, err := e.s.JobList(e.ctx, c.p)
@@ -78,7 +78,7 @@ func testMonitor(t *testing.T, s *suite) {
 			if pages > 10 {
 				t.Fatal("pagination does not end")
 			}
-			page, err := e.s.JobList(e.ctx, store.JobListParams{Queue: "q", Limit: 3, BeforeID: before})
+			page, err := e.s.JobList(e.ctx, store.JobListParams{JobFilter: store.JobFilter{Queue: "q"}, Limit: 3, BeforeID: before})
 			if err != nil {
 				t.Fatal(err)
 			}

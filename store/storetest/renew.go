@@ -114,12 +114,9 @@ func testRenew(t *testing.T, s *suite) {
 	// job to stop"; glossary, Cancelled: "the handler's CancellationToken
 	// fires via heartbeat".
 	s.run(t, "CancelRequested", func(t *testing.T, e *env) {
-		if e.h.RequestCancel == nil {
-			t.Skip("storetest: the Harness has no RequestCancel")
-		}
 		e.insertN("q", 2)
 		jobs := e.claim(w1, 2, "q")
-		if err := e.h.RequestCancel(e.ctx, jobs[0].ID); err != nil {
+		if err := e.cancel(jobs[0].ID); err != nil {
 			t.Fatalf("RequestCancel: %v", err)
 		}
 		before := e.now()

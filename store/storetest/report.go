@@ -255,8 +255,8 @@ func testReport(t *testing.T, s *suite) {
 		o.TagDelta = []job.Tag{job.Label("split-brain")}
 		o.Output = []byte("split-brain")
 		e.reportStale(w2, o)
-		if e.h.JobOutput != nil {
-			if out, err := e.h.JobOutput(e.ctx, j.ID); err != nil || out != nil {
+		{
+			if out, err := e.s.JobOutput(e.ctx, j.ID); err != nil || out != nil {
 				t.Fatalf("JobOutput after a stale outcome = %q, %v; want none", out, err)
 			}
 		}
@@ -264,15 +264,12 @@ func testReport(t *testing.T, s *suite) {
 
 	// OutcomeReport "stores Job Output".
 	s.run(t, "StoresOutput", func(t *testing.T, e *env) {
-		if e.h.JobOutput == nil {
-			t.Skip("storetest: the Harness has no JobOutput")
-		}
 		e.insertN("q", 1)
 		j := e.claimOne(w1, "q")
 		o := succeeded(j)
 		o.Output = []byte(`{"sent":true}`)
 		e.reportApplied(w1, o)
-		out, err := e.h.JobOutput(e.ctx, j.ID)
+		out, err := e.s.JobOutput(e.ctx, j.ID)
 		if err != nil || !bytes.Equal(out, o.Output) {
 			t.Fatalf("JobOutput = %q, %v; want %q", out, err, o.Output)
 		}
@@ -282,9 +279,6 @@ func testReport(t *testing.T, s *suite) {
 	// Detail"; glossary, Transition Log: "each entry a (timestamp, resulting
 	// state, Attempt number, optional Failure Detail)".
 	s.run(t, "TransitionLog", func(t *testing.T, e *env) {
-		if e.h.Transitions == nil {
-			t.Skip("storetest: the Harness has no Transitions")
-		}
 		e.insertN("q", 1)
 		j := e.claimOne(w1, "q")
 		o := failed(j, 0)
@@ -294,11 +288,11 @@ func testReport(t *testing.T, s *suite) {
 		before := e.now()
 		e.reportApplied(w1, succeeded(j))
 		after := e.now()
-		log, err := e.h.Transitions(e.ctx, j.ID)
+		log, err := e.s.JobTransitions(e.ctx, j.ID)
 		if err != nil {
 			t.Fatalf("Transitions: %v", err)
 		}
-		want := []Transition{
+		want := []store.Transition{
 			{State: job.StateScheduled, Attempt: 0},
 			{State: job.StateRunning, Attempt: 1},
 			{State: job.StateScheduled, Attempt: 1, FailureDetail: o.FailureDetail},

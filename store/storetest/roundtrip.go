@@ -70,10 +70,7 @@ func testRoundTrip(t *testing.T, s *suite) {
 		o.Output = []byte{}
 		e.reportApplied(w1, o)
 		e.wantState(j.ID, job.StateSucceeded)
-		if e.h.JobOutput == nil {
-			return
-		}
-		out, err := e.h.JobOutput(e.ctx, j.ID)
+		out, err := e.s.JobOutput(e.ctx, j.ID)
 		if err != nil || len(out) != 0 {
 			t.Fatalf("JobOutput = %q, %v; want empty", out, err)
 		}
@@ -99,7 +96,7 @@ func testRoundTrip(t *testing.T, s *suite) {
 		if _, ok := e.queueInfo(queue); !ok {
 			t.Fatalf("QueueList does not list %q", queue)
 		}
-		list, err := e.s.JobList(e.ctx, store.JobListParams{Queue: queue, WireName: wire})
+		list, err := e.s.JobList(e.ctx, store.JobListParams{JobFilter: store.JobFilter{Queue: queue, WireName: wire}})
 		if err != nil || len(list) != 1 || list[0].ID != id {
 			t.Fatalf("JobList(queue %q, wire name %q) = %v, %v; want job %d", queue, wire, idsOf(list), err, id)
 		}
@@ -111,15 +108,12 @@ func testRoundTrip(t *testing.T, s *suite) {
 	// The Failure Detail is opaque text recorded as given — several lines,
 	// any Unicode — on the failing Attempt's Transition Log entry.
 	s.run(t, "FailureDetailKeptAsGiven", func(t *testing.T, e *env) {
-		if e.h.Transitions == nil {
-			t.Skip("storetest: the Harness has no Transitions")
-		}
 		e.insertN("q", 1)
 		j := e.claimOne(w1, "q")
 		o := decide(j, core.ResultFailed, 0)
 		o.FailureDetail = "panic: ünïcode ✗\n\ngoroutine 1 [running]:\n\tmain.go:12 +0x1d\n"
 		e.reportApplied(w1, o)
-		log, err := e.h.Transitions(e.ctx, j.ID)
+		log, err := e.s.JobTransitions(e.ctx, j.ID)
 		if err != nil || len(log) == 0 {
 			t.Fatalf("Transitions = %v, %v", log, err)
 		}

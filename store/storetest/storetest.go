@@ -11,6 +11,9 @@
 //				Store:   s,
 //				Now:     clock.Now,
 //				Advance: func(d time.Duration) { clock.Advance(d) },
+//				WithHistory: func(p store.HistoryPolicy) store.Store {
+//					return memstore.New(memstore.Options{Clock: clock, History: p})
+//				},
 //			}
 //		})
 //	}
@@ -38,19 +41,17 @@
 // is nil; an adapter provides Advance by pinning its clock (its own "now"
 // override) rather than by sleeping.
 //
-// # Optional capabilities
+// # Job History Policy
 //
-// The contract has no Operator Actions or Transition Log reads yet. The
-// Harness carries them as optional funcs (RequestCancel, Transitions,
-// JobOutput); the tests that need one skip when it is nil.
+// Harness.WithHistory opens a second fresh store on the same clock with
+// another Job History Policy, so the suite can hold each policy to its
+// clause.
 package storetest
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
 
@@ -68,29 +69,10 @@ type Harness struct {
 	// then skipped.
 	Advance func(d time.Duration)
 
-	// RequestCancel performs the operator cancel: a Scheduled or
-	// Awaiting-Parent job becomes Cancelled at once with cancel cause
-	// operator, a Running job gets CancelRequested, and a terminal job fails
-	// with store.ErrIllegalTransition. Nil skips the tests that need it.
-	RequestCancel func(ctx context.Context, id job.ID) error
-
-	// Transitions reads a job's Transition Log, oldest entry first. Nil
-	// skips the tests that need it.
-	Transitions func(ctx context.Context, id job.ID) ([]Transition, error)
-
-	// JobOutput reads the Job Output an applied outcome stored (nil if
-	// none). Nil skips the tests that need it.
-	JobOutput func(ctx context.Context, id job.ID) ([]byte, error)
-}
-
-// Transition is one Transition Log entry as the glossary defines it: the
-// timestamp, the resulting state, the Attempt number and the optional
-// Failure Detail.
-type Transition struct {
-	At            time.Time
-	State         job.State
-	Attempt       job.Attempt
-	FailureDetail string
+	// WithHistory returns another fresh, isolated store on the same clock
+	// (Now and Advance steer it too) whose Job History Policy is p. The
+	// adapter closes it at the end of the test. Required.
+	WithHistory func(p store.HistoryPolicy) store.Store
 }
 
 // Run runs the Conformance Suite, calling newStore once per test for a fresh
@@ -109,6 +91,9 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Expire", testExpire},
 		{"Relinquish", testRelinquish},
 		{"Cancel", testCancel},
+		{"Operator", testOperator},
+		{"History", testHistory},
+		{"Tags", testTags},
 		{"Queue", testQueue},
 		{"Limit", testLimit},
 		{"Monitor", testMonitor},
@@ -131,8 +116,8 @@ func (s *suite) run(t *testing.T, name string, fn func(t *testing.T, e *env)) {
 	t.Run(name, func(t *testing.T) {
 		t.Parallel()
 		h := s.newStore(t)
-		if h.Store == nil || h.Now == nil {
-			t.Fatal("storetest: newStore returned a Harness without Store or Now")
+		if h.Store == nil || h.Now == nil || h.WithHistory == nil {
+			t.Fatal("storetest: newStore returned a Harness without Store, Now or WithHistory")
 		}
 		fn(t, &env{t: t, h: h, s: h.Store, ctx: t.Context()})
 	})

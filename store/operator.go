@@ -1,0 +1,222 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/backwave/backwave/job"
+)
+
+// Actor is the recorded identity behind an Operator Action: a user name, a
+// service account, "cli:alice". BackWave never owns users; the host decides
+// what the string means. It is stored verbatim in the audit trail.
+type Actor string
+
+// ActorSystem is recorded when an action's params name no Actor: the host
+// application's own code (configuration at start-up, a test) rather than a
+// person.
+const ActorSystem Actor = "system"
+
+// MaxActorLen bounds an Actor, in bytes.
+const MaxActorLen = 256
+
+// OrSystem returns a, or ActorSystem if a is empty.
+func (a Actor) OrSystem() Actor {
+	if a == "" {
+		return ActorSystem
+	}
+	return a
+}
+
+// Validate accepts the empty Actor (recorded as ActorSystem) and any valid
+// UTF-8 of at most MaxActorLen bytes without control characters.
+func (a Actor) Validate() error {
+	switch {
+	case len(a) > MaxActorLen:
+		return fmt.Errorf("%w: actor is longer than %d bytes", ErrInvalidParams, MaxActorLen)
+	case !utf8.ValidString(string(a)):
+		return fmt.Errorf("%w: actor %q is not valid UTF-8", ErrInvalidParams, string(a))
+	}
+	for _, r := range a {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("%w: actor %q contains a control character", ErrInvalidParams, string(a))
+		}
+	}
+	return nil
+}
+
+// Operator is the audited write side: the Operator Actions on jobs. Each is
+// a defined action, never a raw row edit, and each writes one audit record
+// (AuditEntry) naming its Actor atomically with its effect. An action the
+// job's current state does not allow fails with ErrIllegalTransition and
+// writes nothing; an unknown job is ErrNotFound. The Queue actions (pause,
+// resume, set a Concurrency Limit) are on Queues and are audited the same
+// way.
+type Operator interface {
+	// JobRequeue moves a Dead-Lettered or Quarantined job back to
+	// Scheduled, due at the store's now, through the state machine (a
+	// Transition Log entry by requeue). The requeued job starts over: its
+	// Retry Cause is cleared (glossary, Retry Cause) and it gets a fresh
+	// attempt budget of MaxAttempts tries — its Attempt counter is kept,
+	// never reused (the fence needs every Attempt number to name one try),
+	// and AttemptBase records where the new budget starts. Any other state
+	// is ErrIllegalTransition.
+	JobRequeue(ctx context.Context, p JobRequeueParams) (job.Job, error)
+
+	// JobCancel is the operator cancel. A Scheduled or Awaiting-Parent job
+	// becomes Cancelled at once with cancel cause operator. A Running job
+	// gets CancelRequested: its worker learns it at the next LeaseRenew
+	// (RenewCancelRequested) and stops its handler cooperatively, and
+	// whatever way that Attempt then ends — any outcome, a lapsed Lease, a
+	// Relinquish — the job ends Cancelled (see Worker). Asking again is
+	// harmless and audited again. A terminal job is ErrIllegalTransition.
+	// It returns the job as the action left it.
+	JobCancel(ctx context.Context, p JobCancelParams) (job.Job, error)
+
+	// JobReschedule moves the due time of a waiting (Scheduled or
+	// Awaiting-Parent) job to p.ScheduledAt. The job keeps its id, payload,
+	// Attempt and Retry Cause; no Transition Log entry is written, because
+	// the state does not change (glossary, Reschedule). A Running or
+	// terminal job is ErrIllegalTransition.
+	JobReschedule(ctx context.Context, p JobRescheduleParams) (job.Job, error)
+}
+
+// JobRequeueParams are the params of Operator.JobRequeue.
+type JobRequeueParams struct {
+	ID    job.ID
+	Actor Actor
+}
+
+// JobCancelParams are the params of Operator.JobCancel.
+type JobCancelParams struct {
+	ID    job.ID
+	Actor Actor
+}
+
+// JobRescheduleParams are the params of Operator.JobReschedule.
+type JobRescheduleParams struct {
+	ID    job.ID
+	Actor Actor
+	// ScheduledAt is the new due time; required.
+	ScheduledAt time.Time
+}
+
+// Validate checks the params of JobRequeue.
+func (p JobRequeueParams) Validate() error { return checkAction(p.ID, p.Actor) }
+
+// Validate checks the params of JobCancel.
+func (p JobCancelParams) Validate() error { return checkAction(p.ID, p.Actor) }
+
+// Validate checks the params of JobReschedule.
+func (p JobRescheduleParams) Validate() error {
+	if err := checkAction(p.ID, p.Actor); err != nil {
+		return err
+	}
+	if p.ScheduledAt.IsZero() {
+		return fmt.Errorf("%w: reschedule job %d without a due time", ErrInvalidParams, p.ID)
+	}
+	return nil
+}
+
+func checkAction(id job.ID, a Actor) error {
+	if id < 1 {
+		return fmt.Errorf("%w: job id %d", ErrInvalidParams, id)
+	}
+	return a.Validate()
+}
+
+// AuditAction names an Operator Action in the audit trail.
+type AuditAction uint8
+
+const (
+	// AuditRequeue is JobRequeue.
+	AuditRequeue AuditAction = iota + 1
+	// AuditCancel is JobCancel of a waiting job (it became Cancelled).
+	AuditCancel
+	// AuditCancelRequest is JobCancel of a Running job (cancel requested).
+	AuditCancelRequest
+	// AuditReschedule is JobReschedule.
+	AuditReschedule
+	// AuditQueuePause is QueuePause.
+	AuditQueuePause
+	// AuditQueueResume is QueueResume.
+	AuditQueueResume
+	// AuditQueueSetLimit is QueueSetLimit.
+	AuditQueueSetLimit
+)
+
+var auditNames = [...]string{
+	AuditRequeue:       "requeue",
+	AuditCancel:        "cancel",
+	AuditCancelRequest: "cancel_request",
+	AuditReschedule:    "reschedule",
+	AuditQueuePause:    "queue_pause",
+	AuditQueueResume:   "queue_resume",
+	AuditQueueSetLimit: "queue_set_limit",
+}
+
+// String returns the stored name of the action.
+func (a AuditAction) String() string {
+	if int(a) < len(auditNames) && auditNames[a] != "" {
+		return auditNames[a]
+	}
+	return "audit_action(" + strconv.Itoa(int(a)) + ")"
+}
+
+// ParseAuditAction is the inverse of AuditAction.String.
+func ParseAuditAction(s string) (AuditAction, error) {
+	for a, name := range auditNames {
+		if name != "" && name == s {
+			return AuditAction(a), nil
+		}
+	}
+	return 0, fmt.Errorf("store: unknown audit action %q", s)
+}
+
+// AuditEntry is one record of the audit trail: who did what, when, to which
+// job or Queue. The audit trail is not the Transition Log (glossary,
+// Transition Log, Avoid: audit): it records Operator Actions, including
+// those that change no state.
+type AuditEntry struct {
+	// ID orders the trail; the store assigns it.
+	ID     int64
+	At     time.Time
+	Actor  Actor
+	Action AuditAction
+	// JobID is the job acted on; 0 for a Queue action.
+	JobID job.ID
+	// Queue is the job's Queue, or the Queue acted on.
+	Queue string
+	// Detail says what changed, e.g. "limit 5" or the new due time.
+	Detail string
+}
+
+// AuditListParams filter and page Monitor.AuditList.
+type AuditListParams struct {
+	// JobID, if non-zero, keeps the entries about that job.
+	JobID job.ID
+	// Queue, if set, keeps the entries about that Queue (its jobs' and its
+	// own).
+	Queue string
+	// BeforeID, if non-zero, keeps entries with a smaller id (keyset cursor).
+	BeforeID int64
+	// Limit is the page size; 0 means 100.
+	Limit int
+}
+
+// PageLimit returns the effective page size of an AuditList call.
+func (p AuditListParams) PageLimit() int {
+	if p.Limit <= 0 {
+		return 100
+	}
+	return min(p.Limit, 10_000)
+}
+
+// RescheduleDetail is the Detail of a reschedule to t.
+func RescheduleDetail(t time.Time) string { return "scheduled_at " + t.UTC().Format(time.RFC3339Nano) }
+
+// LimitDetail is the Detail of setting a Concurrency Limit.
+func LimitDetail(limit int) string { return "limit " + strconv.Itoa(limit) }
