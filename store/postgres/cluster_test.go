@@ -376,7 +376,7 @@ func TestClusterCrash(t *testing.T) {
 	_ = proc.cmd.Wait()
 	// Its Leases are the store's record of what it held: every job it
 	// started, and any it claimed but had not started yet.
-	running, err := admin.JobList(ctx, store.JobListParams{States: []job.State{job.StateRunning}, Limit: jobs})
+	running, err := admin.JobList(ctx, store.JobListParams{JobFilter: store.JobFilter{States: []job.State{job.StateRunning}}, Limit: jobs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,12 +74,13 @@ func (s *Store) JobInsertManyTx(ctx context.Context, tx *sql.Tx, p store.InsertM
 // ids and the Queues that got a job due now, sorted.
 func (s *Store) insert(ctx context.Context, tx *sql.Tx, p store.InsertManyParams) ([]job.ID, []string, error) {
 	now := s.clock.Now()
-	st, err := prepare(ctx, tx, s.q.insertJob, s.q.insertPayload, s.q.insertTag, s.q.knowQueue, s.q.transition)
+	st, err := prepare(ctx, tx, s.q.insertJob, s.q.insertPayload, s.q.insertTag, s.q.knowQueue, s.q.transition, s.m.knowTag)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer st.close()
-	insJob, insPayload, insTag, knowQueue, insTransition := st[0], st[1], st[2], st[3], st[4]
+	insJob, insPayload, insTag, knowQueue, insTransition, knowTag := st[0], st[1], st[2], st[3], st[4], st[5]
+	known := make(map[job.Tag]bool)
 
 	ids := make([]job.ID, 0, len(p.Jobs))
 	var queues, due []string
@@ -103,9 +104,15 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, p store.InsertManyParams
 			if _, err := insTag.ExecContext(ctx, id64, t.Key, t.Value); err != nil {
 				return nil, nil, fmt.Errorf("job %d: tag %s: %w", i, t, err)
 			}
+			if !known[t] {
+				known[t] = true
+				if err := knowTags(ctx, knowTag, []job.Tag{t}); err != nil {
+					return nil, nil, fmt.Errorf("job %d: %w", i, err)
+				}
+			}
 		}
-		if _, err := insTransition.ExecContext(ctx, id64, micros(now), stateCode(job.StateUnknown), codeScheduled, viaCode(core.ViaInsert), 0, nil); err != nil {
-			return nil, nil, fmt.Errorf("job %d: transition: %w", i, err)
+		if err := s.logEntry(ctx, tx, insTransition, id64, micros(now), stateCode(job.StateUnknown), codeScheduled, viaCode(core.ViaInsert), 0, ""); err != nil {
+			return nil, nil, fmt.Errorf("job %d: %w", i, err)
 		}
 		if !slices.Contains(queues, nj.Queue) {
 			queues = append(queues, nj.Queue)

@@ -77,7 +77,7 @@ func TestSchemaNameLifecycle(t *testing.T) {
 	if j.State != job.StateSucceeded || len(j.Tags) != 2 {
 		t.Fatalf("job = %+v", j)
 	}
-	list, err := s.JobList(ctx, store.JobListParams{States: []job.State{job.StateSucceeded}, Queue: "q", WireName: "w", BeforeID: 100})
+	list, err := s.JobList(ctx, store.JobListParams{JobFilter: store.JobFilter{States: []job.State{job.StateSucceeded}, Queue: "q", WireName: "w"}, BeforeID: 100})
 	must(err)
 	if len(list) != 1 {
 		t.Fatalf("list = %+v", list)

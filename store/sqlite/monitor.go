@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
-	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
@@ -26,44 +24,6 @@ func (s *Store) JobGet(ctx context.Context, id job.ID) (job.Job, error) {
 		}
 		out = jobs[0]
 		return nil
-	})
-	return out, err
-}
-
-// JobList returns the jobs matching every filter in p, newest id first, at
-// most p.PageLimit() of them, starting below p.BeforeID when it is set.
-func (s *Store) JobList(ctx context.Context, p store.JobListParams) ([]job.Job, error) {
-	query := s.q.jobListPrefix
-	var args []any
-	if len(p.States) > 0 {
-		codes := make([]int64, 0, len(p.States))
-		for _, st := range p.States {
-			if c, ok := stateCodes[st]; ok {
-				codes = append(codes, c)
-			}
-		}
-		query += s.q.jobListStates
-		args = append(args, jsonArray(codes))
-	}
-	if p.Queue != "" {
-		query += s.q.jobListQueue
-		args = append(args, p.Queue)
-	}
-	if p.WireName != "" {
-		query += s.q.jobListWireName
-		args = append(args, p.WireName)
-	}
-	if p.BeforeID > 0 {
-		query += s.q.jobListBefore
-		args = append(args, int64(p.BeforeID))
-	}
-	query += s.q.jobListOrderPage
-	args = append(args, p.PageLimit())
-	var out []job.Job
-	err := s.read(ctx, "list jobs", func(tx *sql.Tx) error {
-		var err error
-		out, err = s.scanJobs(ctx, tx, query, args...)
-		return err
 	})
 	return out, err
 }
@@ -104,27 +64,11 @@ func (s *Store) JobCountByState(ctx context.Context, p store.CountParams) (map[j
 	return out, nil
 }
 
-// Transition is one entry of a job's Transition Log: at At, by Via, the job
-// moved from From to State, its Attempt then being Attempt.
-type Transition struct {
-	At      time.Time
-	From    job.State
-	State   job.State
-	Via     core.Via
-	Attempt job.Attempt
-	// FailureDetail is the diagnostic text a failed Attempt's outcome
-	// carried; empty otherwise.
-	FailureDetail string
-}
-
-// Edge returns the state edge the entry records.
-func (t Transition) Edge() core.Edge { return core.Edge{From: t.From, To: t.State, Via: t.Via} }
-
 // JobTransitions returns the job's Transition Log, oldest entry first: one
 // entry per state change since insert. It fails with store.ErrNotFound for
 // an unknown job.
-func (s *Store) JobTransitions(ctx context.Context, id job.ID) ([]Transition, error) {
-	var out []Transition
+func (s *Store) JobTransitions(ctx context.Context, id job.ID) ([]store.Transition, error) {
+	var out []store.Transition
 	err := s.read(ctx, "read transitions", func(tx *sql.Tx) error {
 		if err := s.exists(ctx, tx, id); err != nil {
 			return err
@@ -136,7 +80,7 @@ func (s *Store) JobTransitions(ctx context.Context, id job.ID) ([]Transition, er
 		defer func() { _ = rows.Close() }()
 		for rows.Next() {
 			var at, from, to, via, attempt int64
-			var tr Transition
+			var tr store.Transition
 			if err := rows.Scan(&at, &from, &to, &via, &attempt, &tr.FailureDetail); err != nil {
 				return err
 			}
@@ -223,13 +167,14 @@ func scanJob(rows *sql.Rows) (job.Job, error) {
 		finalized, leaseExpires                        sql.NullInt64
 		worker                                         sql.NullString
 		cancelRequested                                bool
+		attemptBase                                    int64
 	)
 	err := rows.Scan(&id, &j.Queue, &j.WireName, &state, &attempt, &j.MaxAttempts, &scheduled, &created,
-		&finalized, &rc, &cc, &worker, &leaseExpires, &cancelRequested)
+		&finalized, &rc, &cc, &worker, &leaseExpires, &cancelRequested, &attemptBase)
 	if err != nil {
 		return j, err
 	}
-	j.ID, j.Attempt = job.ID(id), job.Attempt(attempt)
+	j.ID, j.Attempt, j.AttemptBase = job.ID(id), job.Attempt(attempt), job.Attempt(attemptBase)
 	j.ScheduledAt, j.CreatedAt = fromMicros(scheduled), fromMicros(created)
 	if finalized.Valid {
 		j.FinalizedAt = fromMicros(finalized.Int64)

@@ -368,7 +368,7 @@ func TestMultiProcessCrash(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the victim never held 3 Leases\n%s", victim.stderr)
 		}
-		running, err := st.JobList(context.Background(), store.JobListParams{States: []job.State{job.StateRunning}, Limit: 10_000})
+		running, err := st.JobList(context.Background(), store.JobListParams{JobFilter: store.JobFilter{States: []job.State{job.StateRunning}}, Limit: 10_000})
 		if err != nil {
 			t.Fatal(err)
 		}

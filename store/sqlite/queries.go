@@ -8,7 +8,7 @@ package sqlite
 // jobColumns are the hot-row columns every job read selects, in scanJob's
 // order.
 const jobColumns = `id, queue, wire_name, state, attempt, max_attempts, scheduled_at, created_at,
-	finalized_at, retry_cause, cancel_cause, worker, lease_expires_at, cancel_requested`
+	finalized_at, retry_cause, cancel_cause, worker, lease_expires_at, cancel_requested, attempt_base`
 
 const (
 	sqlInsertJob = `INSERT INTO backwave_job (queue, wire_name, state, max_attempts, scheduled_at, created_at)
@@ -37,24 +37,27 @@ const (
 	RETURNING cancel_requested`
 
 	// sqlApplyOutcome is the fenced outcome write: it changes the row only
-	// if the job is still Running under that worker at that Attempt.
+	// if the job is still Running under that worker at that Attempt. A
+	// recorded cancel request wins (core.UnderCancel): the job becomes
+	// Cancelled (?9) with cancel cause operator (?10), finalized at now
+	// (?11), its due time and Retry Cause kept.
 	sqlApplyOutcome = `UPDATE backwave_job
-	SET state = ?1,
-		scheduled_at = COALESCE(?2, scheduled_at),
-		retry_cause = COALESCE(?3, retry_cause),
-		cancel_cause = COALESCE(?4, cancel_cause),
-		finalized_at = ?5,
+	SET state = CASE WHEN cancel_requested THEN ?9 ELSE ?1 END,
+		scheduled_at = CASE WHEN cancel_requested THEN scheduled_at ELSE COALESCE(?2, scheduled_at) END,
+		retry_cause = CASE WHEN cancel_requested THEN retry_cause ELSE COALESCE(?3, retry_cause) END,
+		cancel_cause = CASE WHEN cancel_requested THEN ?10 ELSE COALESCE(?4, cancel_cause) END,
+		finalized_at = CASE WHEN cancel_requested THEN ?11 ELSE ?5 END,
 		worker = NULL,
 		lease_expires_at = NULL
 	WHERE id = ?6 AND state = 3 AND worker = ?7 AND attempt = ?8
-	RETURNING queue`
+	RETURNING queue, cancel_requested`
 	sqlUpsertOutput = `INSERT INTO backwave_job_output (job_id, output) VALUES (?1, ?2)
 	ON CONFLICT (job_id) DO UPDATE SET output = excluded.output`
 
-	sqlLapsed = `SELECT id, queue, attempt, max_attempts FROM backwave_job
+	sqlLapsed = `SELECT id, queue, attempt, max_attempts + attempt_base, cancel_requested FROM backwave_job
 	WHERE state = 3 AND queue IN (SELECT value FROM json_each(?1)) AND lease_expires_at <= ?2
 	ORDER BY id LIMIT ?3`
-	sqlHeld = `SELECT queue, max_attempts FROM backwave_job
+	sqlHeld = `SELECT queue, max_attempts + attempt_base, cancel_requested FROM backwave_job
 	WHERE id = ?1 AND state = 3 AND worker = ?2 AND attempt = ?3`
 	// sqlEndLease ends a Lease without an outcome (expiry or Relinquish),
 	// fenced by the Attempt the caller read in the same transaction.
@@ -63,6 +66,7 @@ const (
 		scheduled_at = COALESCE(?2, scheduled_at),
 		retry_cause = COALESCE(?3, retry_cause),
 		finalized_at = ?4,
+		cancel_cause = COALESCE(?7, cancel_cause),
 		worker = NULL,
 		lease_expires_at = NULL
 	WHERE id = ?5 AND state = 3 AND attempt = ?6`
@@ -78,8 +82,8 @@ const (
 	sqlJobGet       = `SELECT ` + jobColumns + ` FROM backwave_job WHERE id = ?`
 	sqlPayloadsOf   = `SELECT job_id, payload FROM backwave_job_payload WHERE job_id IN (SELECT value FROM json_each(?))`
 	sqlTagsOf       = `SELECT job_id, key, value FROM backwave_job_tag WHERE job_id IN (SELECT value FROM json_each(?)) ORDER BY job_id, key, value`
-	sqlCountByState = `SELECT state, COUNT(*) FROM backwave_job GROUP BY state`
-	sqlCountInQueue = `SELECT state, COUNT(*) FROM backwave_job WHERE queue = ? GROUP BY state`
+	sqlCountByState = `SELECT state, SUM(n) FROM backwave_job_count WHERE n > 0 GROUP BY state`
+	sqlCountInQueue = `SELECT state, n FROM backwave_job_count WHERE queue = ? AND n > 0`
 	sqlTransitions  = `SELECT at, from_state, state, via, attempt, COALESCE(failure_detail, '')
 	FROM backwave_job_transition WHERE job_id = ? ORDER BY id`
 	sqlOutput = `SELECT output FROM backwave_job_output WHERE job_id = ?`

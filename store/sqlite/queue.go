@@ -28,9 +28,15 @@ func (s *Store) setPaused(ctx context.Context, p store.QueueParams, paused bool)
 	if paused {
 		what = "pause queue"
 	}
+	action := store.AuditQueueResume
+	if paused {
+		action = store.AuditQueuePause
+	}
 	err := s.write(ctx, what, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, s.q.pause, p.Queue, paused)
-		return err
+		if _, err := tx.ExecContext(ctx, s.q.pause, p.Queue, paused); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, s.clock.Now(), p.Actor, action, 0, p.Queue, "")
 	})
 	if err == nil && !paused {
 		s.hints.Announce([]string{p.Queue})
@@ -46,8 +52,10 @@ func (s *Store) QueueSetLimit(ctx context.Context, p store.QueueSetLimitParams) 
 		return err
 	}
 	err := s.write(ctx, "set queue limit", func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, s.q.setLimit, p.Queue, p.Limit)
-		return err
+		if _, err := tx.ExecContext(ctx, s.q.setLimit, p.Queue, p.Limit); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, s.clock.Now(), p.Actor, store.AuditQueueSetLimit, 0, p.Queue, store.LimitDetail(p.Limit))
 	})
 	if err == nil {
 		s.hints.Announce([]string{p.Queue})

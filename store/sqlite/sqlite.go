@@ -73,6 +73,11 @@ type Options struct {
 	// ReadConns bounds the read connections (Monitor reads); the store
 	// always has exactly one write connection. DefaultReadConns when zero.
 	ReadConns int
+
+	// History is the Job History Policy; the zero value records every
+	// Transition Log entry with its Failure Detail. store.HistoryOff skips
+	// the log writes altogether.
+	History store.HistoryPolicy
 }
 
 // withDefaults fills the zero fields and validates the rest.
@@ -82,6 +87,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if err := ValidateSchema(o.Schema); err != nil {
 		return o, err
+	}
+	if err := o.History.Validate(); err != nil {
+		return o, fmt.Errorf("sqlite: %w", err)
 	}
 	switch o.Synchronous {
 	case "":
@@ -123,6 +131,7 @@ type Store struct {
 	clock  vtime.Clock
 	schema schemaName
 	q      *queries
+	m      *monitorQueries
 
 	// w is the single write connection: every write transaction of this
 	// process goes through it, as BEGIN IMMEDIATE, so the file's write lock
@@ -176,6 +185,7 @@ func connect(path string, opts Options) (*Store, error) {
 		schema: schemaName(opts.Schema),
 	}
 	s.q = newQueries(s.schema)
+	s.m = newMonitorQueries(s.schema)
 	if s.w, err = sql.Open("sqlite", dsn(path, opts, true)); err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}

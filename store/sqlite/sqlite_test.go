@@ -1,12 +1,11 @@
 package sqlite_test
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
 	"github.com/backwave/backwave/store/sqlite"
 	"github.com/backwave/backwave/store/storetest"
 	"github.com/backwave/backwave/vtime"
@@ -28,31 +27,26 @@ func newStore(t *testing.T, opts sqlite.Options) (*sqlite.Store, *vtime.Manual) 
 	return s, clock
 }
 
-// harness adapts a Store to the Conformance Suite.
-func harness(s *sqlite.Store, clock *vtime.Manual) storetest.Harness {
+// harness opens a Store with opts for the Conformance Suite; WithHistory
+// opens another one on the same clock.
+func harness(t *testing.T, opts sqlite.Options) storetest.Harness {
+	s, clock := newStore(t, opts)
 	return storetest.Harness{
-		Store:         s,
-		Now:           clock.Now,
-		Advance:       func(d time.Duration) { clock.Advance(d) },
-		RequestCancel: s.RequestCancel,
-		Transitions: func(ctx context.Context, id job.ID) ([]storetest.Transition, error) {
-			log, err := s.JobTransitions(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]storetest.Transition, len(log))
-			for i, tr := range log {
-				out[i] = storetest.Transition{At: tr.At, State: tr.State, Attempt: tr.Attempt, FailureDetail: tr.FailureDetail}
-			}
-			return out, nil
+		Store:   s,
+		Now:     clock.Now,
+		Advance: func(d time.Duration) { clock.Advance(d) },
+		WithHistory: func(p store.HistoryPolicy) store.Store {
+			o := opts
+			o.Clock, o.History = clock, p
+			other, _ := newStore(t, o)
+			return other
 		},
-		JobOutput: s.JobOutput,
 	}
 }
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	newHarness := func(t *testing.T) storetest.Harness { return harness(newStore(t, sqlite.Options{})) }
+	newHarness := func(t *testing.T) storetest.Harness { return harness(t, sqlite.Options{}) }
 	storetest.Run(t, newHarness)
 }
 
@@ -66,6 +60,6 @@ func TestConformanceSchemaName(t *testing.T) {
 		t.Skip("the default Schema Name run covers the contract; TestSchemaNameLifecycle the rename")
 	}
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
-		return harness(newStore(t, sqlite.Options{Schema: "app_jobs_"}))
+		return harness(t, sqlite.Options{Schema: "app_jobs_"})
 	})
 }

@@ -69,8 +69,15 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 		for i := range out {
 			ids[i] = int64(out[i].ID)
 		}
-		if _, err := tx.ExecContext(ctx, s.q.claimTransitions, micros(now), viaCode(core.ViaClaim), jsonArray(ids)); err != nil {
-			return fmt.Errorf("record transitions: %w", err)
+		if s.opts.History.Records() {
+			if _, err := tx.ExecContext(ctx, s.q.claimTransitions, micros(now), viaCode(core.ViaClaim), jsonArray(ids)); err != nil {
+				return fmt.Errorf("record transitions: %w", err)
+			}
+			for _, j := range out {
+				if err := s.trim(ctx, tx, int64(j.ID), j.Attempt); err != nil {
+					return err
+				}
+			}
 		}
 		return s.attach(ctx, tx, out)
 	})
@@ -168,12 +175,12 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 	err := s.write(ctx, "report outcomes", func(tx *sql.Tx) error {
 		freed = freed[:0]
 		now := s.clock.Now()
-		st, err := prepare(ctx, tx, s.q.applyOutcome, s.q.transition, s.q.upsertOutput, s.q.insertTag)
+		st, err := prepare(ctx, tx, s.q.applyOutcome, s.q.transition, s.q.upsertOutput, s.q.insertTag, s.m.knowTag)
 		if err != nil {
 			return err
 		}
 		defer st.close()
-		apply, insTransition, upsertOutput, insTag := st[0], st[1], st[2], st[3]
+		apply, insTransition, upsertOutput, insTag, knowTag := st[0], st[1], st[2], st[3], st[4]
 		for i, o := range p.Outcomes {
 			out[i] = store.ReportResult{Lease: o.Lease}
 			var scheduledAt, cancelCause, finalizedAt any
@@ -187,8 +194,10 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 				finalizedAt = micros(now)
 			}
 			var queue string
+			var cancelRequested bool
 			err := apply.QueryRowContext(ctx, stateCode(o.State), scheduledAt, retryCauseArg(o.State, o.Via), cancelCause, finalizedAt,
-				int64(o.Lease.ID), string(p.Worker), int64(o.Lease.Attempt)).Scan(&queue)
+				int64(o.Lease.ID), string(p.Worker), int64(o.Lease.Attempt),
+				stateCode(job.StateCancelled), encode(cancelCauseCodes, job.CancelCauseOperator), micros(now)).Scan(&queue, &cancelRequested)
 			if errors.Is(err, sql.ErrNoRows) {
 				continue // stale: the fence held, nothing changed
 			}
@@ -196,11 +205,12 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 				return fmt.Errorf("outcome %s: %w", o.Lease, err)
 			}
 			id := int64(o.Lease.ID)
-			if _, err := insTransition.ExecContext(ctx, id, micros(now), codeRunning, stateCode(o.State), viaCode(o.Via),
-				int64(o.Lease.Attempt), nullString(o.FailureDetail)); err != nil {
-				return fmt.Errorf("outcome %s: transition: %w", o.Lease, err)
+			applied := core.UnderCancel(o.Outcome, cancelRequested) // as the statement applied it
+			if err := s.logEntry(ctx, tx, insTransition, id, micros(now), codeRunning, stateCode(applied.State), viaCode(applied.Via),
+				o.Lease.Attempt, o.FailureDetail); err != nil {
+				return fmt.Errorf("outcome %s: %w", o.Lease, err)
 			}
-			if o.Output != nil {
+			if o.Output != nil && applied.State == job.StateSucceeded {
 				if _, err := upsertOutput.ExecContext(ctx, id, o.Output); err != nil {
 					return fmt.Errorf("outcome %s: output: %w", o.Lease, err)
 				}
@@ -209,6 +219,9 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 				if _, err := insTag.ExecContext(ctx, id, t.Key, t.Value); err != nil {
 					return fmt.Errorf("outcome %s: tag %s: %w", o.Lease, t, err)
 				}
+			}
+			if err := knowTags(ctx, knowTag, o.TagDelta); err != nil {
+				return fmt.Errorf("outcome %s: %w", o.Lease, err)
 			}
 			if !slices.Contains(freed, queue) {
 				freed = append(freed, queue)
@@ -252,15 +265,16 @@ func (s *Store) LeaseExpire(ctx context.Context, p store.ExpireParams) (store.Ex
 			return err
 		}
 		type lapsed struct {
-			lease job.Lease
-			queue string
-			max   int
+			lease   job.Lease
+			queue   string
+			ceiling int
+			cancel  bool
 		}
 		var found []lapsed
 		for rows.Next() {
 			var l lapsed
 			var id, attempt int64
-			if err := rows.Scan(&id, &l.queue, &attempt, &l.max); err != nil {
+			if err := rows.Scan(&id, &l.queue, &attempt, &l.ceiling, &l.cancel); err != nil {
 				_ = rows.Close()
 				return err
 			}
@@ -279,7 +293,7 @@ func (s *Store) LeaseExpire(ctx context.Context, p store.ExpireParams) (store.Ex
 		}
 		defer st.close()
 		for _, l := range found {
-			to, err := endLease(ctx, st, l.lease, l.max, core.ViaExpire, now)
+			to, err := s.endLease(ctx, tx, st, l.lease, l.ceiling, l.cancel, core.ViaExpire, now)
 			if err != nil {
 				return err
 			}
@@ -322,15 +336,16 @@ func (s *Store) LeaseRelinquish(ctx context.Context, p store.RelinquishParams) (
 		defer st.close()
 		for _, l := range p.Leases {
 			var queue string
-			var maxAttempts int
-			err := st[2].QueryRowContext(ctx, int64(l.ID), string(p.Worker), int64(l.Attempt)).Scan(&queue, &maxAttempts)
+			var ceiling int
+			var cancel bool
+			err := st[2].QueryRowContext(ctx, int64(l.ID), string(p.Worker), int64(l.Attempt)).Scan(&queue, &ceiling, &cancel)
 			if errors.Is(err, sql.ErrNoRows) {
 				continue // stale
 			}
 			if err != nil {
 				return fmt.Errorf("lease %s: %w", l, err)
 			}
-			to, err := endLease(ctx, st, l, maxAttempts, core.ViaRelinquish, now)
+			to, err := s.endLease(ctx, tx, st, l, ceiling, cancel, core.ViaRelinquish, now)
 			if err != nil {
 				return err
 			}
@@ -350,23 +365,28 @@ func (s *Store) LeaseRelinquish(ctx context.Context, p store.RelinquishParams) (
 }
 
 // endLease ends a Running job's Lease without an outcome, by expiry or
-// Relinquish, as core.AfterLeaseLoss decides, and records the transition.
-// st holds the endLease and transition statements. The caller read the
-// job's Attempt in the same transaction.
-func endLease(ctx context.Context, st stmts, l job.Lease, maxAttempts int, via core.Via, now time.Time) (job.State, error) {
-	to := core.AfterLeaseLoss(l.Attempt, maxAttempts)
-	var scheduledAt, finalizedAt any
+// Relinquish, as core.LeaseLoss decides — Cancelled if its cancel was
+// requested, else as core.AfterLeaseLoss says against its ceiling — and
+// records the transition. st holds the endLease and transition statements.
+// The caller read the job's Attempt, ceiling and cancel request in the same
+// transaction.
+func (s *Store) endLease(ctx context.Context, tx *sql.Tx, st stmts, l job.Lease, ceiling int, cancelRequested bool, via core.Via, now time.Time) (job.State, error) {
+	to, via := core.LeaseLoss(l.Attempt, ceiling, via, cancelRequested)
+	var scheduledAt, finalizedAt, cancelCause any
 	if to == job.StateScheduled {
 		scheduledAt = micros(now)
 	}
 	if to.Terminal() {
 		finalizedAt = micros(now)
 	}
-	if _, err := st[0].ExecContext(ctx, stateCode(to), scheduledAt, retryCauseArg(to, via), finalizedAt, int64(l.ID), int64(l.Attempt)); err != nil {
+	if to == job.StateCancelled {
+		cancelCause = encode(cancelCauseCodes, job.CancelCauseOperator)
+	}
+	if _, err := st[0].ExecContext(ctx, stateCode(to), scheduledAt, retryCauseArg(to, via), finalizedAt, int64(l.ID), int64(l.Attempt), cancelCause); err != nil {
 		return to, fmt.Errorf("lease %s: %w", l, err)
 	}
-	if _, err := st[1].ExecContext(ctx, int64(l.ID), micros(now), codeRunning, stateCode(to), viaCode(via), int64(l.Attempt), nil); err != nil {
-		return to, fmt.Errorf("lease %s: transition: %w", l, err)
+	if err := s.logEntry(ctx, tx, st[1], int64(l.ID), micros(now), codeRunning, stateCode(to), viaCode(via), l.Attempt, ""); err != nil {
+		return to, fmt.Errorf("lease %s: %w", l, err)
 	}
 	return to, nil
 }
