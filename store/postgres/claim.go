@@ -48,7 +48,7 @@ FOR UPDATE`
 // lease fewer than it could, never more. Each job's Attempt is charged, its
 // Lease runs until now + $5 µs, and its claim enters the Transition Log.
 // Rows come back with their Queue's place in $2, for sorting.
-const claimSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
+var claimSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
 queues AS (
     SELECT DISTINCT ON (u.name) u.name, u.ord, q.concurrency_limit
     FROM unnest($2::text[]) WITH ORDINALITY AS u(name, ord)
@@ -99,8 +99,9 @@ claimed AS (
 ),
 logged AS (
     INSERT INTO backwave.job_transition (job_id, at, from_state, state, via, attempt)
-    SELECT c.id, c.now, 'scheduled', 'running', 'claim', c.attempt FROM claimed c
-)
+    SELECT c.id, c.now, 'scheduled', 'running', 'claim', c.attempt FROM claimed c WHERE $6::bool
+),
+trimmed AS (` + trimSQL("claimed", "$6") + `)
 SELECT ` + jobColumns + `, p.ord FROM claimed j JOIN picked p ON p.id = j.id`
 
 // JobClaim leases up to p.Limit due jobs to p.Worker in one transaction,
@@ -126,7 +127,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 		stmt{sql: s.sql(claimLockSQL), args: []any{p.Queues}},
 		stmt{
 			sql:  s.sql(claimSQL),
-			args: []any{s.nowArg(), p.Queues, int32(min(p.Limit, 1<<31-1)), string(p.Worker), micros(p.LeaseDuration)},
+			args: []any{s.nowArg(), p.Queues, int32(min(p.Limit, 1<<31-1)), string(p.Worker), micros(p.LeaseDuration), s.opts.History.Records()},
 			each: func(scan scanFunc) error {
 				var r jobRow
 				var ord int64

@@ -46,9 +46,16 @@ new_tag AS (
     JOIN input i ON i.ord = t.ord
     ON CONFLICT DO NOTHING
 ),
+known_tag AS (
+    INSERT INTO backwave.tag (key, value, folded, display)
+    SELECT DISTINCT ON (t.key, t.value) t.key, t.value, t.folded, t.display
+    FROM unnest($8::text[], $9::text[], $11::text[], $12::text[]) AS t(key, value, folded, display)
+    WHERE NOT EXISTS (SELECT 1 FROM backwave.tag d WHERE d.key = t.key AND d.value = t.value)
+    ON CONFLICT DO NOTHING
+),
 logged AS (
     INSERT INTO backwave.job_transition (job_id, at, from_state, state, via, attempt)
-    SELECT i.id, now.t, 'unknown', 'scheduled', 'insert', 0 FROM input i, now
+    SELECT i.id, now.t, 'unknown', 'scheduled', 'insert', 0 FROM input i, now WHERE $13::bool
 ),
 hint AS (
     SELECT pg_notify('backwave.hint', d.queue)
@@ -119,9 +126,11 @@ func (s *Store) insert(ctx context.Context, q querier, p store.InsertManyParams)
 		}
 	}
 	ords, keys, values := tagArrays(n, func(i int) []job.Tag { return p.Jobs[i].Tags })
+	folded, display := foldArrays(keys, values)
 	ids := make([]job.ID, n)
 	err := q.query(ctx, s.sql(insertSQL),
-		[]any{s.nowArg(), wireNames, queues, payloads, due, maxAttempts, ords, keys, values, !s.opts.DisableNotify},
+		[]any{s.nowArg(), wireNames, queues, payloads, due, maxAttempts, ords, keys, values, !s.opts.DisableNotify,
+			folded, display, s.opts.History.Records()},
 		func(scan scanFunc) error {
 			var ord int64
 			var id job.ID

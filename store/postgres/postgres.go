@@ -64,6 +64,12 @@ type Options struct {
 
 	// Logger receives the listener's connection errors; nil discards them.
 	Logger *slog.Logger
+
+	// History is the Job History Policy; the zero value records every
+	// Transition Log entry with its Failure Detail. store.HistoryOff skips
+	// the log writes altogether (the statements' logging steps insert no
+	// row).
+	History store.HistoryPolicy
 }
 
 // Store is the Networked Adapter: the Storage Contract on PostgreSQL. It
@@ -138,6 +144,9 @@ func OpenDB(ctx context.Context, db *sql.DB, opts Options) (*Store, error) {
 }
 
 func open(ctx context.Context, db database, schema string, opts Options) (*Store, error) {
+	if err := opts.History.Validate(); err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
 	s := &Store{db: db, schema: schema, opts: opts, log: opts.Logger}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

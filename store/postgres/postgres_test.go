@@ -18,7 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
 	"github.com/backwave/backwave/store/postgres"
 	"github.com/backwave/backwave/store/storetest"
 	"github.com/backwave/backwave/vtime"
@@ -131,25 +131,18 @@ func openDB(t testing.TB, url string) *sql.DB {
 	return db
 }
 
-// harness adapts a Store on a Manual clock to the Conformance Suite.
-func harness(s *postgres.Store, clock *vtime.Manual) storetest.Harness {
+// harness adapts a Store on a Manual clock to the Conformance Suite;
+// WithHistory opens another store of mode m on the same clock in a schema
+// of its own.
+func harness(t *testing.T, m mode, s *postgres.Store, clock *vtime.Manual) storetest.Harness {
 	return storetest.Harness{
-		Store:         s,
-		Now:           clock.Now,
-		Advance:       func(d time.Duration) { clock.Advance(d) },
-		RequestCancel: s.RequestCancel,
-		Transitions: func(ctx context.Context, id job.ID) ([]storetest.Transition, error) {
-			log, err := s.JobTransitions(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]storetest.Transition, len(log))
-			for i, tr := range log {
-				out[i] = storetest.Transition{At: tr.At, State: tr.State, Attempt: tr.Attempt, FailureDetail: tr.FailureDetail}
-			}
-			return out, nil
+		Store:   s,
+		Now:     clock.Now,
+		Advance: func(d time.Duration) { clock.Advance(d) },
+		WithHistory: func(p store.HistoryPolicy) store.Store {
+			schema, migrated := schemas.take(t)
+			return openStore(t, m, postgres.Options{Schema: schema, SkipMigrate: migrated, Now: clock.Now, History: p})
 		},
-		JobOutput: s.JobOutput,
 	}
 }
 
@@ -196,7 +189,8 @@ func (p *schemaPool) take(t testing.TB) (schema string, migrated bool) {
 // emptied is left for TestMain to drop.
 func (p *schemaPool) give(t testing.TB, schema string) {
 	_, err := p.admin.Exec(context.Background(), strings.ReplaceAll(`DELETE FROM S.job; DELETE FROM S.job_payload;
-DELETE FROM S.job_tag; DELETE FROM S.job_transition; DELETE FROM S.queue; ALTER SEQUENCE S.job_id_seq RESTART`, "S.", schema+"."))
+DELETE FROM S.job_tag; DELETE FROM S.job_transition; DELETE FROM S.queue; DELETE FROM S.tag;
+DELETE FROM S.job_count; DELETE FROM S.job_count_delta; DELETE FROM S.audit; ALTER SEQUENCE S.job_id_seq RESTART`, "S.", schema+"."))
 	if err != nil {
 		t.Errorf("empty schema %s for reuse: %v", schema, err)
 		return
@@ -243,7 +237,7 @@ func TestConformance(t *testing.T) {
 			newStore := func(t *testing.T) storetest.Harness {
 				clock := vtime.NewManual(vtime.Epoch)
 				schema, migrated := schemas.take(t)
-				return harness(openStore(t, m, postgres.Options{Schema: schema, SkipMigrate: migrated, Now: clock.Now}), clock)
+				return harness(t, m, openStore(t, m, postgres.Options{Schema: schema, SkipMigrate: migrated, Now: clock.Now}), clock)
 			}
 			storetest.Run(t, newStore)
 		})

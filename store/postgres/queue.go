@@ -20,11 +20,18 @@ const queueSetSQL = `WITH upsert AS (
 hint AS (SELECT pg_notify('backwave.hint', u.name) FROM upsert u WHERE $4::bool AND NOT u.paused)
 SELECT (SELECT count(*) FROM hint) FROM upsert`
 
-func (s *Store) queueSet(ctx context.Context, op, queue string, paused, limit any, hint bool) error {
+// queueSet writes one Queue setting and its audit record in one
+// transaction.
+func (s *Store) queueSet(ctx context.Context, op, queue string, paused, limit any, hint bool, a store.Actor, action store.AuditAction, detail string) error {
 	if err := s.enter(ctx); err != nil {
 		return err
 	}
-	err := s.db.query(ctx, s.sql(queueSetSQL), []any{queue, paused, limit, hint && !s.opts.DisableNotify}, nil)
+	err := s.db.inTx(ctx, func(q querier) error {
+		if err := q.query(ctx, s.sql(queueSetSQL), []any{queue, paused, limit, hint && !s.opts.DisableNotify}, nil); err != nil {
+			return err
+		}
+		return s.audit(ctx, q, a, action, 0, queue, detail)
+	})
 	return s.wrap(fmt.Sprintf("%s queue %q", op, queue), err)
 }
 
@@ -35,7 +42,7 @@ func (s *Store) QueuePause(ctx context.Context, p store.QueueParams) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	return s.queueSet(ctx, "pause", p.Queue, true, nil, false)
+	return s.queueSet(ctx, "pause", p.Queue, true, nil, false, p.Actor, store.AuditQueuePause, "")
 }
 
 // QueueResume lets claims from the Queue start again, making it known if it
@@ -44,7 +51,7 @@ func (s *Store) QueueResume(ctx context.Context, p store.QueueParams) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	return s.queueSet(ctx, "resume", p.Queue, false, nil, true)
+	return s.queueSet(ctx, "resume", p.Queue, false, nil, true, p.Actor, store.AuditQueueResume, "")
 }
 
 // QueueSetLimit sets the Queue's cluster-wide Concurrency Limit (0 removes
@@ -55,7 +62,7 @@ func (s *Store) QueueSetLimit(ctx context.Context, p store.QueueSetLimitParams) 
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	return s.queueSet(ctx, "set the limit of", p.Queue, nil, int32(min(p.Limit, 1<<31-1)), true)
+	return s.queueSet(ctx, "set the limit of", p.Queue, nil, int32(min(p.Limit, 1<<31-1)), true, p.Actor, store.AuditQueueSetLimit, store.LimitDetail(p.Limit))
 }
 
 const queueListSQL = `SELECT q.name, q.paused, q.concurrency_limit, coalesce(r.n, 0)

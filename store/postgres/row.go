@@ -17,7 +17,7 @@ import (
 // (the Tags as a JSON array of [key, value] pairs).
 const jobColumns = `j.id, j.queue, j.wire_name, j.state, j.attempt, j.max_attempts,
     j.scheduled_at, j.created_at, j.finalized_at, j.retry_cause, j.cancel_cause,
-    j.worker, j.lease_expires_at, j.cancel_requested,
+    j.worker, j.lease_expires_at, j.cancel_requested, j.attempt_base,
     (SELECT p.payload FROM backwave.job_payload p WHERE p.job_id = j.id),
     (SELECT json_agg(json_build_array(t.key, t.value))::text FROM backwave.job_tag t WHERE t.job_id = j.id)`
 
@@ -38,7 +38,7 @@ func (r *jobRow) dest(extra ...any) []any {
 	return append([]any{
 		&r.j.ID, &r.j.Queue, &r.j.WireName, &r.state, &r.j.Attempt, &r.j.MaxAttempts,
 		&r.j.ScheduledAt, &r.j.CreatedAt, &r.finalizedAt, &r.retryCause, &r.cancelCause,
-		&r.worker, &r.leaseExpiry, &r.j.CancelRequested,
+		&r.worker, &r.leaseExpiry, &r.j.CancelRequested, &r.j.AttemptBase,
 		&r.j.Payload, &r.tags,
 	}, extra...)
 }
@@ -104,6 +104,18 @@ func checkTagText(tags []job.Tag) error {
 // micros converts a duration to whole microseconds, the precision of a
 // PostgreSQL timestamp; statements add it as $n * interval '1 microsecond'.
 func micros(d time.Duration) int64 { return d.Microseconds() }
+
+// foldArrays returns the folded and display forms (store.FoldTag) of the
+// Tags in parallel key and value arrays, for Tag Suggest's dictionary.
+func foldArrays(keys, values []string) (folded, display []string) {
+	folded = make([]string, len(keys))
+	display = make([]string, len(keys))
+	for i := range keys {
+		t := job.Tag{Key: keys[i], Value: values[i]}
+		folded[i], display[i] = pgText(store.FoldTag(t)), pgText(t.String())
+	}
+	return folded, display
+}
 
 // tagArrays flattens the Tags of many items into parallel arrays: the
 // item's 1-based ordinal, the key and the value. Each item's Tags go in as

@@ -9,7 +9,7 @@ import (
 // schema, migrations included.
 func statements() []string {
 	out := []string{insertSQL, claimLockSQL, claimSQL, renewSQL, reportSQL, expireSQL, relinquishSQL,
-		queueSetSQL, queueListSQL, jobListSQL, `LISTEN ` + hintChannel}
+		queueSetSQL, queueListSQL, countsSQL, foldSQL, headSQL, logOneSQL, auditSQL, `LISTEN ` + hintChannel}
 	for _, m := range migrations() {
 		out = append(out, m.sql)
 	}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
@@ -91,7 +92,7 @@ func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.Re
 // rescan the unnested input once per row, so a report's cost grew through
 // a drain. The input is materialized so that no plan unnests it more than
 // once.
-const reportSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
+var reportSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
 input AS MATERIALIZED (
     SELECT * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::bigint[], $7::text[],
                          $8::text[], $9::bytea[])
@@ -99,29 +100,41 @@ input AS MATERIALIZED (
 ),
 applied AS (
     UPDATE backwave.job j
-    SET state = i.state,
-        scheduled_at = CASE WHEN i.state = 'scheduled'
+    SET state = CASE WHEN j.cancel_requested THEN 'cancelled' ELSE i.state END,
+        scheduled_at = CASE WHEN i.state = 'scheduled' AND NOT j.cancel_requested
             THEN now.t + i.delay * interval '1 microsecond' ELSE j.scheduled_at END,
-        retry_cause = CASE WHEN i.retry_cause <> '' THEN i.retry_cause ELSE j.retry_cause END,
-        cancel_cause = CASE WHEN i.state = 'cancelled' THEN 'operator' ELSE j.cancel_cause END,
-        finalized_at = CASE WHEN i.state = 'scheduled' THEN j.finalized_at ELSE now.t END,
-        output = coalesce(i.output, j.output),
+        retry_cause = CASE WHEN i.retry_cause <> '' AND NOT j.cancel_requested THEN i.retry_cause ELSE j.retry_cause END,
+        cancel_cause = CASE WHEN i.state = 'cancelled' OR j.cancel_requested THEN 'operator' ELSE j.cancel_cause END,
+        finalized_at = CASE WHEN i.state = 'scheduled' AND NOT j.cancel_requested THEN j.finalized_at ELSE now.t END,
+        output = CASE WHEN j.cancel_requested THEN j.output ELSE coalesce(i.output, j.output) END,
         worker = NULL,
         lease_expires_at = NULL
     FROM input i, now
     WHERE j.id = i.id AND j.attempt = i.attempt
       AND j.worker = $10::text AND j.lease_expires_at IS NOT NULL
-    RETURNING j.id, j.attempt, j.queue, i.state, i.via, i.delay, i.detail, i.ord, now.t AS now
+    RETURNING j.id, j.attempt, j.queue, j.state,
+        CASE WHEN j.cancel_requested THEN 'cancel' ELSE i.via END AS via,
+        i.delay, i.detail, i.ord, now.t AS now
 ),
 logged AS (
     INSERT INTO backwave.job_transition (job_id, at, from_state, state, via, attempt, failure_detail)
-    SELECT a.id, a.now, 'running', a.state, a.via, a.attempt, nullif(a.detail, '') FROM applied a
+    SELECT a.id, a.now, 'running', a.state, a.via, a.attempt, CASE WHEN $16::bool THEN nullif(a.detail, '') END
+    FROM applied a WHERE $15::bool
 ),
+trimmed AS (` + trimSQL("applied", "$15") + `),
 tagged AS (
     INSERT INTO backwave.job_tag (job_id, key, value)
     SELECT a.id, t.key, t.value
     FROM unnest($11::int[], $12::text[], $13::text[]) AS t(ord, key, value)
     JOIN applied a ON a.ord = t.ord
+    ON CONFLICT DO NOTHING
+),
+known_tag AS (
+    INSERT INTO backwave.tag (key, value, folded, display)
+    SELECT DISTINCT ON (t.key, t.value) t.key, t.value, t.folded, t.display
+    FROM unnest($11::int[], $12::text[], $13::text[], $17::text[], $18::text[]) AS t(ord, key, value, folded, display)
+    JOIN applied a ON a.ord = t.ord
+    WHERE NOT EXISTS (SELECT 1 FROM backwave.tag d WHERE d.key = t.key AND d.value = t.value)
     ON CONFLICT DO NOTHING
 ),
 hint AS (
@@ -192,9 +205,11 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 	for i := range keys {
 		keys[i], values[i] = pgText(keys[i]), pgText(values[i])
 	}
+	folded, display := foldArrays(keys, values)
 	err := s.db.query(ctx, s.sql(reportSQL),
 		[]any{s.nowArg(), ids, attempts, states, vias, delays, causes, details, outputs,
-			string(p.Worker), ords, keys, values, !s.opts.DisableNotify},
+			string(p.Worker), ords, keys, values, !s.opts.DisableNotify,
+			s.opts.History.Records(), s.opts.History == store.HistoryTransitionsWithDetail, folded, display},
 		func(scan scanFunc) error {
 			var ord, hints int64
 			if err := scan(&ord, &hints); err != nil {
@@ -213,21 +228,45 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 }
 
 // leaseLossSET is the SET list of a Lease ending without an outcome, by
-// expiry or Relinquish, as core.AfterLeaseLoss says: at the attempt ceiling
-// ("attempt >= max_attempts", core.AtCeiling) the job dead-letters,
-// otherwise it is Scheduled and due at now. The Lease is cleared.
-const leaseLossSET = `state = CASE WHEN j.attempt >= j.max_attempts THEN 'dead_lettered' ELSE 'scheduled' END,
-        scheduled_at = CASE WHEN j.attempt >= j.max_attempts THEN j.scheduled_at ELSE now.t END,
-        finalized_at = CASE WHEN j.attempt >= j.max_attempts THEN now.t ELSE j.finalized_at END,
+// expiry or Relinquish, as core.LeaseLoss says: a job whose cancel was
+// requested ends Cancelled (cause operator); otherwise at the attempt
+// ceiling ("attempt >= max_attempts + attempt_base", core.AtCeiling against
+// job.Job.Ceiling) the job dead-letters, and below it it is Scheduled and
+// due at now. The Lease is cleared.
+const leaseLossSET = `state = CASE WHEN j.cancel_requested THEN 'cancelled'
+            WHEN j.attempt >= j.max_attempts + j.attempt_base THEN 'dead_lettered' ELSE 'scheduled' END,
+        scheduled_at = CASE WHEN j.cancel_requested OR j.attempt >= j.max_attempts + j.attempt_base
+            THEN j.scheduled_at ELSE now.t END,
+        finalized_at = CASE WHEN j.cancel_requested OR j.attempt >= j.max_attempts + j.attempt_base
+            THEN now.t ELSE j.finalized_at END,
+        cancel_cause = CASE WHEN j.cancel_requested THEN 'operator' ELSE j.cancel_cause END,
         worker = NULL,
         lease_expires_at = NULL`
+
+// leaseLossVia is the Transition Log action of a lost Lease whose job is now
+// in state e.state: cancel if a recorded cancel ended it, else via.
+func leaseLossVia(alias, via string) string {
+	return `CASE WHEN ` + alias + `.state = 'cancelled' THEN 'cancel' ELSE '` + via + `' END`
+}
+
+// trimSQL is a DELETE that drops the oldest Transition Log entries of the
+// jobs in CTE from (columns id, attempt) past store.TransitionTrimAttempt,
+// keeping the newest TransitionLogCap-1 of those the statement's snapshot
+// sees: with the one entry the same statement adds, the log holds at most
+// TransitionLogCap. records is the parameter saying the log is written.
+func trimSQL(from, records string) string {
+	return `DELETE FROM backwave.job_transition t USING ` + from + ` x
+    WHERE ` + records + `::bool AND x.attempt > ` + strconv.Itoa(store.TransitionTrimAttempt) + ` AND t.job_id = x.id
+      AND t.seq <= (SELECT t2.seq FROM backwave.job_transition t2 WHERE t2.job_id = x.id
+                    ORDER BY t2.seq DESC OFFSET ` + strconv.Itoa(store.TransitionLogCap-1) + ` LIMIT 1)`
+}
 
 // expireSQL ends the lapsed Leases (expiry at or before now) of Running jobs
 // in Queues $2, smallest id first, at most $3 of them (NULL: all). Rows
 // another transaction holds (an outcome or renewal in flight) are skipped:
 // they are being decided. A job the expiry reschedules gets the Retry Cause
 // lease expired; one it dead-letters keeps its cause (core.RetryCauseAfter).
-const expireSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
+var expireSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
 lapsed AS (
     SELECT j.id FROM backwave.job j, now
     WHERE j.queue = ANY($2::text[]) AND j.state = 'running' AND j.lease_expires_at <= now.t
@@ -238,15 +277,17 @@ lapsed AS (
 expired AS (
     UPDATE backwave.job j
     SET ` + leaseLossSET + `,
-        retry_cause = CASE WHEN j.attempt >= j.max_attempts THEN j.retry_cause ELSE 'lease_expired' END
+        retry_cause = CASE WHEN j.cancel_requested OR j.attempt >= j.max_attempts + j.attempt_base
+            THEN j.retry_cause ELSE 'lease_expired' END
     FROM now
     WHERE j.id = ANY (ARRAY(SELECT l.id FROM lapsed l))
     RETURNING j.id, j.attempt, j.state, j.queue, now.t AS now
 ),
 logged AS (
     INSERT INTO backwave.job_transition (job_id, at, from_state, state, via, attempt)
-    SELECT e.id, e.now, 'running', e.state, 'expire', e.attempt FROM expired e
+    SELECT e.id, e.now, 'running', e.state, ` + leaseLossVia("e", "expire") + `, e.attempt FROM expired e WHERE $5::bool
 ),
+trimmed AS (` + trimSQL("expired", "$5") + `),
 hint AS (
     SELECT pg_notify('backwave.hint', d.queue)
     FROM (SELECT DISTINCT e.queue FROM expired e WHERE $4::bool) d
@@ -276,7 +317,7 @@ func (s *Store) LeaseExpire(ctx context.Context, p store.ExpireParams) (store.Ex
 	if p.Limit > 0 {
 		limit = int32(min(p.Limit, 1<<31-1))
 	}
-	err := s.db.query(ctx, s.sql(expireSQL), []any{s.nowArg(), p.Queues, limit, !s.opts.DisableNotify},
+	err := s.db.query(ctx, s.sql(expireSQL), []any{s.nowArg(), p.Queues, limit, !s.opts.DisableNotify, s.opts.History.Records()},
 		func(scan scanFunc) error {
 			var l job.Lease
 			var hints int64
@@ -289,11 +330,14 @@ func (s *Store) LeaseExpire(ctx context.Context, p store.ExpireParams) (store.Ex
 	if err != nil {
 		return store.ExpireResult{}, s.wrap("expire leases", err)
 	}
+	if err := s.foldCounts(ctx); err != nil {
+		return res, s.wrap("fold job counts", err)
+	}
 	return res, nil
 }
 
 // relinquishSQL hands back every Lease of $2/$3 still held by worker $4.
-const relinquishSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
+var relinquishSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
 handed AS (
     UPDATE backwave.job j
     SET ` + leaseLossSET + `
@@ -304,8 +348,9 @@ handed AS (
 ),
 logged AS (
     INSERT INTO backwave.job_transition (job_id, at, from_state, state, via, attempt)
-    SELECT h.id, h.now, 'running', h.state, 'relinquish', h.attempt FROM handed h
+    SELECT h.id, h.now, 'running', h.state, ` + leaseLossVia("h", "relinquish") + `, h.attempt FROM handed h WHERE $6::bool
 ),
+trimmed AS (` + trimSQL("handed", "$6") + `),
 hint AS (
     SELECT pg_notify('backwave.hint', d.queue)
     FROM (SELECT DISTINCT h.queue FROM handed h WHERE $5::bool) d
@@ -330,7 +375,7 @@ func (s *Store) LeaseRelinquish(ctx context.Context, p store.RelinquishParams) (
 	}
 	ids, attempts := leaseArrays(p.Leases)
 	handed := make(map[job.Lease]bool, len(p.Leases))
-	err := s.db.query(ctx, s.sql(relinquishSQL), []any{s.nowArg(), ids, attempts, string(p.Worker), !s.opts.DisableNotify},
+	err := s.db.query(ctx, s.sql(relinquishSQL), []any{s.nowArg(), ids, attempts, string(p.Worker), !s.opts.DisableNotify, s.opts.History.Records()},
 		func(scan scanFunc) error {
 			var l job.Lease
 			var hints int64
