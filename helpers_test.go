@@ -82,7 +82,7 @@ func waitState(t *testing.T, st store.Monitor, id job.ID, want job.State) job.Jo
 	return getJob(t, st, id)
 }
 
-func transitions(t *testing.T, st *memstore.Store, id job.ID) []memstore.Transition {
+func transitions(t *testing.T, st *memstore.Store, id job.ID) []store.Transition {
 	t.Helper()
 	log, err := st.JobTransitions(context.Background(), id)
 	if err != nil {

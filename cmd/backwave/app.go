@@ -89,6 +89,7 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 			jobsCommand(),
 			enqueueCommand(),
 			queuesCommand(),
+			tagsCommand(),
 		},
 	}
 	setUsageHandler(app, onUsage)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -120,55 +122,50 @@ type transition struct {
 	FailureDetail string `json:"failure_detail,omitempty"`
 }
 
-// extras reads what the contract does not name yet — the Transition Log and
-// Job Output — from the adapters that offer it; ok is false for others.
+// extras reads a job's Transition Log and Job Output.
 func extras(ctx context.Context, s store.Store, id job.ID) (log []transition, output []byte, ok bool, err error) {
-	add := func(at, from, state, via string, attempt job.Attempt, detail string) {
-		log = append(log, transition{At: at, From: from, State: state, Via: via, Attempt: int(attempt), FailureDetail: detail})
+	trs, err := s.JobTransitions(ctx, id)
+	if err != nil {
+		return nil, nil, false, err
 	}
-	switch s := s.(type) {
-	case *sqlite.Store:
-		trs, err := s.JobTransitions(ctx, id)
-		if err != nil {
-			return nil, nil, false, err
-		}
-		for _, t := range trs {
-			add(stamp(t.At), t.From.String(), t.State.String(), t.Via.String(), t.Attempt, t.FailureDetail)
-		}
-		output, err = s.JobOutput(ctx, id)
-		return log, output, true, err
-	case *postgres.Store:
-		trs, err := s.JobTransitions(ctx, id)
-		if err != nil {
-			return nil, nil, false, err
-		}
-		for _, t := range trs {
-			add(stamp(t.At), t.From.String(), t.State.String(), t.Via.String(), t.Attempt, t.FailureDetail)
-		}
-		output, err = s.JobOutput(ctx, id)
-		return log, output, true, err
-	case *memstore.Store:
-		trs, err := s.JobTransitions(ctx, id)
-		if err != nil {
-			return nil, nil, false, err
-		}
-		for _, t := range trs {
-			add(stamp(t.At), t.From.String(), t.State.String(), t.Via.String(), t.Attempt, t.FailureDetail)
-		}
-		output, err = s.JobOutput(ctx, id)
-		return log, output, true, err
+	for _, t := range trs {
+		log = append(log, transition{At: stamp(t.At), From: t.From.String(), State: t.State.String(), Via: t.Via.String(),
+			Attempt: int(t.Attempt), FailureDetail: t.FailureDetail})
 	}
-	return nil, nil, false, nil
+	output, err = s.JobOutput(ctx, id)
+	return log, output, true, err
 }
 
-// canceller is the operator cancel, offered by every adapter beside the
-// contract.
-type canceller interface {
-	RequestCancel(ctx context.Context, id job.ID) error
+// actorFlag names who performs an Operator Action, for the audit trail.
+func actorFlag() cli.Flag {
+	return &cli.StringFlag{
+		Name:    "actor",
+		Usage:   "who performs the action, recorded in the audit trail (default cli:$USER)",
+		Sources: cli.EnvVars("BACKWAVE_ACTOR"),
+	}
 }
 
-var (
-	_ canceller = (*sqlite.Store)(nil)
-	_ canceller = (*postgres.Store)(nil)
-	_ canceller = (*memstore.Store)(nil)
-)
+// actorOf returns the --actor flag, or "cli:" and the user's name.
+func actorOf(cmd *cli.Command) (store.Actor, error) {
+	a := store.Actor(cmd.String("actor"))
+	if a == "" {
+		user := os.Getenv("USER")
+		if user == "" {
+			user = "unknown"
+		}
+		a = store.Actor("cli:" + user)
+	}
+	if err := a.Validate(); err != nil {
+		return "", usageError{err}
+	}
+	return a, nil
+}
+
+// parseTag reads a command-line Tag: KEY=VALUE is a Keyed Tag, anything
+// else a Label.
+func parseTag(raw string) job.Tag {
+	if k, v, ok := strings.Cut(raw, "="); ok {
+		return job.Keyed(k, v)
+	}
+	return job.Label(raw)
+}

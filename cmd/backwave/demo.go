@@ -329,7 +329,7 @@ func operate(ctx context.Context, s *sqlite.Store) error {
 			return nil
 		case <-tick.C:
 		}
-		running, err := s.JobList(ctx, store.JobListParams{States: []job.State{job.StateRunning}, WireName: buildReport{}.WireName()})
+		running, err := s.JobList(ctx, store.JobListParams{JobFilter: store.JobFilter{States: []job.State{job.StateRunning}, WireName: buildReport{}.WireName()}})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -338,7 +338,7 @@ func operate(ctx context.Context, s *sqlite.Store) error {
 		}
 		for _, j := range running {
 			if j.ID%2 == 0 && !j.CancelRequested {
-				if err := s.RequestCancel(ctx, j.ID); err != nil && !errors.Is(err, store.ErrIllegalTransition) && ctx.Err() == nil {
+				if _, err := s.JobCancel(ctx, store.JobCancelParams{ID: j.ID, Actor: "demo:operator"}); err != nil && !errors.Is(err, store.ErrIllegalTransition) && ctx.Err() == nil {
 					return fmt.Errorf("operator: cancel job %d: %w", j.ID, err)
 				}
 			}

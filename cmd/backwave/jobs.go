@@ -20,15 +20,17 @@ import (
 func jobsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "jobs",
-		Usage:     "list, show and cancel jobs",
-		UsageText: "backwave jobs list|show|cancel --db URI …",
-		Commands: []*cli.Command{
+		Usage:     "list, show, cancel, requeue and reschedule jobs; counts and the audit trail",
+		UsageText: "backwave jobs list|show|cancel|requeue|reschedule|counts|audit --db URI …",
+		Commands: append([]*cli.Command{
 			{
 				Name:      "list",
 				Usage:     "list jobs, newest first",
-				UsageText: "backwave jobs list --db URI [--state S] [--queue Q] [--wire-name NAME] [--limit N] [--before ID] [--json]",
+				UsageText: "backwave jobs list --db URI [--state S] [--queue Q] [--wire-name NAME] [--tag T]… [--retrying] [--limit N] [--before ID] [--json]",
 				Flags: []cli.Flag{
 					dbFlag(),
+					&cli.StringSliceFlag{Name: "tag", Usage: "keep jobs carrying this exact Tag: LABEL or KEY=VALUE (repeatable: all must match)"},
+					&cli.BoolFlag{Name: "retrying", Usage: "the Retrying view: Scheduled jobs with a Retry Cause"},
 					&cli.StringSliceFlag{Name: "state", Usage: "keep jobs in this state (repeatable or comma-separated): " + stateNames()},
 					&cli.StringFlag{Name: "queue", Usage: "keep jobs of this Queue"},
 					&cli.StringFlag{Name: "wire-name", Usage: "keep jobs of this Wire Name"},
@@ -48,11 +50,11 @@ func jobsCommand() *cli.Command {
 			{
 				Name:      "cancel",
 				Usage:     "cancel a job: a waiting one at once, a running one at its next heartbeat",
-				UsageText: "backwave jobs cancel --db URI ID",
-				Flags:     []cli.Flag{dbFlag()},
+				UsageText: "backwave jobs cancel --db URI [--actor WHO] ID",
+				Flags:     []cli.Flag{dbFlag(), actorFlag()},
 				Action:    jobsCancel,
 			},
-		},
+		}, operatorCommands()...),
 	}
 }
 
@@ -69,10 +71,12 @@ func jobsList(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	p := store.JobListParams{
-		Queue:    cmd.String("queue"),
-		WireName: cmd.String("wire-name"),
-		BeforeID: job.ID(cmd.Int64("before")),
-		Limit:    cmd.Int("limit"),
+		JobFilter: store.JobFilter{Queue: cmd.String("queue"), WireName: cmd.String("wire-name"), Retrying: cmd.Bool("retrying")},
+		BeforeID:  job.ID(cmd.Int64("before")),
+		Limit:     cmd.Int("limit"),
+	}
+	for _, raw := range cmd.StringSlice("tag") {
+		p.Tags = append(p.Tags, parseTag(raw))
 	}
 	if p.Limit < 1 || p.Limit > 10_000 {
 		return usagef("--limit %d is not between 1 and 10000", p.Limit)
@@ -204,14 +208,11 @@ func jobsCancel(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	defer func() { _ = s.Close() }()
-	c, ok := s.(canceller)
-	if !ok {
-		return fmt.Errorf("this store offers no operator cancel")
-	}
-	if err := c.RequestCancel(ctx, id); err != nil {
+	actor, err := actorOf(cmd)
+	if err != nil {
 		return err
 	}
-	j, err := s.JobGet(ctx, id)
+	j, err := s.JobCancel(ctx, store.JobCancelParams{ID: id, Actor: actor})
 	if err != nil {
 		return err
 	}

@@ -27,27 +27,27 @@ func queuesCommand() *cli.Command {
 			{
 				Name:      "pause",
 				Usage:     "stop claims from a Queue (running jobs are unaffected)",
-				UsageText: "backwave queues pause --db URI QUEUE",
-				Flags:     []cli.Flag{dbFlag()},
-				Action: queueAction(func(ctx context.Context, s store.Store, q string, _ []string) (string, error) {
-					return "paused " + q, s.QueuePause(ctx, store.QueueParams{Queue: q})
+				UsageText: "backwave queues pause --db URI [--actor WHO] QUEUE",
+				Flags:     []cli.Flag{dbFlag(), actorFlag()},
+				Action: queueAction(func(ctx context.Context, s store.Store, a store.Actor, q string, _ []string) (string, error) {
+					return "paused " + q, s.QueuePause(ctx, store.QueueParams{Queue: q, Actor: a})
 				}, 0),
 			},
 			{
 				Name:      "resume",
 				Usage:     "let claims from a Queue start again",
-				UsageText: "backwave queues resume --db URI QUEUE",
-				Flags:     []cli.Flag{dbFlag()},
-				Action: queueAction(func(ctx context.Context, s store.Store, q string, _ []string) (string, error) {
-					return "resumed " + q, s.QueueResume(ctx, store.QueueParams{Queue: q})
+				UsageText: "backwave queues resume --db URI [--actor WHO] QUEUE",
+				Flags:     []cli.Flag{dbFlag(), actorFlag()},
+				Action: queueAction(func(ctx context.Context, s store.Store, a store.Actor, q string, _ []string) (string, error) {
+					return "resumed " + q, s.QueueResume(ctx, store.QueueParams{Queue: q, Actor: a})
 				}, 0),
 			},
 			{
 				Name:      "limit",
 				Usage:     "set a Queue's cluster-wide Concurrency Limit; 0 removes it",
-				UsageText: "backwave queues limit --db URI QUEUE N",
-				Flags:     []cli.Flag{dbFlag()},
-				Action: queueAction(func(ctx context.Context, s store.Store, q string, rest []string) (string, error) {
+				UsageText: "backwave queues limit --db URI [--actor WHO] QUEUE N",
+				Flags:     []cli.Flag{dbFlag(), actorFlag()},
+				Action: queueAction(func(ctx context.Context, s store.Store, a store.Actor, q string, rest []string) (string, error) {
 					n, err := strconv.Atoi(rest[0])
 					if err != nil || n < 0 {
 						return "", usagef("limit %q is not a non-negative integer", rest[0])
@@ -56,7 +56,7 @@ func queuesCommand() *cli.Command {
 					if n == 0 {
 						msg = q + ": no concurrency limit"
 					}
-					return msg, s.QueueSetLimit(ctx, store.QueueSetLimitParams{Queue: q, Limit: n})
+					return msg, s.QueueSetLimit(ctx, store.QueueSetLimitParams{Queue: q, Limit: n, Actor: a})
 				}, 1),
 			},
 		},
@@ -65,7 +65,7 @@ func queuesCommand() *cli.Command {
 
 // queueAction runs fn on the Queue named by the first argument, with extra
 // more arguments after it.
-func queueAction(fn func(ctx context.Context, s store.Store, queue string, rest []string) (string, error), extra int) cli.ActionFunc {
+func queueAction(fn func(ctx context.Context, s store.Store, a store.Actor, queue string, rest []string) (string, error), extra int) cli.ActionFunc {
 	return func(ctx context.Context, cmd *cli.Command) error {
 		args := cmd.Args().Slice()
 		if len(args) != 1+extra {
@@ -74,12 +74,16 @@ func queueAction(fn func(ctx context.Context, s store.Store, queue string, rest 
 		if err := store.ValidateName("queue", args[0]); err != nil {
 			return usageError{err}
 		}
+		actor, err := actorOf(cmd)
+		if err != nil {
+			return err
+		}
 		s, err := openStore(ctx, cmd)
 		if err != nil {
 			return err
 		}
 		defer func() { _ = s.Close() }()
-		msg, err := fn(ctx, s, args[0], args[1:])
+		msg, err := fn(ctx, s, actor, args[0], args[1:])
 		if err != nil {
 			return err
 		}

@@ -25,9 +25,9 @@ func harness(t *testing.T) storetest.Harness {
 	clock := vtime.NewManual(start)
 	s := memstore.New(memstore.Options{Clock: clock})
 	return storetest.Harness{
-		Store:         s,
-		Now:           clock.Now,
-		Advance:       func(d time.Duration) { clock.Advance(d) },
+		Store:   s,
+		Now:     clock.Now,
+		Advance: func(d time.Duration) { clock.Advance(d) },
 		WithHistory: func(p store.HistoryPolicy) store.Store {
 			return memstore.New(memstore.Options{Clock: clock, History: p})
 		},

@@ -112,4 +112,3 @@ func (s *Store) JobOutput(ctx context.Context, id job.ID) ([]byte, error) {
 	}
 	return out, nil
 }
-

@@ -5,8 +5,8 @@ package sqlite
 const (
 	sqlTrim = `DELETE FROM backwave_job_transition WHERE job_id = ?1 AND id <= (
 		SELECT t.id FROM backwave_job_transition t WHERE t.job_id = ?1 ORDER BY t.id DESC LIMIT 1 OFFSET ?2)`
-	sqlKnowTag = `INSERT OR IGNORE INTO backwave_tag (key, value, folded, display) VALUES (?, ?, ?, ?)`
-	sqlAudit   = `INSERT INTO backwave_audit (at, actor, action, job_id, queue, detail) VALUES (?, ?, ?, ?, ?, ?)`
+	sqlKnowTag   = `INSERT OR IGNORE INTO backwave_tag (key, value, folded, display) VALUES (?, ?, ?, ?)`
+	sqlAudit     = `INSERT INTO backwave_audit (at, actor, action, job_id, queue, detail) VALUES (?, ?, ?, ?, ?, ?)`
 	sqlAuditList = `SELECT id, at, actor, action, COALESCE(job_id, 0), queue, detail FROM backwave_audit
 	WHERE (?1 = 0 OR job_id = ?1) AND (?2 = '' OR queue = ?2) AND (?3 = 0 OR id < ?3)
 	ORDER BY id DESC LIMIT ?4`

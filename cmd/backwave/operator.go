@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
+)
+
+// operatorCommands are the jobs subcommands for the audited Operator
+// Actions and Monitor reads beyond list, show and cancel.
+func operatorCommands() []*cli.Command {
+	return []*cli.Command{
+		{
+			Name:      "requeue",
+			Usage:     "requeue a Dead-Lettered or Quarantined job: Scheduled now, Retry Cause cleared, a fresh attempt budget",
+			UsageText: "backwave jobs requeue --db URI [--actor WHO] ID",
+			Flags:     []cli.Flag{dbFlag(), actorFlag()},
+			Action: jobAction(func(ctx context.Context, s store.Store, a store.Actor, id job.ID, _ *cli.Command) (job.Job, error) {
+				return s.JobRequeue(ctx, store.JobRequeueParams{ID: id, Actor: a})
+			}),
+		},
+		{
+			Name:      "reschedule",
+			Usage:     "move the due time of a waiting job (no Transition Log entry; audited)",
+			UsageText: "backwave jobs reschedule --db URI [--actor WHO] (--at RFC3339 | --in DURATION) ID",
+			Flags: []cli.Flag{dbFlag(), actorFlag(),
+				&cli.StringFlag{Name: "at", Usage: "the new due time, RFC 3339"},
+				&cli.DurationFlag{Name: "in", Usage: "the new due time, this long from now"},
+			},
+			Action: jobAction(func(ctx context.Context, s store.Store, a store.Actor, id job.ID, cmd *cli.Command) (job.Job, error) {
+				var at time.Time
+				switch raw, in := cmd.String("at"), cmd.Duration("in"); {
+				case raw != "" && in != 0:
+					return job.Job{}, usagef("give --at or --in, not both")
+				case raw != "":
+					t, err := time.Parse(time.RFC3339Nano, raw)
+					if err != nil {
+						return job.Job{}, usagef("--at %q is not an RFC 3339 time", raw)
+					}
+					at = t
+				case in != 0:
+					at = time.Now().Add(in)
+				default:
+					return job.Job{}, usagef("give the new due time with --at or --in")
+				}
+				return s.JobReschedule(ctx, store.JobRescheduleParams{ID: id, Actor: a, ScheduledAt: at})
+			}),
+		},
+		{
+			Name:      "counts",
+			Usage:     "count jobs by Queue and state",
+			UsageText: "backwave jobs counts --db URI",
+			Flags:     []cli.Flag{dbFlag()},
+			Action:    jobsCounts,
+		},
+		{
+			Name:      "audit",
+			Usage:     "list the audit trail of Operator Actions, newest first",
+			UsageText: "backwave jobs audit --db URI [--job ID] [--queue Q] [--limit N]",
+			Flags: []cli.Flag{dbFlag(),
+				&cli.Int64Flag{Name: "job", Usage: "only actions on this job"},
+				&cli.StringFlag{Name: "queue", Usage: "only actions on this Queue or its jobs"},
+				&cli.IntFlag{Name: "limit", Value: 50, Usage: "the most entries"},
+			},
+			Action: jobsAudit,
+		},
+	}
+}
+
+// jobAction runs fn on the job named by the one argument and prints the
+// job's state after it.
+func jobAction(fn func(ctx context.Context, s store.Store, a store.Actor, id job.ID, cmd *cli.Command) (job.Job, error)) cli.ActionFunc {
+	return func(ctx context.Context, cmd *cli.Command) error {
+		id, err := idArg(cmd)
+		if err != nil {
+			return err
+		}
+		actor, err := actorOf(cmd)
+		if err != nil {
+			return err
+		}
+		s, err := openStore(ctx, cmd)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = s.Close() }()
+		j, err := fn(ctx, s, actor, id, cmd)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.Root().Writer, "job %d: %s, due %s\n", id, j.State, stamp(j.ScheduledAt))
+		return nil
+	}
+}
+
+func jobsCounts(ctx context.Context, cmd *cli.Command) error {
+	if err := noArgs(cmd); err != nil {
+		return err
+	}
+	s, err := openStore(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.Close() }()
+	counts, err := s.JobCountByQueue(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(cmd.Root().Writer, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "QUEUE\tSTATE\tJOBS")
+	for _, c := range counts {
+		fmt.Fprintf(tw, "%s\t%s\t%d\n", c.Queue, c.State, c.Count)
+	}
+	return tw.Flush()
+}
+
+func jobsAudit(ctx context.Context, cmd *cli.Command) error {
+	if err := noArgs(cmd); err != nil {
+		return err
+	}
+	s, err := openStore(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.Close() }()
+	entries, err := s.AuditList(ctx, store.AuditListParams{JobID: job.ID(cmd.Int64("job")), Queue: cmd.String("queue"), Limit: cmd.Int("limit")})
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(cmd.Root().Writer, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "AT\tACTOR\tACTION\tJOB\tQUEUE\tDETAIL")
+	for _, e := range entries {
+		id := "-"
+		if e.JobID != 0 {
+			id = e.JobID.String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", stamp(e.At), e.Actor, e.Action, id, dash(e.Queue), dash(e.Detail))
+	}
+	return tw.Flush()
+}
+
+// tagsCommand is Tag Facet and Tag Suggest.
+func tagsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "tags",
+		Usage:     "Tag Facet (the dominant Tags of a slice) and Tag Suggest (prefix completion)",
+		UsageText: "backwave tags facet|suggest --db URI …",
+		Commands: []*cli.Command{
+			{
+				Name:      "facet",
+				Usage:     "the top Tags of the jobs a filter keeps, by count",
+				UsageText: "backwave tags facet --db URI [--state S] [--queue Q] [--tag T]… [--limit N]",
+				Flags: []cli.Flag{dbFlag(),
+					&cli.StringSliceFlag{Name: "state", Usage: "keep jobs in this state"},
+					&cli.StringFlag{Name: "queue", Usage: "keep jobs of this Queue"},
+					&cli.StringSliceFlag{Name: "tag", Usage: "keep jobs carrying this exact Tag"},
+					&cli.IntFlag{Name: "limit", Value: 10, Usage: "how many buckets"},
+				},
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					p := store.TagFacetParams{JobFilter: store.JobFilter{Queue: cmd.String("queue")}, Limit: cmd.Int("limit")}
+					for _, raw := range cmd.StringSlice("state") {
+						st, err := job.ParseState(strings.TrimSpace(raw))
+						if err != nil {
+							return usagef("--state %q is not a state (want one of %s)", raw, stateNames())
+						}
+						p.States = append(p.States, st)
+					}
+					for _, raw := range cmd.StringSlice("tag") {
+						p.Tags = append(p.Tags, parseTag(raw))
+					}
+					s, err := openStore(ctx, cmd)
+					if err != nil {
+						return err
+					}
+					defer func() { _ = s.Close() }()
+					buckets, err := s.TagFacet(ctx, p)
+					if err != nil {
+						return err
+					}
+					tw := tabwriter.NewWriter(cmd.Root().Writer, 0, 4, 2, ' ', 0)
+					fmt.Fprintln(tw, "TAG\tJOBS")
+					for _, b := range buckets {
+						fmt.Fprintf(tw, "%s\t%d\n", b.Tag, b.Count)
+					}
+					return tw.Flush()
+				},
+			},
+			{
+				Name:      "suggest",
+				Usage:     "complete a Tag prefix, case-insensitively, over every Tag in the store",
+				UsageText: "backwave tags suggest --db URI [--limit N] PREFIX",
+				Flags:     []cli.Flag{dbFlag(), &cli.IntFlag{Name: "limit", Value: 20, Usage: "how many Tags"}},
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					if cmd.Args().Len() > 1 {
+						return usagef("usage: %s", cmd.UsageText)
+					}
+					s, err := openStore(ctx, cmd)
+					if err != nil {
+						return err
+					}
+					defer func() { _ = s.Close() }()
+					tags, err := s.TagSuggest(ctx, store.TagSuggestParams{Prefix: cmd.Args().First(), Limit: cmd.Int("limit")})
+					if err != nil {
+						return err
+					}
+					for _, t := range tags {
+						fmt.Fprintln(cmd.Root().Writer, t)
+					}
+					return nil
+				},
+			},
+		},
+	}
+}
