@@ -147,6 +147,10 @@ func (c *Client) newJob(args JobArgs, opts []EnqueueOption) (store.NewJob, error
 	if err != nil {
 		return store.NewJob{}, fmt.Errorf("%w: args %T (wire name %q) do not encode as JSON: %w", ErrInvalidJob, args, wire, err)
 	}
+	if len(payload) > store.MaxPayloadBytes {
+		return store.NewJob{}, fmt.Errorf("%w: args %T (wire name %q) encode to %d bytes, over the %d-byte payload limit (store.MaxPayloadBytes)",
+			ErrInvalidJob, args, wire, len(payload), store.MaxPayloadBytes)
+	}
 	nj.Payload = payload
 	return nj, nil
 }

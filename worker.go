@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 
 	"github.com/backwave/backwave/core"
@@ -125,6 +126,19 @@ func AddHandlerFunc[T JobArgs](w *Handlers, fn func(ctx context.Context, j *Job[
 		return fmt.Errorf("%w: AddHandlerFunc needs a function", ErrInvalidConfig)
 	}
 	return AddHandler[T](w, HandlerFunc[T](fn), opts...)
+}
+
+// WireNames returns every registered Wire Name, sorted: what a Job Manifest
+// snapshots.
+func (w *Handlers) WireNames() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]string, 0, len(w.byWire))
+	for wire := range w.byWire {
+		out = append(out, wire)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func (w *Handlers) fail(err error) error {

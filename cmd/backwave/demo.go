@@ -204,6 +204,16 @@ func runDemo(ctx context.Context, o demoOptions) error {
 
 // newDemoClient registers the demo's handlers on one node.
 func newDemoClient(s *sqlite.Store, name string, logger *slog.Logger) (*backwave.Client, error) {
+	workers, err := demoHandlers()
+	if err != nil {
+		return nil, err
+	}
+	return newDemoNode(s, name, logger, workers)
+}
+
+// demoHandlers registers the demo's job types; the Job Manifest test
+// snapshots their Wire Names.
+func demoHandlers() (*backwave.Handlers, error) {
 	workers := backwave.NewHandlers()
 	fast := backwave.RetryPolicy{Initial: 300 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2, Jitter: 0.2}
 	err := errors.Join(
@@ -233,9 +243,11 @@ func newDemoClient(s *sqlite.Store, name string, logger *slog.Logger) (*backwave
 			return nil
 		}),
 	)
-	if err != nil {
-		return nil, err
-	}
+	return workers, err
+}
+
+// newDemoNode makes one demo node over s running workers.
+func newDemoNode(s *sqlite.Store, name string, logger *slog.Logger, workers *backwave.Handlers) (*backwave.Client, error) {
 	group := backwave.DefaultWorkerGroup("demo", backwave.Weighted(
 		backwave.QueueWeight{Queue: "mail", Weight: 3},
 		backwave.QueueWeight{Queue: backwave.DefaultQueue, Weight: 2},
