@@ -102,6 +102,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 	} {
 		t.Run(group.name, func(t *testing.T) { group.tests(t, s) })
 	}
+	t.Run("Scale", func(t *testing.T) { testTagsAtScale(t, s) })
 	runEdges(t, newStore)
 	runRoundTrip(t, newStore)
 }
