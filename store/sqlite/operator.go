@@ -46,7 +46,7 @@ func (s *Store) JobRequeue(ctx context.Context, p store.JobRequeueParams) (job.J
 	if err != nil {
 		return job.Job{}, err
 	}
-	s.hints.announce([]string{out.Queue})
+	s.hints.Announce([]string{out.Queue})
 	return out, nil
 }
 
@@ -122,7 +122,7 @@ func (s *Store) JobReschedule(ctx context.Context, p store.JobRescheduleParams) 
 		return job.Job{}, err
 	}
 	if core.Claimable(&out, s.clock.Now()) {
-		s.hints.announce([]string{out.Queue})
+		s.hints.Announce([]string{out.Queue})
 	}
 	return out, nil
 }
