@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/store"
+	"github.com/backwave/backwave/store/postgres"
+	"github.com/backwave/backwave/store/sqlite"
+)
+
+// backwaveSystem is BackWave through its public Client: the real Shell pump
+// over the real adapter.
+type backwaveSystem struct{}
+
+func (backwaveSystem) name() string { return sysBackWave }
+
+func (backwaveSystem) supports(sc, tg string) bool { return sc != scRSS }
+
+// backwaveKnobs is BackWave's tuning per scenario and target: the Worker
+// Group's PoolSize, MaxClaimBatch, MaxOutcomeBatch, Pumps and PollInterval,
+// the pgx pool size, and the bulk-insert batch and concurrency.
+func backwaveKnobs(sc, tg string, sz sizes) *knobs {
+	k := newKnobs("pool", "200", "claim", "200", "outcome", "200", "pumps", "4", "poll", "50ms",
+		"conns", "8", "insert_batch", "5000", "insert_conc", "2", "history", store.HistoryTransitionsWithDetail.String())
+	if tg == tgSQLite {
+		// One write lock per file: more Pumps only queue on it.
+		k.set("pool", "1000")
+		k.set("claim", "1000")
+		k.set("outcome", "1000")
+		k.set("pumps", "1")
+		k.set("insert_conc", "1")
+	}
+	switch sc {
+	case scHistoryOff:
+		k.set("history", store.HistoryOff.String())
+	case scLatencyOn:
+		k.set("pool", "100")
+		k.set("claim", "100")
+		k.set("outcome", "100")
+		k.set("pumps", "1")
+		k.set("poll", "1s")
+	case scLatencyOff:
+		k.set("pool", "100")
+		k.set("claim", "100")
+		k.set("outcome", "100")
+		k.set("pumps", "1")
+		k.set("poll", sz.HintsOffPoll.String())
+	}
+	if tg == tgSQLite {
+		k.order = removeName(k.order, "conns")
+	}
+	return k
+}
+
+func removeName(names []string, name string) []string {
+	out := names[:0:0]
+	for _, n := range names {
+		if n != name {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// storeNoHints hides a store's Wake-Up Hints from the Client, so its Pumps
+// rely on polling alone.
+type storeNoHints struct{ store.Store }
+
+type backwaveInstance struct {
+	b        *bench
+	tg, sc   string
+	k        *knobs
+	st       store.Store
+	producer *backwave.Client
+	client   *backwave.Client
+	drop     func()
+	reader   *sql.DB
+	pendingQ string
+	timed    *timedStore // set with -calls
+}
+
+func (backwaveSystem) open(ctx context.Context, b *bench, sc, tg string) (instance, string, error) {
+	k := backwaveKnobs(sc, tg, b.cfg.sizes)
+	if err := k.override(b.cfg.overrides[sysBackWave]); err != nil {
+		return nil, "", fmt.Errorf("-backwave: %w", err)
+	}
+	in := &backwaveInstance{b: b, tg: tg, sc: sc, k: k}
+	history, err := store.ParseHistoryPolicy(k.str("history"))
+	if err != nil {
+		return nil, "", fmt.Errorf("-backwave: %w", err)
+	}
+	switch tg {
+	case tgPostgres:
+		schema, drop, err := b.newSchema(ctx, "bw")
+		if err != nil {
+			return nil, "", err
+		}
+		in.drop = drop
+		u, err := b.pgURLWith(k.int("conns"))
+		if err != nil {
+			drop()
+			return nil, "", err
+		}
+		st, err := postgres.Open(ctx, u, postgres.Options{Schema: schema, DisableListener: sc == scLatencyOff, History: history})
+		if err != nil {
+			drop()
+			return nil, "", err
+		}
+		in.st = st
+		in.pendingQ = "SELECT count(*) FROM " + schema + ".job WHERE state IN ('scheduled', 'running')"
+	case tgSQLite:
+		path, remove := b.newFile("backwave")
+		in.drop = remove
+		st, err := sqlite.Open(ctx, path, sqlite.Options{Synchronous: sqlite.Synchronous(b.cfg.sqliteSync), History: history})
+		if err != nil {
+			remove()
+			return nil, "", err
+		}
+		in.st = st
+		if in.reader, err = b.openSQLiteReader(path); err != nil {
+			_ = st.Close()
+			remove()
+			return nil, "", err
+		}
+		in.pendingQ = "SELECT count(*) FROM backwave_job WHERE state IN (1, 3)"
+	}
+	if b.cfg.calls {
+		in.timed = newTimedStore(in.st)
+	}
+	in.producer, err = backwave.NewClient(in.store(), backwave.Config{Logger: b.quietLogger(sysBackWave)})
+	if err != nil {
+		_ = in.close(ctx)
+		return nil, "", err
+	}
+	if sc == scLimit {
+		limit := k.int("pool") * k.int("pumps")
+		if err := in.st.QueueSetLimit(ctx, store.QueueSetLimitParams{Queue: backwave.DefaultQueue, Limit: limit}); err != nil {
+			_ = in.close(ctx)
+			return nil, "", err
+		}
+		k.set("limit", fmt.Sprint(limit))
+	}
+	return in, k.String(), nil
+}
+
+func (in *backwaveInstance) bulkInsert(ctx context.Context, n int) error {
+	batch := in.k.int("insert_batch")
+	conc := max(1, in.k.int("insert_conc"))
+	if conc == 1 || n <= batch {
+		return chunks(n, batch, func(k int) error { return in.insertBatch(ctx, k) })
+	}
+	// Split the batches over conc goroutines.
+	var wg sync.WaitGroup
+	errs := make([]error, conc)
+	per := (n + conc - 1) / conc
+	for i := range conc {
+		share := min(per, n-i*per)
+		if share <= 0 {
+			break
+		}
+		wg.Go(func() {
+			errs[i] = chunks(share, batch, func(k int) error { return in.insertBatch(ctx, k) })
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (in *backwaveInstance) insertBatch(ctx context.Context, k int) error {
+	params := make([]backwave.EnqueueParams, k)
+	for i := range params {
+		params[i].Args = noop{}
+	}
+	_, err := in.producer.EnqueueMany(ctx, params)
+	return err
+}
+
+func (in *backwaveInstance) start(ctx context.Context, onWork func(int64)) error {
+	h := backwave.NewHandlers()
+	if err := backwave.AddHandlerFunc(h, func(_ context.Context, j *backwave.Job[noop]) error {
+		onWork(j.Args.T)
+		return nil
+	}); err != nil {
+		return err
+	}
+	worker := in.store()
+	if in.sc == scLatencyOff {
+		worker = storeNoHints{worker}
+	}
+	c, err := backwave.NewClient(worker, backwave.Config{
+		Handlers: h,
+		Logger:   in.b.quietLogger(sysBackWave),
+		NodeID:   "bwbench",
+		Groups: []backwave.WorkerGroupOptions{{
+			Name:            "bench",
+			Policy:          backwave.Strict(backwave.DefaultQueue),
+			PoolSize:        in.k.int("pool"),
+			MaxClaimBatch:   in.k.int("claim"),
+			MaxOutcomeBatch: in.k.int("outcome"),
+			Pumps:           in.k.int("pumps"),
+			PollInterval:    in.k.dur("poll"),
+		}},
+	})
+	if err != nil {
+		return err
+	}
+	if err := c.Start(ctx); err != nil {
+		return err
+	}
+	in.client = c
+	return nil
+}
+
+// store is the store the Clients use: the adapter, timed with -calls.
+func (in *backwaveInstance) store() store.Store {
+	if in.timed != nil {
+		return in.timed
+	}
+	return in.st
+}
+
+func (in *backwaveInstance) enqueue(ctx context.Context, stamp int64) error {
+	_, err := in.producer.Enqueue(ctx, noop{T: stamp})
+	return err
+}
+
+func (in *backwaveInstance) pending(ctx context.Context) (int, error) {
+	if in.reader != nil {
+		var n int
+		err := in.reader.QueryRowContext(ctx, in.pendingQ).Scan(&n)
+		return n, err
+	}
+	return in.b.countPG(ctx, in.pendingQ)
+}
+
+func (in *backwaveInstance) close(ctx context.Context) error {
+	var errs []error
+	if in.client != nil {
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		errs = append(errs, in.client.Stop(sctx))
+		cancel()
+	}
+	if in.timed != nil {
+		in.timed.print(in.b.stderr, in.sc+"/"+in.tg)
+	}
+	if in.reader != nil {
+		errs = append(errs, in.reader.Close())
+	}
+	if in.st != nil {
+		errs = append(errs, in.st.Close())
+	}
+	if in.drop != nil {
+		in.drop()
+	}
+	return errors.Join(errs...)
+}

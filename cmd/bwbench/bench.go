@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver every system here uses
+)
+
+// noop is the job of every scenario: its one field carries the enqueue time
+// (Unix nanoseconds) for the latency scenario, zero elsewhere. It is both a
+// BackWave JobArgs and a River JobArgs.
+type noop struct {
+	T int64 `json:"t"`
+}
+
+// WireName is the BackWave Wire Name.
+func (noop) WireName() string { return "bwbench_noop" }
+
+// Kind is the River job kind.
+func (noop) Kind() string { return "bwbench_noop" }
+
+// instance is one system on fresh storage for one run.
+type instance interface {
+	// bulkInsert inserts n noop jobs through the system's best bulk path.
+	bulkInsert(ctx context.Context, n int) error
+	// start starts the workers; onWork is called at the start of each job
+	// with its enqueue stamp.
+	start(ctx context.Context, onWork func(stamp int64)) error
+	// enqueue inserts one job carrying stamp, the way an application
+	// enqueues a single job.
+	enqueue(ctx context.Context, stamp int64) error
+	// pending counts the jobs not yet finalized.
+	pending(ctx context.Context) (int, error)
+	// close stops the workers and drops the storage.
+	close(ctx context.Context) error
+}
+
+// system is one contender.
+type system interface {
+	name() string
+	// supports says whether the system has a row for the scenario.
+	supports(scenario, target string) bool
+	// open makes a fresh instance tuned for the scenario and returns the
+	// settings it used, as printed with the row.
+	open(ctx context.Context, b *bench, scenario, target string) (instance, string, error)
+}
+
+// bench holds what every run shares: the targets' connections, the temporary
+// directory and a counter for unique storage names.
+type bench struct {
+	cfg     config
+	log     *slog.Logger
+	stderr  io.Writer
+	pg      *pgxpool.Pool // admin pool: schemas, counts, settings
+	dir     string
+	ownDir  bool
+	skipped map[string]string
+	seq     atomic.Int64
+	systems []system
+}
+
+func newBench(ctx context.Context, cfg config, log *slog.Logger, stderr io.Writer) (*bench, error) {
+	b := &bench{cfg: cfg, log: log, stderr: stderr, skipped: map[string]string{}}
+	for _, s := range cfg.systems {
+		switch s {
+		case sysBackWave:
+			b.systems = append(b.systems, backwaveSystem{})
+		case sysRiver:
+			b.systems = append(b.systems, riverSystem{})
+		case sysRaw:
+			b.systems = append(b.systems, rawSystem{})
+		}
+	}
+	for _, tg := range cfg.targets {
+		switch tg {
+		case tgPostgres:
+			if cfg.pgURL == "" {
+				b.skipped[tg] = "no PostgreSQL URL (-postgres, $BWBENCH_POSTGRES_URL or $BACKWAVE_TEST_POSTGRES_URL)"
+				continue
+			}
+			pool, err := pgxpool.New(ctx, cfg.pgURL)
+			if err != nil {
+				return nil, fmt.Errorf("postgres: %w", err)
+			}
+			if err := pool.Ping(ctx); err != nil {
+				pool.Close()
+				return nil, fmt.Errorf("postgres: %w", err)
+			}
+			b.pg = pool
+		case tgSQLite:
+			b.dir = cfg.sqliteDir
+			if b.dir == "" {
+				d, err := os.MkdirTemp("", "bwbench-")
+				if err != nil {
+					return nil, fmt.Errorf("sqlite: %w", err)
+				}
+				b.dir, b.ownDir = d, true
+			}
+		}
+	}
+	return b, nil
+}
+
+func (b *bench) close() {
+	if b.pg != nil {
+		b.pg.Close()
+	}
+	if b.ownDir {
+		_ = os.RemoveAll(b.dir)
+	}
+}
+
+func (b *bench) hasTarget(tg string) bool { _, skip := b.skipped[tg]; return !skip }
+
+// newSchema creates a fresh PostgreSQL schema for one system's run; drop
+// removes it with everything in it.
+func (b *bench) newSchema(ctx context.Context, prefix string) (name string, drop func(), err error) {
+	name = fmt.Sprintf("bwbench_%s_%d_%d", prefix, os.Getpid(), b.seq.Add(1))
+	if _, err := b.pg.Exec(ctx, "CREATE SCHEMA "+name); err != nil {
+		return "", nil, fmt.Errorf("create schema %s: %w", name, err)
+	}
+	return name, func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if _, err := b.pg.Exec(ctx, "DROP SCHEMA "+name+" CASCADE"); err != nil {
+			b.log.Warn("drop schema", "schema", name, "error", err)
+		}
+	}, nil
+}
+
+// newFile names a fresh SQLite file for one system's run; remove deletes it
+// and its WAL.
+func (b *bench) newFile(prefix string) (path string, remove func()) {
+	path = filepath.Join(b.dir, fmt.Sprintf("%s-%d.db", prefix, b.seq.Add(1)))
+	return path, func() {
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			_ = os.Remove(path + suffix)
+		}
+	}
+}
+
+// sqliteDSN is the DSN every system's SQLite connections use: WAL, the
+// chosen synchronous setting, a busy timeout.
+func (b *bench) sqliteDSN(path string, immediate bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous("+strings.ToUpper(b.cfg.sqliteSync)+")")
+	if immediate {
+		q.Set("_txlock", "immediate")
+	}
+	return path + "?" + q.Encode()
+}
+
+// openSQLiteReader opens a read connection for counting.
+func (b *bench) openSQLiteReader(path string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", b.sqliteDSN(path, false))
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+// pgURLWith returns the PostgreSQL URL with a pgx pool size.
+func (b *bench) pgURLWith(conns int) (string, error) {
+	u, err := url.Parse(b.cfg.pgURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		// A key=value DSN.
+		return b.cfg.pgURL + " pool_max_conns=" + strconv.Itoa(conns), nil
+	}
+	q := u.Query()
+	q.Set("pool_max_conns", strconv.Itoa(conns))
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// countPG runs a count query on the admin pool.
+func (b *bench) countPG(ctx context.Context, query string) (int, error) {
+	var n int
+	err := b.pg.QueryRow(ctx, query).Scan(&n)
+	return n, err
+}
+
+// chunks calls fn with batch sizes adding up to n.
+func chunks(n, batch int, fn func(k int) error) error {
+	for left := n; left > 0; {
+		k := min(left, batch)
+		if err := fn(k); err != nil {
+			return err
+		}
+		left -= k
+	}
+	return nil
+}
+
+// quietLogger logs a system's errors and warnings, never its chatter, to
+// the bench's log.
+func (b *bench) quietLogger(system string) *slog.Logger {
+	return slog.New(slog.NewTextHandler(b.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("system", system)
+}

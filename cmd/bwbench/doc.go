@@ -1,0 +1,64 @@
+// Command bwbench is the Benchmark Harness: it drives BackWave's real Shell
+// pump through the public Client against the real Storage Adapters
+// (PostgreSQL through pgx, SQLite as a WAL file in a temporary directory)
+// under the wall clock, and measures the competitor, River, and a raw SQL
+// baseline with no framework at all, in the same process invocation.
+//
+// # What it measures
+//
+// Every job is a noop: the handler returns at once, so each number is the
+// framework-overhead ceiling — the cost of moving a job through the queue,
+// never of doing its work. The scenarios:
+//
+//	insert             bulk enqueue of N noop jobs through each system's best bulk path
+//	                   (BackWave Client.EnqueueMany; River InsertManyFast, COPY on PostgreSQL;
+//	                   raw COPY / one prepared-insert transaction)
+//	drain              N pre-inserted jobs, time until all are finalized in the database
+//	steady             a producer keeps a backlog while workers drain; completed jobs/s over
+//	                   a window after a warm-up
+//	latency-hints-on   single enqueues at a fixed rate; enqueue → handler start p50/p90/p99,
+//	                   with Wake-Up Hints (LISTEN/NOTIFY on PostgreSQL, in-process on SQLite)
+//	latency-hints-off  the same with hints off: polling alone, at the stated poll interval
+//	limit              the drain with a per-Queue Concurrency Limit (BackWave only: River has
+//	                   none in its free tier); compare with the unlimited drain
+//	rss                peak RSS of a child process whose Client drains a backlog, at each
+//	                   backlog size given (BackWave only; flat in the backlog is the goal)
+//
+// Runs alternate between the systems (A B C A B C …) so machine drift hits
+// each alike; a row reports the median of its runs with the min and max.
+// Each system runs on fresh storage every run: its own PostgreSQL schema
+// (dropped afterwards) or its own new SQLite file. River's schema is created
+// by River's own migrator. Every system is tuned per scenario and target;
+// the settings used are printed with each row.
+//
+// # Output
+//
+// A Markdown table goes to stdout, led by the environment manifest (Go
+// version, CPU, OS, load average before and after, PostgreSQL version and
+// settings, SQLite version and pragmas, the commit, the mode). -json FILE
+// also writes
+//
+//	{"manifest": {...}, "results": [{"scenario", "target", "system", "jobs_per_sec",
+//	  "p50_ms", "p90_ms", "p99_ms", "settings", "runs", "min", "max"}]}
+//
+// Every result is labelled local (a developer's machine: indicative only,
+// never published) or official (-mode official, a pinned native x86-64
+// instance: the only publishable source).
+//
+// # Usage
+//
+//	cd cmd/bwbench
+//	go run . -quick                          # every scenario, both targets, sizes printed
+//	go run . -scenarios drain,steady -targets postgres -runs 5 -json out.json
+//	go run . -drain 200000 -rss 10000,1000000
+//
+// The PostgreSQL target reads -postgres, else BWBENCH_POSTGRES_URL, else
+// BACKWAVE_TEST_POSTGRES_URL; without any, it is skipped.
+//
+// # The competitor
+//
+// River is pinned at v0.51.2 (github.com/riverqueue/river with
+// riverdriver/riverpgxv5 and riverdriver/riversqlite). This command is its
+// own Go module (cmd/bwbench/go.mod, with a replace of the library to
+// ../..), so River and its drivers never enter the library's module graph.
+package main
