@@ -174,15 +174,21 @@ func (b *bench) openSQLiteReader(path string) (*sql.DB, error) {
 	return db, nil
 }
 
-// pgURLWith returns the PostgreSQL URL with a pgx pool size.
-func (b *bench) pgURLWith(conns int) (string, error) {
+// appName is the application_name of a system's PostgreSQL connections,
+// by which -cpu finds their server backends.
+func appName(system string) string { return "bwbench_" + system }
+
+// pgURLWith returns the PostgreSQL URL with a pgx pool size and the
+// system's application_name.
+func (b *bench) pgURLWith(conns int, system string) (string, error) {
 	u, err := url.Parse(b.cfg.pgURL)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		// A key=value DSN.
-		return b.cfg.pgURL + " pool_max_conns=" + strconv.Itoa(conns), nil
+		return b.cfg.pgURL + " pool_max_conns=" + strconv.Itoa(conns) + " application_name=" + appName(system), nil
 	}
 	q := u.Query()
 	q.Set("pool_max_conns", strconv.Itoa(conns))
+	q.Set("application_name", appName(system))
 	u.RawQuery = q.Encode()
 	return u.String(), nil
 }

@@ -89,3 +89,22 @@ func kindOf(v string) string {
 	}
 	return "text"
 }
+
+// forScenario is the settings that shape the scenario, as printed with its
+// row: the insert scenario prints only the insert path (and what else the
+// insert writes), the others leave out the bulk insert, which the steady
+// scenario's producer alone uses while the clock runs.
+func (k *knobs) forScenario(sc string) string {
+	var parts []string
+	for _, name := range k.order {
+		insertKnob := strings.HasPrefix(name, "insert")
+		switch {
+		case sc == scInsert && !insertKnob && name != "history":
+			continue
+		case sc != scInsert && sc != scSteady && insertKnob:
+			continue
+		}
+		parts = append(parts, name+"="+k.vals[name])
+	}
+	return strings.Join(parts, " ")
+}

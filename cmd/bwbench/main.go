@@ -60,10 +60,10 @@ type sizes struct {
 // quickSizes finish every scenario on both targets in under three minutes
 // on two cores.
 var quickSizes = sizes{
-	Insert: 20_000, Drain: 20_000, DrainSQLite: 20_000,
-	SteadyWarmup: time.Second, SteadyWindow: 3 * time.Second,
-	LatencyJobs: 200, LatencyRate: 100, HintsOffPoll: 100 * time.Millisecond,
-	RSS: []int{10_000, 30_000}, RiverSQLiteCap: 5_000,
+	Insert: 10_000, Drain: 10_000, DrainSQLite: 10_000,
+	SteadyWarmup: 500 * time.Millisecond, SteadyWindow: 1500 * time.Millisecond,
+	LatencyJobs: 100, LatencyRate: 100, HintsOffPoll: 100 * time.Millisecond,
+	RSS: []int{10_000, 20_000}, RiverSQLiteCap: 3_000,
 }
 
 // fullSizes are the default.
@@ -90,6 +90,7 @@ type config struct {
 	sizes      sizes
 	verbose    bool
 	calls      bool
+	cpu        bool
 	// overrides are the -backwave, -river and -raw settings, by system.
 	overrides map[string]string
 }
@@ -135,6 +136,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.jsonPath, "json", "", "also write the results as JSON to this file")
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.BoolVar(&cfg.verbose, "v", false, "log each run to stderr")
+	fs.BoolVar(&cfg.cpu, "cpu", false, "print the CPU time per job of each measured interval to stderr: the bench process and, on PostgreSQL, the system's server backends")
 	fs.BoolVar(&cfg.calls, "calls", false, "print BackWave's store calls of each run to stderr: count, jobs per call, mean and max time")
 	cfg.overrides = map[string]string{}
 	for _, sys := range []string{sysBackWave, sysRiver, sysRaw} {

@@ -70,19 +70,27 @@ func (b *bench) once(ctx context.Context, s system, sc, tg string) (smp sample, 
 		}
 	}()
 	smp.settings = settings
+	var meter *cpuMeter
+	if tg == tgPostgres {
+		meter = b.newCPUMeter(sc+"/"+tg+"/"+s.name(), appName(s.name()))
+	} else {
+		meter = b.newCPUMeter(sc+"/"+tg+"/"+s.name(), "")
+	}
 	switch sc {
 	case scInsert:
 		smp.jobs = b.cfg.sizes.Insert
+		meter.begin(ctx)
 		t0 := time.Now()
 		if err := inst.bulkInsert(ctx, smp.jobs); err != nil {
 			return smp, err
 		}
 		smp.elapsed = time.Since(t0)
+		meter.end(ctx, smp.jobs)
 	case scDrain, scHistoryOff, scLimit:
 		smp.jobs = b.drainSize(s.name(), tg)
-		smp.elapsed, err = drain(ctx, inst, smp.jobs)
+		smp.elapsed, err = drain(ctx, inst, smp.jobs, meter)
 	case scSteady:
-		smp.jobs, smp.elapsed, err = steady(ctx, inst, b.cfg.sizes.SteadyWarmup, b.cfg.sizes.SteadyWindow)
+		smp.jobs, smp.elapsed, err = steady(ctx, inst, b.cfg.sizes.SteadyWarmup, b.cfg.sizes.SteadyWindow, meter)
 	case scLatencyOn, scLatencyOff:
 		smp.jobs, smp.elapsed, smp.latencies, err = latency(ctx, inst, b.cfg.sizes.LatencyJobs, b.cfg.sizes.LatencyRate)
 	default:
@@ -110,12 +118,13 @@ var errTimeout = errors.New("run timed out")
 // returns the time until the database shows every job finalized. Handler
 // starts are counted to know when to start polling the database, so the
 // polling does not load it during the run.
-func drain(ctx context.Context, inst instance, n int) (time.Duration, error) {
+func drain(ctx context.Context, inst instance, n int, meter *cpuMeter) (time.Duration, error) {
 	if err := inst.bulkInsert(ctx, n); err != nil {
 		return 0, fmt.Errorf("insert the backlog: %w", err)
 	}
 	var worked atomic.Int64
 	all := make(chan struct{})
+	meter.begin(ctx)
 	t0 := time.Now()
 	if err := inst.start(ctx, func(int64) {
 		if worked.Add(1) == int64(n) {
@@ -136,7 +145,9 @@ func drain(ctx context.Context, inst instance, n int) (time.Duration, error) {
 	if err := waitNone(ctx, inst, limit.C); err != nil {
 		return 0, err
 	}
-	return time.Since(t0), nil
+	elapsed := time.Since(t0)
+	meter.end(ctx, n)
+	return elapsed, nil
 }
 
 // timeBound is a generous bound for working n jobs.
@@ -174,7 +185,7 @@ const (
 // steady runs a producer that keeps a backlog while the workers drain, and
 // returns the jobs completed (finalized in the database) during the window
 // after the warm-up.
-func steady(ctx context.Context, inst instance, warmup, window time.Duration) (int, time.Duration, error) {
+func steady(ctx context.Context, inst instance, warmup, window time.Duration, meter *cpuMeter) (int, time.Duration, error) {
 	var worked atomic.Int64
 	if err := inst.bulkInsert(ctx, steadyBacklog); err != nil {
 		return 0, 0, fmt.Errorf("insert the first backlog: %w", err)
@@ -231,6 +242,7 @@ func steady(ctx context.Context, inst instance, warmup, window time.Duration) (i
 	if err != nil {
 		return fail(err)
 	}
+	meter.begin(ctx)
 	if err := sleep(ctx, window); err != nil {
 		return fail(err)
 	}
@@ -249,6 +261,7 @@ func steady(ctx context.Context, inst instance, warmup, window time.Duration) (i
 	if err != nil {
 		return fail(err)
 	}
+	meter.end(ctx, int(c1-c0))
 	stop()
 	if err := <-prodErr; err != nil {
 		return 0, 0, fmt.Errorf("producer: %w", err)

@@ -101,7 +101,7 @@ func (rawSystem) open(ctx context.Context, b *bench, sc, tg string) (instance, s
 			return nil, "", err
 		}
 		in.schema, in.drop = schema, drop
-		u, err := b.pgURLWith(k.int("loops") + 1)
+		u, err := b.pgURLWith(k.int("loops")+1, sysRaw)
 		if err != nil {
 			drop()
 			return nil, "", err
@@ -130,7 +130,7 @@ func (rawSystem) open(ctx context.Context, b *bench, sc, tg string) (instance, s
 		}
 		in.pendingQ = "SELECT count(*) FROM raw_job WHERE state IN (0, 1)"
 	}
-	return in, k.String(), nil
+	return in, k.forScenario(sc), nil
 }
 
 var rawArgs = []byte(`{"t":0}`)

@@ -101,7 +101,7 @@ func (riverSystem) open(ctx context.Context, b *bench, sc, tg string) (instance,
 			return nil, "", err
 		}
 		in.drop = drop
-		u, err := b.pgURLWith(k.int("conns"))
+		u, err := b.pgURLWith(k.int("conns"), sysRiver)
 		if err != nil {
 			drop()
 			return nil, "", err
@@ -163,7 +163,7 @@ func (riverSystem) open(ctx context.Context, b *bench, sc, tg string) (instance,
 		}
 		in.pendingQ = "SELECT count(*) FROM river_job WHERE state IN ('available', 'running', 'retryable', 'scheduled', 'pending')"
 	}
-	return in, k.String(), nil
+	return in, k.forScenario(sc), nil
 }
 
 // config is the worker client's configuration.
