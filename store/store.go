@@ -73,6 +73,7 @@ type Store interface {
 	Monitor
 	History
 	Operator
+	Dependencies
 	// Close releases the store's resources. Calls after Close fail with
 	// ErrClosed.
 	Close() error
@@ -83,6 +84,15 @@ type Inserter interface {
 	// JobInsertMany inserts every job in one atomic step and returns their
 	// ids in input order. A job with a zero ScheduledAt is due at the store's
 	// clock now. Validation failures (ErrInvalidParams) insert nothing.
+	//
+	// A job whose Dependency names parents is inserted Awaiting Parent, and
+	// in the same step its latch counts every parent that is terminal
+	// already (core.AfterParent): it may leave at once, released to
+	// Scheduled or cancelled by a failed on-success parent, and a cancel
+	// reaches its own dependents in the batch. Ids are assigned in
+	// InsertOrder, so every parent's id is below its dependents'. A parent
+	// cycle (ErrDependencyCycle) or an Existing parent the store does not
+	// hold (ErrUnknownParent) inserts nothing.
 	JobInsertMany(ctx context.Context, p InsertManyParams) ([]job.ID, error)
 }
 
@@ -126,6 +136,15 @@ type Worker interface {
 	// success, retry, dead-letter or quarantine (core.UnderCancel). The
 	// Failure Detail and Tag delta still apply; Job Output does not, since
 	// it is written only with a Succeeded transition.
+	//
+	// Every path that makes a job terminal — an applied outcome here, a
+	// LeaseExpire or LeaseRelinquish that dead-letters or cancels, an
+	// operator cancel, a parent-failure cancel — counts the job against
+	// each of its dependents' latches in the same atomic step, as
+	// core.AfterParent says: a dependent whose latch reaches zero becomes
+	// Scheduled and due, an on-success dependent of a parent that did not
+	// succeed becomes Cancelled with cause parent failure, recursively.
+	// Each edge is counted once ever; a stale outcome counts nothing.
 	OutcomeReport(ctx context.Context, p ReportParams) ([]ReportResult, error)
 
 	// LeaseExpire finds Running jobs in the given Queues whose Lease lapsed
@@ -206,6 +225,9 @@ type NewJob struct {
 	MaxAttempts int
 	// Tags are stored as a set.
 	Tags []job.Tag
+	// Dependency, if it names parents, makes the job wait in Awaiting
+	// Parent until its latch has counted every parent (see Dependency).
+	Dependency Dependency
 }
 
 // InsertManyParams are the params of Inserter.JobInsertMany.

@@ -55,7 +55,7 @@ func (p InsertManyParams) Validate() error {
 			}
 		}
 	}
-	return nil
+	return validateDependencies(p.Jobs)
 }
 
 // Validate checks the params of JobClaim.

@@ -35,9 +35,14 @@ func (hs *hintSet) add(queue string) {
 	}
 }
 
-// hintable narrows the gathered Queues to those with a job claimable at now,
+// hintable narrows the gathered Queues, and those of jobs a Dependency
+// latch released during the call, to those with a job claimable at now,
 // sorted by name. The caller holds s.mu.
 func (s *Store) hintable(hs *hintSet, now time.Time) []string {
+	for _, q := range s.released.queues {
+		hs.add(q)
+	}
+	s.released = hintSet{}
 	if len(hs.queues) == 0 || !s.hints.Active() {
 		return nil
 	}

@@ -9,10 +9,15 @@ import (
 	"github.com/backwave/backwave/store"
 )
 
-// JobInsertMany inserts every job in one atomic step, Scheduled, and returns
-// their ids in input order; ids continue the store's sequence, which starts
-// at 1. A zero ScheduledAt means due at the store's now. Tags are stored as a
-// set (job.NormalizeTags). Invalid params insert nothing and wrap
+// JobInsertMany inserts every job in one atomic step and returns their ids
+// in input order; ids continue the store's sequence, which starts at 1, and
+// are assigned in p.InsertOrder() (every in-batch parent before its
+// dependents). A job without parents is inserted Scheduled, a zero
+// ScheduledAt meaning due at the store's now; a job with parents is
+// inserted Awaiting Parent, and then every parent that is terminal already
+// is counted against its latch (settle), which may release or cancel it at
+// once. Tags are stored as a set (job.NormalizeTags). Invalid params — a
+// parent cycle, an unknown parent included — insert nothing and wrap
 // store.ErrInvalidParams.
 func (s *Store) JobInsertMany(ctx context.Context, p store.InsertManyParams) ([]job.ID, error) {
 	if err := p.Validate(); err != nil {
@@ -26,11 +31,15 @@ func (s *Store) JobInsertMany(ctx context.Context, p store.InsertManyParams) ([]
 		return nil, err
 	}
 	defer s.mu.Unlock()
+	if err := s.checkParents(p.Jobs); err != nil {
+		return nil, err
+	}
 
 	now := s.clock.Now()
 	var hs hintSet
-	ids := make([]job.ID, 0, len(p.Jobs))
-	for _, nj := range p.Jobs {
+	ids := make([]job.ID, len(p.Jobs))
+	for _, i := range p.InsertOrder() {
+		nj := p.Jobs[i]
 		id := job.ID(len(s.jobs) + 1)
 		r := &row{job: job.Job{
 			ID:          id,
@@ -45,11 +54,17 @@ func (s *Store) JobInsertMany(ctx context.Context, p store.InsertManyParams) ([]
 		s.jobs = append(s.jobs, r)
 		q := s.queue(nj.Queue)
 		q.ids = append(q.ids, id)
-		s.move(r, job.StateScheduled, core.ViaInsert, now, "")
+		ids[i] = id
+		s.link(r, nj.Dependency, ids)
+		s.move(r, core.InsertState(len(nj.Dependency.Parents)), core.ViaInsert, now, "")
 		if core.Claimable(&r.job, now) {
 			hs.add(nj.Queue)
 		}
-		ids = append(ids, id)
+	}
+	for _, id := range store.ExistingParents(p.Jobs) {
+		if r := s.row(id); r.job.State.Terminal() {
+			s.settle(r, now)
+		}
 	}
 	hints = s.hintable(&hs, now)
 	return ids, nil

@@ -74,6 +74,13 @@ type Store struct {
 	tags map[job.Tag]bool
 	// audit is the audit trail of Operator Actions, oldest first.
 	audit []store.AuditEntry
+
+	// settleQueue, settling and released are scratch space of one call:
+	// the terminal parents whose dependents are being settled, and the
+	// Queues that got a released dependent (see settle).
+	settleQueue []*row
+	settling    bool
+	released    hintSet
 }
 
 var (
@@ -86,6 +93,10 @@ type row struct {
 	job    job.Job
 	output []byte
 	log    []store.Transition
+	// dep is the job's Dependency latch; nil for a job without parents.
+	dep *latch
+	// dependents lists the jobs naming this one as a parent, ascending.
+	dependents []job.ID
 }
 
 // queue is one known Queue's settings and bookkeeping.
@@ -155,9 +166,11 @@ func (s *Store) Clone() *Store {
 	}
 	for i, r := range s.jobs {
 		c.jobs[i] = &row{
-			job:    copyJob(&r.job),
-			output: bytes.Clone(r.output),
-			log:    slices.Clone(r.log),
+			job:        copyJob(&r.job),
+			output:     bytes.Clone(r.output),
+			log:        slices.Clone(r.log),
+			dep:        r.dep.clone(),
+			dependents: slices.Clone(r.dependents),
 		}
 	}
 	for name, q := range s.queues {
@@ -179,6 +192,7 @@ func (s *Store) lock(ctx context.Context) error {
 		s.mu.Unlock()
 		return fmt.Errorf("memstore: %w", store.ErrClosed)
 	}
+	s.released = hintSet{}
 	return nil
 }
 
@@ -218,7 +232,8 @@ func (s *Store) queue(name string) *queue {
 // move applies one state change to r along the edge (r's state → to, via):
 // it keeps the Queue's Running count, clears the Lease when the job leaves
 // Running, applies the Retry Cause rule, stamps FinalizedAt on a terminal
-// state, appends the Transition Log entry and tells the observer. Callers
+// state, appends the Transition Log entry, tells the observer and, for a
+// terminal state, settles the job's dependents' latches (settle). Callers
 // set the Attempt, due time, Lease and cancel cause the edge needs before
 // or after calling. The caller holds s.mu and has already checked the edge
 // against its inputs, so an illegal edge here is a bug in this package.
@@ -256,6 +271,9 @@ func (s *Store) move(r *row, to job.State, via core.Via, now time.Time, detail s
 	}
 	if s.onTransition != nil {
 		s.onTransition(r.job.ID, e, r.job.Attempt)
+	}
+	if to.Terminal() && len(r.dependents) > 0 {
+		s.settle(r, now)
 	}
 }
 

@@ -53,11 +53,14 @@ func (s *Store) JobRequeue(ctx context.Context, p store.JobRequeueParams) (job.J
 // cooperatively, and however that Attempt ends the job ends Cancelled.
 // Asking again is harmless. A terminal job fails with
 // store.ErrIllegalTransition, an unknown one with store.ErrNotFound. The
-// action is audited.
+// action is audited. A job cancelled at once is counted against its
+// dependents' latches in the same step (settle).
 func (s *Store) JobCancel(ctx context.Context, p store.JobCancelParams) (job.Job, error) {
 	if err := p.Validate(); err != nil {
 		return job.Job{}, err
 	}
+	var hints []string
+	defer func() { s.hints.Announce(hints) }() // after the unlock below
 	if err := s.lock(ctx); err != nil {
 		return job.Job{}, err
 	}
@@ -72,6 +75,7 @@ func (s *Store) JobCancel(ctx context.Context, p store.JobCancelParams) (job.Job
 		r.job.CancelCause = job.CancelCauseOperator
 		s.move(r, job.StateCancelled, core.ViaCancel, now, "")
 		s.record(now, p.Actor, store.AuditCancel, r.job.ID, r.job.Queue, "")
+		hints = s.hintable(&hintSet{}, now) // dependents the cancel released
 	case job.StateRunning:
 		r.job.CancelRequested = true
 		s.record(now, p.Actor, store.AuditCancelRequest, r.job.ID, r.job.Queue, "")

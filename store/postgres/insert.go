@@ -127,6 +127,10 @@ func (s *Store) insert(ctx context.Context, q querier, p store.InsertManyParams)
 	}
 	ords, keys, values := tagArrays(n, func(i int) []job.Tag { return p.Jobs[i].Tags })
 	folded, display := foldArrays(keys, values)
+	if hasParents(p) {
+		return s.insertGraph(ctx, q, p, []any{s.nowArg(), wireNames, queues, payloads, due, maxAttempts, ords, keys, values,
+			!s.opts.DisableNotify, folded, display, s.opts.History.Records()})
+	}
 	ids := make([]job.ID, n)
 	err := q.query(ctx, s.sql(insertSQL),
 		[]any{s.nowArg(), wireNames, queues, payloads, due, maxAttempts, ords, keys, values, !s.opts.DisableNotify,

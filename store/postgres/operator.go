@@ -181,7 +181,10 @@ WHERE id = $1`), int64(p.ID), h.now.Time); err != nil {
 			if err := s.logOne(ctx, q, p.ID, h, job.StateCancelled, core.ViaCancel); err != nil {
 				return err
 			}
-			err = s.audit(ctx, q, p.Actor, store.AuditCancel, p.ID, h.queue, "")
+			if err := s.audit(ctx, q, p.Actor, store.AuditCancel, p.ID, h.queue, ""); err != nil {
+				return err
+			}
+			err = s.settle(ctx, q, []int64{int64(p.ID)}) // its dependents' latches
 		case job.StateRunning:
 			if _, err := q.exec(ctx, s.sql(`UPDATE backwave.job SET cancel_requested = true WHERE id = $1`), int64(p.ID)); err != nil {
 				return err

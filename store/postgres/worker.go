@@ -206,11 +206,12 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 		keys[i], values[i] = pgText(keys[i]), pgText(values[i])
 	}
 	folded, display := foldArrays(keys, values)
-	err := s.db.query(ctx, s.sql(reportSQL),
-		[]any{s.nowArg(), ids, attempts, states, vias, delays, causes, details, outputs,
+	report := stmt{
+		sql: s.sql(reportSQL),
+		args: []any{s.nowArg(), ids, attempts, states, vias, delays, causes, details, outputs,
 			string(p.Worker), ords, keys, values, !s.opts.DisableNotify,
 			s.opts.History.Records(), s.opts.History == store.HistoryTransitionsWithDetail, folded, display},
-		func(scan scanFunc) error {
+		each: func(scan scanFunc) error {
 			var ord, hints int64
 			if err := scan(&ord, &hints); err != nil {
 				return err
@@ -220,7 +221,11 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 			}
 			out[sent[ord-1]].Applied = true
 			return nil
-		})
+		},
+	}
+	// The batch's dependents are settled by a second statement in the same
+	// transaction and round trip (see settleSQL).
+	err := s.db.batch(ctx, report, s.settleStmt(ids))
 	if err != nil {
 		return nil, s.wrap(fmt.Sprintf("report %d outcomes for %s", len(p.Outcomes), p.Worker), err)
 	}
@@ -295,8 +300,9 @@ hint AS (
 SELECT e.id, e.attempt, (SELECT count(*) FROM hint) FROM expired e ORDER BY e.id`
 
 // LeaseExpire ends, in one statement, the lapsed Leases (expiry at or
-// before the store's now) of Running jobs in p.Queues, smallest job id
-// first, at most p.Limit of them (0: all). Each job moves as
+// before the store's now) of Running jobs in p.Queues, and settles the
+// dependents of those it ended terminal in a second one, in one
+// transaction; smallest job id first, at most p.Limit of them (0: all). Each job moves as
 // core.AfterLeaseLoss says: Dead-Lettered at its attempt ceiling, otherwise
 // Scheduled and due now; either way with Retry Cause lease expired. Slots
 // are freed. The expired Leases are returned in id order. A job whose row
@@ -317,16 +323,26 @@ func (s *Store) LeaseExpire(ctx context.Context, p store.ExpireParams) (store.Ex
 	if p.Limit > 0 {
 		limit = int32(min(p.Limit, 1<<31-1))
 	}
-	err := s.db.query(ctx, s.sql(expireSQL), []any{s.nowArg(), p.Queues, limit, !s.opts.DisableNotify, s.opts.History.Records()},
-		func(scan scanFunc) error {
-			var l job.Lease
-			var hints int64
-			if err := scan(&l.ID, &l.Attempt, &hints); err != nil {
-				return err
-			}
-			res.Expired = append(res.Expired, l)
-			return nil
-		})
+	// The expired jobs' dependents are settled in the same transaction, by
+	// a second statement over the ids the first returned (see settleSQL).
+	err := s.db.inTx(ctx, func(q querier) error {
+		res = store.ExpireResult{}
+		err := q.query(ctx, s.sql(expireSQL), []any{s.nowArg(), p.Queues, limit, !s.opts.DisableNotify, s.opts.History.Records()},
+			func(scan scanFunc) error {
+				var l job.Lease
+				var hints int64
+				if err := scan(&l.ID, &l.Attempt, &hints); err != nil {
+					return err
+				}
+				res.Expired = append(res.Expired, l)
+				return nil
+			})
+		if err != nil {
+			return err
+		}
+		ids, _ := leaseArrays(res.Expired)
+		return s.settle(ctx, q, ids)
+	})
 	if err != nil {
 		return store.ExpireResult{}, s.wrap("expire leases", err)
 	}
@@ -375,8 +391,10 @@ func (s *Store) LeaseRelinquish(ctx context.Context, p store.RelinquishParams) (
 	}
 	ids, attempts := leaseArrays(p.Leases)
 	handed := make(map[job.Lease]bool, len(p.Leases))
-	err := s.db.query(ctx, s.sql(relinquishSQL), []any{s.nowArg(), ids, attempts, string(p.Worker), !s.opts.DisableNotify, s.opts.History.Records()},
-		func(scan scanFunc) error {
+	relinquish := stmt{
+		sql:  s.sql(relinquishSQL),
+		args: []any{s.nowArg(), ids, attempts, string(p.Worker), !s.opts.DisableNotify, s.opts.History.Records()},
+		each: func(scan scanFunc) error {
 			var l job.Lease
 			var hints int64
 			if err := scan(&l.ID, &l.Attempt, &hints); err != nil {
@@ -384,7 +402,11 @@ func (s *Store) LeaseRelinquish(ctx context.Context, p store.RelinquishParams) (
 			}
 			handed[l] = true
 			return nil
-		})
+		},
+	}
+	// A Relinquish at the attempt ceiling dead-letters: settle its
+	// dependents in the same transaction (see settleSQL).
+	err := s.db.batch(ctx, relinquish, s.settleStmt(ids))
 	if err != nil {
 		return store.RelinquishResult{}, s.wrap(fmt.Sprintf("relinquish %d leases for %s", len(p.Leases), p.Worker), err)
 	}

@@ -70,23 +70,38 @@ func (s *Store) JobInsertManyTx(ctx context.Context, tx *sql.Tx, p store.InsertM
 	return ids, nil
 }
 
-// insert writes the jobs in tx with prepared statements and returns their
-// ids and the Queues that got a job due now, sorted.
+// insert writes the jobs in tx with prepared statements, in p.InsertOrder()
+// (every in-batch parent before its dependents, so ids follow), and returns
+// their ids in input order and the Queues that got a job due now, sorted. A
+// job with parents is inserted Awaiting Parent with its edges; then every
+// parent already terminal is counted against its latch (settle).
 func (s *Store) insert(ctx context.Context, tx *sql.Tx, p store.InsertManyParams) ([]job.ID, []string, error) {
+	if err := s.checkParents(ctx, tx, p.Jobs); err != nil {
+		return nil, nil, err
+	}
 	now := s.clock.Now()
-	st, err := prepare(ctx, tx, s.q.insertJob, s.q.insertPayload, s.q.insertTag, s.q.knowQueue, s.q.transition, s.m.knowTag)
+	st, err := prepare(ctx, tx, s.q.insertJob, s.q.insertPayload, s.q.insertTag, s.q.knowQueue, s.q.transition, s.m.knowTag,
+		s.q.dep.insertDependent, s.q.dep.insertEdge)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer st.close()
 	insJob, insPayload, insTag, knowQueue, insTransition, knowTag := st[0], st[1], st[2], st[3], st[4], st[5]
+	insDependent, insEdge := st[6], st[7]
 	known := make(map[job.Tag]bool)
 
-	ids := make([]job.ID, 0, len(p.Jobs))
+	ids := make([]job.ID, len(p.Jobs))
 	var queues, due []string
-	for i, nj := range p.Jobs {
+	for _, i := range p.InsertOrder() {
+		nj := p.Jobs[i]
 		dueAt := core.DueAt(now, nj.ScheduledAt)
-		res, err := insJob.ExecContext(ctx, nj.Queue, nj.WireName, nj.MaxAttempts, micros(dueAt), micros(now))
+		parents := nj.Dependency.ParentIDs(ids)
+		var res sql.Result
+		if len(parents) == 0 {
+			res, err = insJob.ExecContext(ctx, nj.Queue, nj.WireName, nj.MaxAttempts, micros(dueAt), micros(now))
+		} else {
+			res, err = insDependent.ExecContext(ctx, nj.Queue, nj.WireName, nj.MaxAttempts, micros(dueAt), micros(now), len(parents))
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("job %d: %w", i, err)
 		}
@@ -111,7 +126,13 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, p store.InsertManyParams
 				}
 			}
 		}
-		if err := s.logEntry(ctx, tx, insTransition, id64, micros(now), stateCode(job.StateUnknown), codeScheduled, viaCode(core.ViaInsert), 0, ""); err != nil {
+		for _, pid := range parents {
+			if _, err := insEdge.ExecContext(ctx, id64, int64(pid), encode(modeCodes, nj.Dependency.Mode)); err != nil {
+				return nil, nil, fmt.Errorf("job %d: parent %d: %w", i, pid, err)
+			}
+		}
+		if err := s.logEntry(ctx, tx, insTransition, id64, micros(now), stateCode(job.StateUnknown),
+			stateCode(core.InsertState(len(parents))), viaCode(core.ViaInsert), 0, ""); err != nil {
 			return nil, nil, fmt.Errorf("job %d: %w", i, err)
 		}
 		if !slices.Contains(queues, nj.Queue) {
@@ -120,10 +141,24 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, p store.InsertManyParams
 				return nil, nil, fmt.Errorf("queue %q: %w", nj.Queue, err)
 			}
 		}
-		if !dueAt.After(now) && !slices.Contains(due, nj.Queue) {
+		if len(parents) == 0 && !dueAt.After(now) && !slices.Contains(due, nj.Queue) {
 			due = append(due, nj.Queue)
 		}
-		ids = append(ids, id)
+		ids[i] = id
+	}
+	existing := store.ExistingParents(p.Jobs)
+	candidates := make([]int64, len(existing))
+	for k, id := range existing {
+		candidates[k] = int64(id)
+	}
+	released, err := s.settle(ctx, tx, candidates, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, q := range released {
+		if !slices.Contains(due, q) {
+			due = append(due, q)
+		}
 	}
 	slices.Sort(due)
 	return ids, due, nil

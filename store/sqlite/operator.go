@@ -62,7 +62,9 @@ func (s *Store) JobCancel(ctx context.Context, p store.JobCancelParams) (job.Job
 		return job.Job{}, err
 	}
 	var out job.Job
+	var released []string
 	err := s.write(ctx, "cancel job", func(tx *sql.Tx) error {
+		released = nil
 		h, err := s.head(ctx, tx, p.ID)
 		if err != nil {
 			return err
@@ -77,7 +79,10 @@ func (s *Store) JobCancel(ctx context.Context, p store.JobCancelParams) (job.Job
 			if err := s.logOne(ctx, tx, int64(p.ID), now, h.state, job.StateCancelled, core.ViaCancel, h.attempt); err != nil {
 				return err
 			}
-			err = s.audit(ctx, tx, now, p.Actor, store.AuditCancel, p.ID, h.queue, "")
+			if err := s.audit(ctx, tx, now, p.Actor, store.AuditCancel, p.ID, h.queue, ""); err != nil {
+				return err
+			}
+			released, err = s.settle(ctx, tx, []int64{int64(p.ID)}, now)
 		case job.StateRunning:
 			if _, err := tx.ExecContext(ctx, s.q.requestCancel, int64(p.ID)); err != nil {
 				return err
@@ -95,6 +100,7 @@ func (s *Store) JobCancel(ctx context.Context, p store.JobCancelParams) (job.Job
 	if err != nil {
 		return job.Job{}, err
 	}
+	s.hints.Announce(released) // dependents the cancel released
 	return out, nil
 }
 

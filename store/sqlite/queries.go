@@ -109,6 +109,7 @@ type queries struct {
 	jobState, cancelNow, requestCancel                                          string
 	jobListPrefix, jobListStates, jobListQueue, jobListWireName, jobListBefore  string
 	jobListOrderPage                                                            string
+	dep                                                                         depQueries
 }
 
 func newQueries(n schemaName) *queries {
@@ -128,5 +129,6 @@ func newQueries(n schemaName) *queries {
 		jobListPrefix: r(sqlJobListPrefix), jobListStates: r(sqlJobListStates), jobListQueue: r(sqlJobListQueue),
 		jobListWireName: r(sqlJobListWireName), jobListBefore: r(sqlJobListBefore),
 		jobListOrderPage: r(sqlJobListOrderPage),
+		dep:              newDepQueries(n),
 	}
 }

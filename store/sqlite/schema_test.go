@@ -42,17 +42,24 @@ func TestDefaultSchemaNameEmitsIdenticalSQL(t *testing.T) {
 	}
 }
 
-// allSQL returns every statement of q.
+// allSQL returns every statement of q, nested groups included.
 func allSQL(t *testing.T, q *queries) []string {
 	t.Helper()
-	v := reflect.ValueOf(q).Elem()
 	var out []string
-	for i := range v.NumField() {
-		s := v.Field(i).String()
-		if s != "" && !strings.HasPrefix(strings.TrimSpace(s), "AND") && !strings.HasPrefix(strings.TrimSpace(s), "ORDER") {
-			out = append(out, s)
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		for i := range v.NumField() {
+			if f := v.Field(i); f.Kind() == reflect.Struct {
+				walk(f)
+				continue
+			}
+			s := v.Field(i).String()
+			if s != "" && !strings.HasPrefix(strings.TrimSpace(s), "AND") && !strings.HasPrefix(strings.TrimSpace(s), "ORDER") {
+				out = append(out, s)
+			}
 		}
 	}
+	walk(reflect.ValueOf(q).Elem())
 	return out
 }
 

@@ -174,6 +174,7 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 	var freed []string
 	err := s.write(ctx, "report outcomes", func(tx *sql.Tx) error {
 		freed = freed[:0]
+		var terminal []int64 // applied outcomes that end their job
 		now := s.clock.Now()
 		st, err := prepare(ctx, tx, s.q.applyOutcome, s.q.transition, s.q.upsertOutput, s.q.insertTag, s.m.knowTag)
 		if err != nil {
@@ -226,9 +227,14 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 			if !slices.Contains(freed, queue) {
 				freed = append(freed, queue)
 			}
+			if applied.State.Terminal() {
+				terminal = append(terminal, id)
+			}
 			out[i].Applied = true
 		}
-		return nil
+		released, err := s.settle(ctx, tx, terminal, now)
+		freed = mergeQueues(freed, released)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -292,6 +298,7 @@ func (s *Store) LeaseExpire(ctx context.Context, p store.ExpireParams) (store.Ex
 			return err
 		}
 		defer st.close()
+		var terminal []int64
 		for _, l := range found {
 			to, err := s.endLease(ctx, tx, st, l.lease, l.ceiling, l.cancel, core.ViaExpire, now)
 			if err != nil {
@@ -301,8 +308,13 @@ func (s *Store) LeaseExpire(ctx context.Context, p store.ExpireParams) (store.Ex
 			if to == job.StateScheduled && !slices.Contains(requeued, l.queue) {
 				requeued = append(requeued, l.queue)
 			}
+			if to.Terminal() {
+				terminal = append(terminal, int64(l.lease.ID))
+			}
 		}
-		return nil
+		released, err := s.settle(ctx, tx, terminal, now)
+		requeued = mergeQueues(requeued, released)
+		return err
 	})
 	if err != nil {
 		return store.ExpireResult{}, err
@@ -334,6 +346,7 @@ func (s *Store) LeaseRelinquish(ctx context.Context, p store.RelinquishParams) (
 			return err
 		}
 		defer st.close()
+		var terminal []int64
 		for _, l := range p.Leases {
 			var queue string
 			var ceiling int
@@ -353,8 +366,13 @@ func (s *Store) LeaseRelinquish(ctx context.Context, p store.RelinquishParams) (
 			if to == job.StateScheduled && !slices.Contains(requeued, queue) {
 				requeued = append(requeued, queue)
 			}
+			if to.Terminal() {
+				terminal = append(terminal, int64(l.ID))
+			}
 		}
-		return nil
+		released, err := s.settle(ctx, tx, terminal, now)
+		requeued = mergeQueues(requeued, released)
+		return err
 	})
 	if err != nil {
 		return store.RelinquishResult{}, err

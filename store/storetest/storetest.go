@@ -97,6 +97,9 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Queue", testQueue},
 		{"Limit", testLimit},
 		{"Monitor", testMonitor},
+		{"Dependency", testDependency},
+		{"Output", testOutput},
+		{"Graph", testGraph},
 		{"Validation", testValidation},
 		{"Close", testClose},
 	} {
