@@ -81,6 +81,8 @@ type Job[T JobArgs] struct {
 
 	output []byte
 	tags   []Tag
+	// deps reads ancestors' Job Output (AncestorOutput).
+	deps store.Dependencies
 }
 
 // SetOutput records the Job Output of this Attempt, stored with its outcome

@@ -116,7 +116,7 @@ func NewClient(s store.Store, cfg Config) (*Client, error) {
 	if nodeID == "" {
 		nodeID = defaultNodeID()
 	}
-	exec := &executor{byWire: regs, log: cfg.Logger, maxOutput: cfg.MaxOutputBytes, middleware: slices.Clone(cfg.Middleware)}
+	exec := &executor{byWire: regs, log: cfg.Logger, maxOutput: cfg.MaxOutputBytes, middleware: slices.Clone(cfg.Middleware), deps: s}
 	if slices.ContainsFunc(exec.middleware, func(m Middleware) bool { return m == nil }) {
 		return nil, fmt.Errorf("%w: nil Middleware", ErrInvalidConfig)
 	}

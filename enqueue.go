@@ -3,6 +3,7 @@ package backwave
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -21,6 +22,11 @@ type enqueueSettings struct {
 	hasDelay    bool
 	maxAttempts int
 	tags        []Tag
+
+	// Dependency options (dependency.go).
+	parents                          []store.ParentRef
+	mode                             DependencyMode
+	hasMode, modeConflict, badParent bool
 }
 
 // WithQueue puts the job on queue instead of its args type's default.
@@ -74,7 +80,7 @@ func (c *Client) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]Job
 	}
 	jobs := make([]store.NewJob, len(params))
 	for i, p := range params {
-		nj, err := c.newJob(p.Args, p.Options)
+		nj, err := c.newJob(p.Args, p.Options, len(params))
 		if err != nil {
 			if len(params) == 1 {
 				return nil, fmt.Errorf("backwave: enqueue: %w", err)
@@ -84,6 +90,10 @@ func (c *Client) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]Job
 		jobs[i] = nj
 	}
 	ids, err := c.store.JobInsertMany(ctx, store.InsertManyParams{Jobs: jobs})
+	if errors.Is(err, store.ErrInvalidParams) {
+		// A refused graph: a cycle or an unknown parent.
+		return nil, fmt.Errorf("backwave: enqueue %d job(s): %w: %w", len(jobs), ErrInvalidJob, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("backwave: enqueue %d job(s): %w", len(jobs), err)
 	}
@@ -96,8 +106,9 @@ func (c *Client) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]Job
 	return ids, nil
 }
 
-// newJob turns args and options into a row to insert.
-func (c *Client) newJob(args JobArgs, opts []EnqueueOption) (store.NewJob, error) {
+// newJob turns args and options into a row to insert, one of a call of n
+// jobs.
+func (c *Client) newJob(args JobArgs, opts []EnqueueOption, n int) (store.NewJob, error) {
 	wire, jo, err := describeArgs(args)
 	if err != nil {
 		return store.NewJob{}, err
@@ -142,6 +153,9 @@ func (c *Client) newJob(args JobArgs, opts []EnqueueOption) (store.NewJob, error
 		if err := t.Validate(); err != nil {
 			return store.NewJob{}, fmt.Errorf("%w: %w", ErrInvalidJob, err)
 		}
+	}
+	if nj.Dependency, err = s.dependency(n); err != nil {
+		return store.NewJob{}, err
 	}
 	payload, err := marshalArgs(args)
 	if err != nil {

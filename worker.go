@@ -12,6 +12,7 @@ import (
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/shell"
+	"github.com/backwave/backwave/store"
 )
 
 // Handler handles the jobs of one args type: their Wire Name routes to it,
@@ -99,6 +100,7 @@ func AddHandler[T JobArgs](w *Handlers, h Handler[T], opts ...HandlerOption) err
 			WireName:    sj.WireName,
 			Tags:        sj.Tags,
 			CreatedAt:   sj.CreatedAt,
+			deps:        e.deps,
 		}
 		err := e.around(ctx, infoOf(sj), func(ctx context.Context) error { return h.Work(ctx, j) })
 		return resultOf(err, j.output, j.tags, e.maxOutput)
@@ -190,6 +192,8 @@ type executor struct {
 	log        *slog.Logger
 	maxOutput  int
 	middleware []Middleware
+	// deps is the store, for Job.AncestorOutput.
+	deps store.Dependencies
 }
 
 // AttemptInfo describes the Attempt a Middleware wraps.

@@ -42,7 +42,7 @@ func jobsCommand() *cli.Command {
 			},
 			{
 				Name:      "show",
-				Usage:     "show one job, with its Transition Log and Job Output where the store keeps them",
+				Usage:     "show one job, with its Dependency parents and dependents, and its Transition Log and Job Output where the store keeps them",
 				UsageText: "backwave jobs show --db URI [--json] ID",
 				Flags:     []cli.Flag{dbFlag(), &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 				Action:    jobsShow,
@@ -154,6 +154,9 @@ func jobsShow(ctx context.Context, cmd *cli.Command) error {
 	}
 	v := viewOf(&j)
 	v.Transitions = log
+	if v.Dependency, err = dependencyViewOf(ctx, s, id); err != nil {
+		return err
+	}
 	if output != nil {
 		v.Output = rawOrString(output)
 	}
@@ -184,6 +187,9 @@ func jobsShow(ctx context.Context, cmd *cli.Command) error {
 		row("output", string(output))
 	}
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if err := printDependencies(w, v.Dependency); err != nil {
 		return err
 	}
 	if !hasExtras {
@@ -313,6 +319,7 @@ type jobView struct {
 	Payload         json.RawMessage `json:"payload,omitempty"`
 	Output          json.RawMessage `json:"output,omitempty"`
 	Transitions     []transition    `json:"transitions,omitempty"`
+	Dependency      *dependencyView `json:"dependency,omitempty"`
 }
 
 func viewOf(j *job.Job) jobView {
