@@ -97,6 +97,26 @@ const (
 	SitStoreRestarted
 	// SitStoreOutageOp: a store operation failed during a store restart.
 	SitStoreOutageOp
+	// SitLatchReleased: a Dependency latch reached zero and released its job.
+	SitLatchReleased
+	// SitParentFailureCascade: an on-success dependent was cancelled for parent failure.
+	SitParentFailureCascade
+	// SitCascadeDeep: a job was cancelled for the failure of a parent that was itself cancelled for parent failure.
+	SitCascadeDeep
+	// SitParentTerminalAtInsert: a dependent was inserted with a parent terminal already.
+	SitParentTerminalAtInsert
+	// SitAnyTerminalAfterFailure: an on-any-terminal dependent was released past a parent that did not succeed.
+	SitAnyTerminalAfterFailure
+	// SitParentOutcomeFenced: the fence rejected a stale outcome of a job with dependents.
+	SitParentOutcomeFenced
+	// SitParentOutcomeUnknown: an outcome report naming a job with dependents had an unknown outcome.
+	SitParentOutcomeUnknown
+	// SitParentLeaseLost: an expiry sweep ended the lapsed Lease of a job with dependents.
+	SitParentLeaseLost
+	// SitParentRequeued: an operator requeued a failed job with dependents.
+	SitParentRequeued
+	// SitWaitingCancelled: an operator cancelled a job Awaiting Parent.
+	SitWaitingCancelled
 	numSituations
 )
 
@@ -142,6 +162,16 @@ var situationNames = [numSituations]string{
 	SitDrainedAfterChaos:         "drained-after-chaos",
 	SitStoreRestarted:            "store-restarted",
 	SitStoreOutageOp:             "store-outage-op",
+	SitLatchReleased:             "latch-released",
+	SitParentFailureCascade:      "parent-failure-cascade",
+	SitCascadeDeep:               "parent-failure-cascade-deep",
+	SitParentTerminalAtInsert:    "parent-terminal-at-insert",
+	SitAnyTerminalAfterFailure:   "any-terminal-after-failure",
+	SitParentOutcomeFenced:       "parent-outcome-fenced",
+	SitParentOutcomeUnknown:      "parent-outcome-unknown",
+	SitParentLeaseLost:           "parent-lease-lost",
+	SitParentRequeued:            "parent-requeued",
+	SitWaitingCancelled:          "waiting-dependent-cancelled",
 }
 
 // String names the Situation.

@@ -62,14 +62,20 @@
 //
 // The workload — jobs in batches over the chaos window, some due later, a
 // Concurrency Limit on some Queues, operator cancels, pause/resume and
-// set-limit Operator Actions, graceful node restarts — is not a fault: it is
-// the same at every level.
+// set-limit Operator Actions, graceful node restarts, Dependency graphs
+// (chains, fan-outs, fan-ins, diamonds and random DAGs in both modes, some
+// naming earlier jobs as parents, with operator cancels of waiting jobs and
+// requeues of failed parents; graph.go) — is not a fault: it is the same at
+// every level.
 //
 // # Fault Levels and oracles
 //
 // Pristine injects nothing; Recoverable injects only faults that heal;
 // Adversarial adds faults that never heal, always sparing node 0, which
-// serves every Queue. The safety oracles (oracle.go) run at every level;
+// serves every Queue. The safety oracles (oracle.go, and latch.go for the
+// Dependency latch: each edge counted exactly once, every dependent settled
+// in the store call that made its parent terminal, the cascade complete, no
+// orphaned Awaiting Parent) run at every level;
 // Drain-Liveness (liveness.go, where its bound is derived) only under
 // Pristine and Recoverable. A tripped oracle ends the run with a *Failure
 // naming the invariant's stable identity and its Class.

@@ -47,7 +47,19 @@ import (
 // next claim, once per Attempt at most.
 //
 // The bound is measured from the later of the end of the chaos window and
-// the latest due time of a live Scheduled job.
+// the latest due time of a live Scheduled or Awaiting-Parent job (a released
+// dependent keeps a later due time it was enqueued with).
+//
+// Dependencies, T3 = W_dep × (P + D + F). The Queue-parallel term above
+// assumes c_q Attempts of q can run at once, but a dependent's Attempts wait
+// for its parents, so a graph may keep Workers idle while one chain runs.
+// Counting every Attempt left to a job with parents (W_dep) once more, run
+// alone, covers that: while any dependent waits, some ancestor of it is live
+// (no orphan may exist) and is itself Running, due, backing off or waiting
+// on a live ancestor; charging each dependent Attempt a full slot of its own
+// bounds the time the graph's order adds. A release costs no extra: it
+// applies with its parent's outcome, and the outcome's re-poll (or the next
+// Poll) claims the released job.
 func (w *world) drainBound() (anchor time.Time, bound time.Duration) {
 	sc := w.sc
 	var poll, heartbeat, maint, drain, flush time.Duration
@@ -81,7 +93,7 @@ func (w *world) drainBound() (anchor time.Time, bound time.Duration) {
 		}
 	}
 	work := make([]int, len(sc.Queues))
-	total := 0
+	total, dependent := 0, 0
 	anchor = w.now
 	for i := range w.jobs {
 		js := &w.jobs[i]
@@ -93,15 +105,18 @@ func (w *world) drainBound() (anchor time.Time, bound time.Duration) {
 			w.mustStore(err)
 			continue
 		}
-		left := max(j.MaxAttempts-int(j.Attempt), 0)
+		left := max(j.Ceiling()-int(j.Attempt), 0)
 		if j.State == job.StateRunning {
 			left++
 		}
-		if j.State == job.StateScheduled && j.ScheduledAt.After(anchor) {
+		if (j.State == job.StateScheduled || j.State == job.StateAwaitingParent) && j.ScheduledAt.After(anchor) {
 			anchor = j.ScheduledAt
 		}
 		work[w.wl.jobs[i].queue] += left
 		total += left
+		if len(w.wl.jobs[i].parents) > 0 {
+			dependent += left
+		}
 	}
 	slot := poll + handler + flush
 	var t2 time.Duration
@@ -116,5 +131,6 @@ func (w *world) drainBound() (anchor time.Time, bound time.Duration) {
 		t2 += time.Duration((wq+c-1)/c) * slot
 	}
 	t2 += time.Duration(total) * (backoff + poll)
+	t2 += time.Duration(dependent) * slot
 	return anchor, t1 + t2
 }

@@ -191,6 +191,7 @@ func ShrinkScenario(p Plan, target *Failure, opts MinimizeOptions) (Minimized, e
 			func(w *Workload) bool { ok := w.Deploys > 0; w.Deploys = 0; return ok },
 			func(w *Workload) bool { ok := w.CancelProb > 0; w.CancelProb = 0; return ok },
 			func(w *Workload) bool { ok := w.FutureProb > 0; w.FutureProb = 0; return ok },
+			func(w *Workload) bool { ok := w.Graphs.Graphs > 0; w.Graphs = GraphWork{}; return ok },
 		} {
 			c := m.best
 			if quiet(&c.Scenario.Work) {

@@ -129,6 +129,7 @@ func (n *simNode) apply(o *op) {
 	if o.fault.Unknown == UnknownLost {
 		o.err = errUnknown
 		w.cov.hit(SitUnknownLost)
+		w.reportSituation(o.cmd, SitParentOutcomeUnknown)
 		return
 	}
 	w.callStore(n, o)
@@ -136,6 +137,7 @@ func (n *simNode) apply(o *op) {
 		o.jobs, o.renew, o.report, o.expired = nil, nil, nil, 0
 		o.err = errUnknown
 		w.cov.hit(SitUnknownApplied)
+		w.reportSituation(o.cmd, SitParentOutcomeUnknown)
 	}
 }
 

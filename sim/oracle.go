@@ -69,8 +69,8 @@ func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
 			w.failf(ClassSafety, InvAttemptMonotonic, "job %d claimed at Attempt %d after Attempt %d", id, a, js.maxAttempt)
 		}
 		js.maxAttempt = a
-		if int(a) > w.wl.jobs[w.byID[id-1]].maxAttempts {
-			w.failf(ClassSafety, InvAttemptCeiling, "job %d claimed at Attempt %d past its ceiling %d", id, a, w.wl.jobs[w.byID[id-1]].maxAttempts)
+		if ceiling := int(js.base) + w.wl.jobs[w.byID[id-1]].maxAttempts; int(a) > ceiling {
+			w.failf(ClassSafety, InvAttemptCeiling, "job %d claimed at Attempt %d past its ceiling %d", id, a, ceiling)
 		}
 		if js.due.After(w.now) {
 			w.failf(ClassSafety, InvClaimedBeforeDue, "job %d claimed at %v, due at %v", id, w.now.Sub(w.start), js.due.Sub(w.start))
@@ -109,7 +109,7 @@ func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
 			w.failf(ClassSafety, InvQueueScope, "job %d of queue %s expired by a sweep naming %v", id, w.sc.Queues[q].Name, w.scope)
 		}
 	}
-	if e.To == job.StateCancelled && !js.cancelRequested {
+	if e.To == job.StateCancelled && e.Via != core.ViaParentFailure && !js.cancelRequested {
 		w.failf(ClassSafety, InvCancelWithoutRequest, "job %d moved along %s with no operator cancel", id, e)
 	}
 	switch e.Via {
@@ -125,12 +125,18 @@ func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
 		js.due = w.now
 	case core.ViaRequeue:
 		js.cause = job.RetryCauseNone
+		js.due = w.now
+		js.base = js.maxAttempt
 	}
 	if !e.From.Terminal() && e.To.Terminal() && e.From != job.StateUnknown {
 		w.live--
 	}
+	if e.From.Terminal() && !e.To.Terminal() {
+		w.live++ // an operator requeue
+	}
 	js.state = e.To
 	w.edgeSituations(e)
+	w.latchTransition(id, e)
 }
 
 // edgeSituations records the Situations an edge reaches.
@@ -167,6 +173,7 @@ func holds(j *job.Job, worker job.WorkerID, l job.Lease) bool {
 func (w *world) callStore(n *simNode, o *op) {
 	w.src = o.ref
 	defer func() { w.src, w.scope = OpRef{}, nil }()
+	defer w.checkSettled()
 	switch c := o.cmd.(type) {
 	case node.Claim:
 		w.scope = c.Queues
@@ -225,6 +232,7 @@ func (w *world) callStore(n *simNode, o *op) {
 				w.failf(ClassSafety, InvFenceExact, "outcome %s from %s fenced out, but %s held that Attempt's live Lease", r.Lease, n.worker, n.worker)
 			case !r.Applied:
 				w.cov.hit(SitStaleOutcomeFenced)
+				w.parentSituation(r.Lease.ID, SitParentOutcomeFenced)
 				if n.isoTouched && n.isoDepth == 0 {
 					w.cov.hit(SitIsolationHealedStaleWrite)
 				}
@@ -261,7 +269,7 @@ func (w *world) checkDecision(n *simNode, oc core.Outcome) {
 	if a == nil || !a.done {
 		return
 	}
-	maxAttempts := w.wl.jobs[w.byID[oc.Lease.ID-1]].maxAttempts
+	maxAttempts := int(w.job(oc.Lease.ID).base) + w.wl.jobs[w.byID[oc.Lease.ID-1]].maxAttempts
 	var want job.State
 	switch {
 	case a.result == core.ResultSucceeded:
@@ -362,7 +370,7 @@ func (w *world) finish(drained bool) {
 				w.failf(ClassSafety, InvLostJob, "job %d is Scheduled with no due time", j.ID)
 			}
 		case job.StateAwaitingParent:
-			w.failf(ClassSafety, InvOrphanedAwaitingParent, "job %d is Awaiting Parent with no parent to release it", j.ID)
+			w.checkOrphan(&j)
 		}
 		if len(stuck) < 5 {
 			stuck = append(stuck, fmt.Sprintf("%d@%d %s queue=%s worker=%q due=%v lease=%v", j.ID, j.Attempt, j.State, j.Queue, j.Worker,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -174,14 +175,22 @@ const (
 	// MutationCapacityForgetsBuffered: the Driver's capacity math forgets
 	// buffered outcomes (node.MutationCapacityForgetsBuffered).
 	MutationCapacityForgetsBuffered Mutation = "capacity-forgets-buffered"
+	// MutationLatchRecountsEdges: a parent that ends terminal again after
+	// an operator requeue counts against its dependents' latches again
+	// (memstore.MutationRecountEdges).
+	MutationLatchRecountsEdges Mutation = "latch-recounts-edges"
+	// MutationCascadeStopsEarly: a parent-failure cancel does not reach
+	// the cancelled job's own on-success dependents
+	// (memstore.MutationNoCascade).
+	MutationCascadeStopsEarly Mutation = "cascade-stops-early"
 )
 
 // Mutations lists the planted bugs.
-var Mutations = []Mutation{MutationFenceIgnoresAttempt, MutationClaimIgnoresLimit, MutationCapacityForgetsBuffered}
+var Mutations = []Mutation{MutationFenceIgnoresAttempt, MutationClaimIgnoresLimit, MutationCapacityForgetsBuffered,
+	MutationLatchRecountsEdges, MutationCascadeStopsEarly}
 
 func (m Mutation) valid() bool {
-	return m == MutationNone || m == MutationFenceIgnoresAttempt || m == MutationClaimIgnoresLimit ||
-		m == MutationCapacityForgetsBuffered
+	return m == MutationNone || slices.Contains(Mutations, m)
 }
 
 // PolicySpec is a node's Dispatch Policy in a Plan.

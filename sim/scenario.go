@@ -93,6 +93,9 @@ type Workload struct {
 	// Deploys is how many graceful node restarts (Stop, drain, Relinquish,
 	// start with a new worker id) happen.
 	Deploys int `json:"deploys"`
+	// Graphs shapes the Dependency graphs enqueued beside the jobs above
+	// (graph.go).
+	Graphs GraphWork `json:"graphs,omitzero"`
 }
 
 // HandlerProfile shapes what handlers do. Durations are log-uniform in
@@ -165,6 +168,7 @@ func NewScenario(seed uint64, level Level, size Size) Scenario {
 		CancelProb:   float64(d.intn(6)) / 100,
 		QueueActions: d.intn(4),
 		Deploys:      d.intn(3),
+		Graphs:       drawGraphWork(seed),
 	}
 	maxDur := d.logDur(2*time.Millisecond, 800*time.Millisecond).Round(time.Microsecond)
 	fail := float64(d.intn(40)) / 100

@@ -18,7 +18,7 @@ var evNames = [...]string{
 	evHeartbeat: "heartbeat-tick", evWake: "wake", evHintArrive: "hint-arrive", evHandlerDone: "handler-done",
 	evOpApply: "op-apply", evOpResponse: "op-response", evCrash: "crash", evIsolate: "isolate", evHeal: "heal",
 	evSkew: "skew", evChaosEnd: "chaos-end", evDeadline: "deadline", evStoreRestart: "store-restart",
-	evStoreUp: "store-up",
+	evStoreUp: "store-up", evRequeue: "operator-requeue",
 }
 
 func (w *world) traceEvent(ev *event) {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/job"
 )
 
 // jobSpec is one job of the workload, drawn from (seed, job index).
@@ -15,6 +16,13 @@ type jobSpec struct {
 	future time.Duration
 	// cancelAt is when an operator cancels the job; negative for never.
 	cancelAt time.Duration
+	// requeueAt is when an operator requeues the job if it is then
+	// Dead-Lettered or Quarantined; negative for never (graph.go).
+	requeueAt time.Duration
+	// parents are the workload indexes of the job's Dependency parents,
+	// and mode its Dependency mode (graph.go).
+	parents []int
+	mode    job.DependencyMode
 }
 
 // queueAction is a pause/resume or set-limit Operator Action and its undo.
@@ -60,6 +68,7 @@ func expandWorkload(sc *Scenario) *workload {
 			maxAttempts: d.between(1, sc.Work.MaxAttempts),
 			batch:       d.intn(nb),
 			cancelAt:    -1,
+			requeueAt:   -1,
 		}
 		if d.chance(sc.Work.FutureProb) {
 			js.future = d.dur(time.Millisecond, sc.Work.FutureMax.D()).Round(time.Millisecond)
@@ -85,6 +94,7 @@ func expandWorkload(sc *Scenario) *workload {
 		dp.restart = dp.stopAt + sc.Nodes[n].DrainTimeout.D() + d.dur(0, 500*time.Millisecond).Round(time.Millisecond)
 		wl.deploys = append(wl.deploys, dp)
 	}
+	expandGraphs(sc, wl)
 	return wl
 }
 

@@ -38,6 +38,7 @@ const (
 	evDeadline
 	evStoreRestart
 	evStoreUp
+	evRequeue
 )
 
 // event is one entry of the event queue, ordered by (at, seq).
@@ -118,6 +119,9 @@ type jobState struct {
 	// cause is the Retry Cause the sticky rule says the job carries.
 	cause           job.RetryCause
 	cancelRequested bool
+	// base is the Attempt an operator requeue left the job at: its current
+	// attempt budget counts Attempts above it.
+	base job.Attempt
 }
 
 // eventBudget bounds one run; a run past it is a harness failure.
@@ -166,6 +170,8 @@ type world struct {
 	cov          Coverage
 	fail         *Failure
 	hintsDropped int
+
+	latch latchModel // the Dependency oracles' model (latch.go)
 }
 
 // Report is what a run produced.
@@ -256,6 +262,10 @@ func newWorld(p *Plan) *world {
 		opts.Mutation = memstore.MutationFenceIgnoresAttempt
 	case MutationClaimIgnoresLimit:
 		opts.Mutation = memstore.MutationClaimIgnoresLimit
+	case MutationLatchRecountsEdges:
+		opts.Mutation = memstore.MutationRecountEdges
+	case MutationCascadeStopsEarly:
+		opts.Mutation = memstore.MutationNoCascade
 	}
 	w.st = memstore.New(opts)
 	w.wl = expandWorkload(w.sc)
@@ -312,6 +322,9 @@ func (w *world) setup() {
 	for i, js := range w.wl.jobs {
 		if js.cancelAt >= 0 {
 			w.workload(event{at: w.at(js.cancelAt), kind: evCancel, idx: i})
+		}
+		if js.requeueAt >= 0 {
+			w.workload(event{at: w.at(js.requeueAt), kind: evRequeue, idx: i})
 		}
 	}
 	for k, a := range w.wl.actions {
@@ -381,6 +394,9 @@ func (w *world) handle(ev *event) {
 	case evCancel:
 		w.workloadLeft--
 		w.cancel(ev.idx)
+	case evRequeue:
+		w.workloadLeft--
+		w.requeue(ev.idx)
 	case evQueueAction, evQueueUndo:
 		w.workloadLeft--
 		w.queueAction(ev.idx, ev.kind == evQueueUndo)
@@ -424,7 +440,8 @@ func (w *world) enqueue(b int) {
 	jobs := make([]store.NewJob, len(idxs))
 	for k, i := range idxs {
 		js := &w.wl.jobs[i]
-		jobs[k] = store.NewJob{WireName: "sim", Queue: w.sc.Queues[js.queue].Name, MaxAttempts: js.maxAttempts}
+		jobs[k] = store.NewJob{WireName: "sim", Queue: w.sc.Queues[js.queue].Name, MaxAttempts: js.maxAttempts,
+			Dependency: w.dependencyOf(i, idxs)}
 		w.jobs[i].due = w.now
 		if js.future > 0 {
 			jobs[k].ScheduledAt = w.now.Add(js.future)
@@ -433,9 +450,11 @@ func (w *world) enqueue(b int) {
 		w.byID = append(w.byID, i)
 		w.jobs[i].id = job.ID(len(w.byID))
 	}
+	w.register(idxs)
 	w.workloadCall()
 	ids, err := w.st.JobInsertMany(w.ctx, store.InsertManyParams{Jobs: jobs})
 	w.mustStore(err)
+	w.checkSettled()
 	for k, id := range ids {
 		if id != w.jobs[idxs[k]].id {
 			w.failf(ClassCrash, InvStoreError, "insert returned id %d, expected %d", id, w.jobs[idxs[k]].id)
@@ -463,6 +482,7 @@ func (w *world) cancel(i int) {
 	w.workloadCall()
 	js.cancelRequested = true
 	w.mustStore(w.st.RequestCancel(w.ctx, js.id))
+	w.checkSettled()
 }
 
 // queueAction applies or undoes one pause or set-limit Operator Action.
