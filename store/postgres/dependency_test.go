@@ -17,18 +17,24 @@ import (
 	"github.com/backwave/backwave/store/storetest"
 )
 
+// fanWidth is the width of the fan-out/fan-in acceptance graph: 10,000
+// leaves, 10,002 jobs; 1,000 under the race detector or -short.
+func fanWidth() int {
+	if raceEnabled || testing.Short() {
+		return 1_000
+	}
+	return 10_000
+}
+
 // TestFanOutFanIn: a 10,000-node fan-out/fan-in graph, enqueued in one
 // call, drains in both connection modes: the root releases 10,000
 // dependents at once and the sink is released by the last of its 10,000
 // parents. Each outcome batch settles its dependents with one set-based
 // statement pipelined with the outcome write (pgx: one round trip per
-// batch). -short runs a 1,000-wide graph.
+// batch).
 func TestFanOutFanIn(t *testing.T) {
 	t.Parallel()
-	width := 10_000
-	if testing.Short() {
-		width = 1_000
-	}
+	width := fanWidth()
 	for _, m := range modes {
 		t.Run(string(m), func(t *testing.T) {
 			t.Parallel()
