@@ -37,6 +37,10 @@
 //     written, an outcome whose (State, Via) is not a legal edge out of
 //     Running for an outcome, or that carries a Retry Cause on anything but
 //     a retry.
+//   - A job that reaches a terminal state settles its dependents' latches
+//     one edge at a time, dependents in ascending id order, and a
+//     parent-failure cascade goes breadth first; every Transition Log
+//     entry of a settle lands in the same call as the parent's.
 //
 // # Beyond the contract
 //
