@@ -8,9 +8,9 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/backwave/backwave"
@@ -29,6 +29,11 @@ const rssChildArg = "rss-child"
 type childReport struct {
 	Jobs    int   `json:"jobs"`
 	Elapsed int64 `json:"elapsed_ns"`
+	// PeakKiB is the child's VmHWM: the peak resident set of its own
+	// address space. (The rusage a parent gets from wait4 will not do: on
+	// Linux its maxrss keeps the high-water mark of the address space the
+	// child had before exec, a copy of the parent's.)
+	PeakKiB int64 `json:"peak_kib"`
 }
 
 // measureRSS drains each backlog size once in a child process and reports
@@ -94,11 +99,10 @@ func (b *bench) rssOnce(ctx context.Context, exe, tg string, n int) (result, err
 	if err := json.Unmarshal(stdout, &rep); err != nil {
 		return result{}, fmt.Errorf("child said %q: %w", stdout, err)
 	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return result{}, fmt.Errorf("no resource usage of the child on this OS")
+	if rep.PeakKiB <= 0 {
+		return result{}, fmt.Errorf("the child could not read its peak RSS")
 	}
-	peakMiB := float64(ru.Maxrss) / 1024 // Linux reports KiB
+	peakMiB := float64(rep.PeakKiB) / 1024
 	rate := round1(float64(rep.Jobs) / time.Duration(rep.Elapsed).Seconds())
 	return result{
 		Scenario: scRSS, Target: tg, System: sysBackWave, JobsPerSec: rate, Min: rate, Max: rate, Runs: 1,
@@ -192,5 +196,19 @@ func rssChild(args []string) error {
 	if err := c.Stop(ctx); err != nil {
 		return err
 	}
-	return json.NewEncoder(os.Stdout).Encode(childReport{Jobs: *n, Elapsed: int64(elapsed)})
+	return json.NewEncoder(os.Stdout).Encode(childReport{Jobs: *n, Elapsed: int64(elapsed), PeakKiB: peakRSS()})
+}
+
+// peakRSS reads this process's VmHWM from /proc/self/status, in KiB (0 if
+// it cannot).
+func peakRSS() int64 {
+	for line := range strings.SplitSeq(readFile("/proc/self/status"), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err == nil {
+				return n
+			}
+		}
+	}
+	return 0
 }
