@@ -14,6 +14,7 @@
 //	                   (BackWave Client.EnqueueMany; River InsertManyFast, COPY on PostgreSQL;
 //	                   raw COPY / one prepared-insert transaction)
 //	drain              N pre-inserted jobs, time until all are finalized in the database
+//	drain-history-off  BackWave's drain with the Job History Policy off (no Transition Log)
 //	steady             a producer keeps a backlog while workers drain; completed jobs/s over
 //	                   a window after a warm-up
 //	latency-hints-on   single enqueues at a fixed rate; enqueue → handler start p50/p90/p99,
@@ -44,6 +45,15 @@
 // Every result is labelled local (a developer's machine: indicative only,
 // never published) or official (-mode official, a pinned native x86-64
 // instance: the only publishable source).
+//
+// # Looking inside
+//
+// -cpu prints, per measured interval, the CPU time per job of the bench
+// process and of the system's PostgreSQL backends (found by
+// application_name, read from /proc); -calls prints BackWave's store round
+// trips (count, jobs per call, mean and max time); -cpuprofile writes a
+// pprof CPU profile. -backwave, -river and -raw override a system's tuned
+// settings by the names its rows print, e.g. -backwave pumps=4,claim=200.
 //
 // # Usage
 //

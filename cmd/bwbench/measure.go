@@ -37,6 +37,15 @@ func (b *bench) measure(ctx context.Context, sc, tg string) ([]result, error) {
 			systems = append(systems, s)
 		}
 	}
+	// A variant of BackWave's drain (limit, history off) is compared with
+	// the default drain measured alternately in the same loop, not with the
+	// drain row, which ran at another time on a machine that may have
+	// drifted since.
+	paired := -1
+	if (sc == scLimit || sc == scHistoryOff) && len(systems) > 0 {
+		paired = len(systems)
+		systems = append(systems, pairedDrain{})
+	}
 	samples := make([][]sample, len(systems))
 	for r := range b.cfg.runs {
 		for i, s := range systems {
@@ -49,11 +58,26 @@ func (b *bench) measure(ctx context.Context, sc, tg string) ([]result, error) {
 			samples[i] = append(samples[i], smp)
 		}
 	}
-	out := make([]result, len(systems))
+	var out []result
 	for i, s := range systems {
-		out[i] = aggregate(sc, tg, s.name(), samples[i])
+		if i != paired {
+			out = append(out, aggregate(sc, tg, s.name(), samples[i]))
+		}
+	}
+	if paired >= 0 {
+		base := aggregate(scDrain, tg, sysBackWave, samples[paired])
+		out[0].baseline = base.JobsPerSec
+		out[0].Settings += fmt.Sprintf(" (paired default drain: %.0f jobs/s)", base.JobsPerSec)
 	}
 	return out, nil
+}
+
+// pairedDrain is BackWave's default drain, run alternately with a variant
+// of it as that variant's baseline.
+type pairedDrain struct{ backwaveSystem }
+
+func (pairedDrain) open(ctx context.Context, b *bench, _, tg string) (instance, string, error) {
+	return backwaveSystem{}.open(ctx, b, scDrain, tg)
 }
 
 // once runs one scenario once for one system on fresh storage.
