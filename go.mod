@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/netresearch/go-cron v0.9.1
 	github.com/urfave/cli/v3 v3.14.0
 	modernc.org/sqlite v1.62.0
 )
