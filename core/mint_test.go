@@ -85,7 +85,7 @@ func TestPlanMint(t *testing.T) {
 		{name: "a bound on occurrences per plan", s: ScheduleState{Cursor: at("12h")}, occ: every(time.Second), now: "12h0m30s",
 			set: &MintSettings{MissedAfter: time.Minute, MaxOccurrences: 3}, want: "cursor=12h0m3s mint@12h0m1s mint@12h0m2s mint@12h0m3s"},
 		{name: "a year of a one-second schedule missed is one record", s: ScheduleState{Cursor: at("1h")}, occ: every(time.Second), now: "8761h",
-			set: &MintSettings{MissedAfter: time.Minute, MaxOccurrences: 1},
+			set:  &MintSettings{MissedAfter: time.Minute, MaxOccurrences: 1},
 			want: "cursor=8760h59m0s mint@8760h59m0s missed@1h0m1s..8760h58m59s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
