@@ -74,6 +74,8 @@ type Store interface {
 	History
 	Operator
 	Dependencies
+	Schedules
+	Retention
 	// Close releases the store's resources. Calls after Close fail with
 	// ErrClosed.
 	Close() error

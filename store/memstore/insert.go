@@ -3,6 +3,7 @@ package memstore
 import (
 	"bytes"
 	"context"
+	"time"
 
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
@@ -68,4 +69,29 @@ func (s *Store) JobInsertMany(ctx context.Context, p store.InsertManyParams) ([]
 	}
 	hints = s.hintable(&hs, now)
 	return ids, nil
+}
+
+// insert stores one validated job without parents (a minted or triggered
+// one), Scheduled, adding its Queue to hs if it is claimable at now. The
+// caller holds s.mu.
+func (s *Store) insert(nj store.NewJob, now time.Time, hs *hintSet) *row {
+	id := job.ID(len(s.jobs) + 1)
+	r := &row{job: job.Job{
+		ID:          id,
+		WireName:    nj.WireName,
+		Queue:       nj.Queue,
+		Payload:     bytes.Clone(nj.Payload),
+		MaxAttempts: nj.MaxAttempts,
+		ScheduledAt: core.DueAt(now, nj.ScheduledAt).Round(0),
+		CreatedAt:   now,
+	}}
+	s.addTags(r, nj.Tags)
+	s.jobs = append(s.jobs, r)
+	q := s.queue(nj.Queue)
+	q.ids = append(q.ids, id)
+	s.move(r, job.StateScheduled, core.ViaInsert, now, "")
+	if core.Claimable(&r.job, now) {
+		hs.add(nj.Queue)
+	}
+	return r
 }

@@ -67,7 +67,7 @@ type Store struct {
 
 	mu     sync.Mutex
 	closed bool
-	jobs   []*row // jobs[id-1]; ids are dense and never reused
+	jobs   []*row // jobs[id-1]; ids are never reused; nil once purged
 	queues map[string]*queue
 	// tags is every distinct Tag any job ever carried: Tag Suggest's
 	// dictionary.
@@ -81,6 +81,10 @@ type Store struct {
 	settleQueue []*row
 	settling    bool
 	released    hintSet
+	// schedules are the Recurring Schedules by name; occSeq numbers
+	// their occurrence records (schedule.go).
+	schedules map[string]*schedule
+	occSeq    int64
 }
 
 var (
@@ -97,6 +101,8 @@ type row struct {
 	dep *latch
 	// dependents lists the jobs naming this one as a parent, ascending.
 	dependents []job.ID
+	// schedule names the Recurring Schedule that made the job, if any.
+	schedule string
 }
 
 // queue is one known Queue's settings and bookkeeping.
@@ -123,6 +129,7 @@ func New(opts Options) *Store {
 		history:      opts.History,
 		queues:       make(map[string]*queue),
 		tags:         make(map[job.Tag]bool),
+		schedules:    make(map[string]*schedule),
 	}
 }
 
@@ -144,7 +151,7 @@ func (s *Store) Close() error {
 }
 
 // Clone returns a deep copy of the store: every job, Transition Log, Job
-// Output and Queue setting, and the id sequence, so the copy and the
+// Output, Queue setting and Recurring Schedule, and the id sequences, so the copy and the
 // original never share a mutable byte. It models a crash and restart: every
 // call to a Store is durable once it returns, so a crash-clone keeps all of
 // it. The copy shares the original's Clock and OnTransition observer (which
@@ -163,15 +170,24 @@ func (s *Store) Clone() *Store {
 		queues:       make(map[string]*queue, len(s.queues)),
 		tags:         maps.Clone(s.tags),
 		audit:        slices.Clone(s.audit),
+		schedules:    make(map[string]*schedule, len(s.schedules)),
+		occSeq:       s.occSeq,
 	}
 	for i, r := range s.jobs {
+		if r == nil {
+			continue // purged
+		}
 		c.jobs[i] = &row{
 			job:        copyJob(&r.job),
 			output:     bytes.Clone(r.output),
 			log:        slices.Clone(r.log),
 			dep:        r.dep.clone(),
 			dependents: slices.Clone(r.dependents),
+			schedule:   r.schedule,
 		}
+	}
+	for name, sc := range s.schedules {
+		c.schedules[name] = sc.clone()
 	}
 	for name, q := range s.queues {
 		qc := *q
@@ -201,7 +217,7 @@ func (s *Store) row(id job.ID) *row {
 	if id < 1 || int64(id) > int64(len(s.jobs)) {
 		return nil
 	}
-	return s.jobs[id-1]
+	return s.jobs[id-1] // nil if purged
 }
 
 // held returns the job the Lease names if it is still Running under worker

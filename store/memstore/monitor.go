@@ -40,6 +40,9 @@ func (s *Store) JobList(ctx context.Context, p store.JobListParams) ([]job.Job, 
 	limit := p.PageLimit()
 	var out []job.Job
 	for i := top - 1; i >= 0 && len(out) < limit; i-- {
+		if s.jobs[i] == nil {
+			continue // purged
+		}
 		j := &s.jobs[i].job
 		if !p.Match(j) {
 			continue
@@ -58,7 +61,7 @@ func (s *Store) JobCountByState(ctx context.Context, p store.CountParams) (map[j
 	defer s.mu.Unlock()
 	out := make(map[job.State]int)
 	for _, r := range s.jobs {
-		if p.Queue == "" || r.job.Queue == p.Queue {
+		if r != nil && (p.Queue == "" || r.job.Queue == p.Queue) {
 			out[r.job.State]++
 		}
 	}

@@ -89,13 +89,7 @@ func TestCoordinatedMigration(t *testing.T) {
 	}
 }
 
-func allVersions() []int {
-	var out []int
-	for v := 1; v <= postgres.SchemaVersion(); v++ {
-		out = append(out, v)
-	}
-	return out
-}
+func allVersions() []int { return postgres.MigrationVersions() }
 
 // A store facing a schema newer than it knows refuses it (issue: "a store
 // facing a newer schema than it knows refuses clearly"), at Open and at

@@ -191,7 +191,7 @@ func (p *schemaPool) give(t testing.TB, schema string) {
 	_, err := p.admin.Exec(context.Background(), strings.ReplaceAll(`DELETE FROM S.job; DELETE FROM S.job_payload;
 DELETE FROM S.job_tag; DELETE FROM S.job_transition; DELETE FROM S.queue; DELETE FROM S.tag;
 DELETE FROM S.job_count; DELETE FROM S.job_count_delta; DELETE FROM S.audit; DELETE FROM S.job_dependency;
-ALTER SEQUENCE S.job_id_seq RESTART`, "S.", schema+"."))
+DELETE FROM S.schedule; DELETE FROM S.schedule_occurrence; ALTER SEQUENCE S.job_id_seq RESTART`, "S.", schema+"."))
 	if err != nil {
 		t.Errorf("empty schema %s for reuse: %v", schema, err)
 		return
@@ -238,7 +238,11 @@ func TestConformance(t *testing.T) {
 			newStore := func(t *testing.T) storetest.Harness {
 				clock := vtime.NewManual(vtime.Epoch)
 				schema, migrated := schemas.take(t)
-				return harness(t, m, openStore(t, m, postgres.Options{Schema: schema, SkipMigrate: migrated, Now: clock.Now}), clock)
+				h := harness(t, m, openStore(t, m, postgres.Options{Schema: schema, SkipMigrate: migrated, Now: clock.Now}), clock)
+				h.Peer = func(t *testing.T) store.Store {
+					return openStore(t, m, postgres.Options{Schema: schema, SkipMigrate: true, Now: clock.Now})
+				}
+				return h
 			}
 			storetest.Run(t, newStore)
 		})

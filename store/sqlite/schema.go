@@ -65,8 +65,10 @@ type migration struct {
 }
 
 // migrations lists the embedded migrations in version order. File names are
-// NNNN_name.sql with versions 1, 2, 3, … and no gaps; anything else is a
-// bug in this package's build.
+// NNNN_name.sql with versions rising from 1; anything else is a bug in this
+// package's build. (A version may be missing while the features that own
+// the numbers between are built on separate branches; Migrate applies every
+// migration above the recorded version.)
 var migrations = func() []migration {
 	entries, err := fs.ReadDir(migrationFS, "migrations")
 	if err != nil {
@@ -77,8 +79,8 @@ var migrations = func() []migration {
 		base := strings.TrimSuffix(e.Name(), ".sql")
 		num, name, ok := strings.Cut(base, "_")
 		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v != i+1 {
-			panic(fmt.Sprintf("sqlite: embedded migration %q is not version %04d", e.Name(), i+1))
+		if !ok || err != nil || v < 1 || (i == 0 && v != 1) || (i > 0 && v <= out[i-1].version) {
+			panic(fmt.Sprintf("sqlite: embedded migration %q is out of order", e.Name()))
 		}
 		text, err := migrationFS.ReadFile(path.Join("migrations", e.Name()))
 		if err != nil {
@@ -90,7 +92,7 @@ var migrations = func() []migration {
 }()
 
 // latestVersion is the schema version this build knows.
-func latestVersion() int { return len(migrations) }
+func latestVersion() int { return migrations[len(migrations)-1].version }
 
 // LatestSchemaVersion is the schema version this build of the package
 // migrates to.
@@ -172,7 +174,10 @@ func (s *Store) Migrate(ctx context.Context) (MigrateResult, error) {
 			return fmt.Errorf("%w: schema %q is at version %d, this build knows up to %d", store.ErrSchemaTooNew, s.schema, v, latestVersion())
 		}
 		now := micros(s.clock.Now())
-		for _, m := range migrations[v:] {
+		for _, m := range migrations {
+			if m.version <= v {
+				continue
+			}
 			if _, err := tx.ExecContext(ctx, s.schema.Rename(m.sql)); err != nil {
 				return fmt.Errorf("apply migration %04d_%s: %w", m.version, m.name, err)
 			}

@@ -46,8 +46,24 @@ func harness(t *testing.T, opts sqlite.Options) storetest.Harness {
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	newHarness := func(t *testing.T) storetest.Harness { return harness(t, sqlite.Options{}) }
+	newHarness := func(t *testing.T) storetest.Harness {
+		h := harness(t, sqlite.Options{})
+		h.Peer = peerOf(h.Store.(*sqlite.Store))
+		return h
+	}
 	storetest.Run(t, newHarness)
+}
+
+// peerOf opens a second Store on s's file and clock, as a second node would.
+func peerOf(s *sqlite.Store) func(t *testing.T) store.Store {
+	return func(t *testing.T) store.Store {
+		p, err := sqlite.Open(t.Context(), s.Path(), sqlite.Options{Schema: s.Schema(), Clock: s.Clock()})
+		if err != nil {
+			t.Fatalf("open a peer on %s: %v", s.Path(), err)
+		}
+		t.Cleanup(func() { _ = p.Close() })
+		return p
+	}
 }
 
 // TestConformanceSchemaName runs the suite again under a Schema Name other

@@ -20,8 +20,8 @@
 //
 // The suite is split by noun — insert, claim, renew, report, expire,
 // Relinquish, queues, the Concurrency Limit, the Monitor reads, validation,
-// close — and each test names the contract clause or glossary entry it
-// checks.
+// Recurring Schedules, retention, close — and each test names the contract
+// clause or glossary entry it checks.
 //
 // # Isolation and parallelism
 //
@@ -73,6 +73,12 @@ type Harness struct {
 	// (Now and Advance steer it too) whose Job History Policy is p. The
 	// adapter closes it at the end of the test. Required.
 	WithHistory func(p store.HistoryPolicy) store.Store
+
+	// Peer opens a second store over the same data, as another node would
+	// (on the same clock), closed by the test's cleanup. The races between
+	// two nodes run against it. Nil means the store has no second opener
+	// (the In-Memory Store): both sides of a race then use Store.
+	Peer func(t *testing.T) store.Store
 }
 
 // Run runs the Conformance Suite, calling newStore once per test for a fresh
@@ -101,6 +107,8 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Output", testOutput},
 		{"Graph", testGraph},
 		{"Validation", testValidation},
+		{"Schedule", testSchedule},
+		{"Retention", testRetention},
 		{"Close", testClose},
 	} {
 		t.Run(group.name, func(t *testing.T) { group.tests(t, s) })

@@ -1,0 +1,45 @@
+package memstore
+
+import (
+	"context"
+	"slices"
+
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
+)
+
+// JobPurge deletes up to p.Limit jobs in p.States finalized at or before the
+// store's now minus p.KeepFor, smallest id first, each with its Transition
+// Log, Job Output and occurrence record. Purged ids are never reused.
+func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeResult, error) {
+	if err := p.Validate(); err != nil {
+		return store.PurgeResult{}, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return store.PurgeResult{}, err
+	}
+	defer s.mu.Unlock()
+	horizon := s.clock.Now().Add(-p.KeepFor)
+	purged := map[string]map[job.ID]bool{} // by Queue
+	n := 0
+	for i, r := range s.jobs {
+		if n == p.Limit {
+			break
+		}
+		if r == nil || !slices.Contains(p.States, r.job.State) || r.job.FinalizedAt.After(horizon) {
+			continue
+		}
+		if purged[r.job.Queue] == nil {
+			purged[r.job.Queue] = map[job.ID]bool{}
+		}
+		purged[r.job.Queue][r.job.ID] = true
+		s.forgetJob(r)
+		s.jobs[i] = nil
+		n++
+	}
+	for name, ids := range purged {
+		q := s.queues[name]
+		q.ids = slices.DeleteFunc(q.ids, func(id job.ID) bool { return ids[id] })
+	}
+	return store.PurgeResult{Purged: n}, nil
+}

@@ -1,0 +1,81 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/backwave/backwave/store"
+)
+
+// The retention sweeps. Each batch is one short write transaction: pick up
+// to Limit terminal jobs per the partial index on (state, finalized_at),
+// then delete them and everything stored beside them by id. No ORDER BY:
+// which qualifying jobs go first does not matter, and an ordered pick would
+// sort every qualifying row on each batch.
+const (
+	sqlPurgePick = `SELECT id FROM backwave_job WHERE state = ?1 AND finalized_at <= ?2 LIMIT ?3`
+)
+
+// purgeDeletes delete a batch of jobs by id (a JSON array) from every table
+// that stores something beside a job, the hot row last.
+var purgeDeletes = []string{
+	`DELETE FROM backwave_job_payload WHERE job_id IN (SELECT value FROM json_each(?1))`,
+	`DELETE FROM backwave_job_output WHERE job_id IN (SELECT value FROM json_each(?1))`,
+	`DELETE FROM backwave_job_tag WHERE job_id IN (SELECT value FROM json_each(?1))`,
+	`DELETE FROM backwave_job_transition WHERE job_id IN (SELECT value FROM json_each(?1))`,
+	`DELETE FROM backwave_schedule_occurrence WHERE job_id IN (SELECT value FROM json_each(?1))`,
+	`DELETE FROM backwave_job WHERE id IN (SELECT value FROM json_each(?1))`,
+}
+
+// JobPurge deletes up to p.Limit jobs in p.States finalized at or before the
+// store's now minus p.KeepFor, with their payloads, Job Output, Tags,
+// Transition Logs and occurrence records, in one write transaction.
+// AUTOINCREMENT ids are never reused after the delete.
+func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeResult, error) {
+	if err := p.Validate(); err != nil {
+		return store.PurgeResult{}, err
+	}
+	var res store.PurgeResult
+	err := s.write(ctx, "purge jobs", func(tx *sql.Tx) error {
+		res = store.PurgeResult{}
+		horizon := micros(s.clock.Now().Add(-p.KeepFor))
+		var ids []int64
+		for _, st := range p.States {
+			rows, err := tx.QueryContext(ctx, s.schema.Rename(sqlPurgePick), stateCode(st), horizon, p.Limit-len(ids))
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var id int64
+				if err := rows.Scan(&id); err != nil {
+					_ = rows.Close()
+					return err
+				}
+				ids = append(ids, id)
+			}
+			if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+				return err
+			}
+			if len(ids) == p.Limit {
+				break
+			}
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		arg := jsonArray(ids)
+		for _, q := range purgeDeletes {
+			if _, err := tx.ExecContext(ctx, s.schema.Rename(q), arg); err != nil {
+				return fmt.Errorf("%.40s…: %w", q, err)
+			}
+		}
+		res.Purged = len(ids)
+		return nil
+	})
+	if err != nil {
+		return store.PurgeResult{}, err
+	}
+	return res, nil
+}
