@@ -321,7 +321,7 @@ const MaxZoneLen = 64
 // error names the field and wraps ErrInvalidParams.
 func (d *ScheduleDef) Validate() error {
 	if err := ValidateName("schedule name", d.Name); err != nil {
-		return fmt.Errorf("Name: %w", err)
+		return fmt.Errorf("schedule: Name: %w", err)
 	}
 	if _, err := cron.Parse(d.Spec); err != nil {
 		return fmt.Errorf("schedule %q: Spec: %w: %w", d.Name, ErrInvalidParams, err)

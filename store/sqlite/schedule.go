@@ -87,12 +87,12 @@ type rowScanner interface{ Scan(dest ...any) error }
 
 func scanSchedule(r rowScanner) (store.Schedule, error) {
 	var (
-		sc                                  store.Schedule
-		tags                                string
-		catchUp, cursor, created, updated   int64
-		noOverlap, paused, live             bool
-		lastJob                             int64
-		payload                             []byte
+		sc                                store.Schedule
+		tags                              string
+		catchUp, cursor, created, updated int64
+		noOverlap, paused, live           bool
+		lastJob                           int64
+		payload                           []byte
 	)
 	err := r.Scan(&sc.Name, &sc.Spec, &sc.Zone, &sc.Template.WireName, &sc.Template.Queue, &payload,
 		&sc.Template.MaxAttempts, &tags, &catchUp, &noOverlap, &paused, &sc.Revision, &cursor, &created, &updated,
