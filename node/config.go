@@ -116,8 +116,8 @@ type Config struct {
 	MaxClaimBatch int
 	// MaxOutcomeBatch is the buffered-outcome count that triggers a flush.
 	MaxOutcomeBatch int
-	// MaintenanceInterval is the slower beat of lease expiry (and, once
-	// configured, schedule minting and retention).
+	// MaintenanceInterval is the slower beat of lease expiry and, when
+	// configured, schedule minting and retention.
 	MaintenanceInterval time.Duration
 	// ExpireBatch bounds one lease-expiry sweep; a full sweep is re-issued.
 	ExpireBatch int
@@ -125,6 +125,26 @@ type Config struct {
 	// RetryPolicies.
 	RetryPolicy   core.RetryPolicy
 	RetryPolicies map[string]core.RetryPolicy
+
+	// Schedules makes the maintenance beat load Recurring Schedules and
+	// mint their jobs. Minting is idempotent, so any number of Drivers may
+	// do it; one per process is enough.
+	Schedules bool
+	// MintLookahead lets a mint create the jobs of occurrences up to this
+	// far ahead, due at their instants, so they start on time rather than
+	// at the next beat (default: MaintenanceInterval).
+	MintLookahead time.Duration
+	// MissedAfter is how late an occurrence may be minted and still count
+	// as on time; older ones are missed, and the schedule's Catch-Up
+	// Policy applies (default: the larger of a minute and two
+	// MaintenanceIntervals; it must exceed MaintenanceInterval).
+	MissedAfter time.Duration
+	// MaxMintOccurrences bounds the occurrences one plan mints
+	// (DefaultMaxMintOccurrences).
+	MaxMintOccurrences int
+	// Retention, if set, makes the maintenance beat run the two purge
+	// sweeps. Nil (the default) purges nothing: terminal jobs accumulate.
+	Retention *RetentionPolicy
 
 	// Mutation plants a known bug so tests can prove the oracles catch it;
 	// never set outside tests. The zero value plants nothing.
@@ -151,6 +171,7 @@ const (
 	DefaultMaxClaimBatch       = 32
 	DefaultMaintenanceInterval = 5 * time.Second
 	DefaultExpireBatch         = 1000
+	DefaultMaxMintOccurrences  = 1000
 )
 
 // WithDefaults returns c with zero fields set to their defaults
@@ -178,6 +199,22 @@ func (c Config) WithDefaults() Config {
 	if c.RetryPolicy == (core.RetryPolicy{}) {
 		c.RetryPolicy = core.DefaultRetryPolicy()
 	}
+	if c.MintLookahead == 0 {
+		c.MintLookahead = c.MaintenanceInterval
+	}
+	if c.MissedAfter == 0 {
+		c.MissedAfter = max(time.Minute, 2*c.MaintenanceInterval)
+	}
+	if c.MaxMintOccurrences == 0 {
+		c.MaxMintOccurrences = DefaultMaxMintOccurrences
+	}
+	if c.Retention != nil {
+		r := *c.Retention
+		if r.Batch == 0 {
+			r.Batch = DefaultPurgeBatch
+		}
+		c.Retention = &r
+	}
 	return c
 }
 
@@ -198,6 +235,21 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: MaintenanceInterval %v (want > 0)", ErrInvalidConfig, c.MaintenanceInterval)
 	case c.ExpireBatch < 0:
 		return fmt.Errorf("%w: ExpireBatch %d (want ≥ 0)", ErrInvalidConfig, c.ExpireBatch)
+	case c.MintLookahead < 0:
+		return fmt.Errorf("%w: MintLookahead %v is negative", ErrInvalidConfig, c.MintLookahead)
+	case c.MissedAfter <= c.MaintenanceInterval:
+		return fmt.Errorf("%w: MissedAfter %v must exceed MaintenanceInterval %v, or every beat would find its occurrences missed",
+			ErrInvalidConfig, c.MissedAfter, c.MaintenanceInterval)
+	case c.MaxMintOccurrences < 1:
+		return fmt.Errorf("%w: MaxMintOccurrences %d (want ≥ 1)", ErrInvalidConfig, c.MaxMintOccurrences)
+	}
+	if c.Retention != nil {
+		if err := c.Retention.Validate(); err != nil {
+			return err
+		}
+		if c.Retention.Batch < 1 {
+			return fmt.Errorf("%w: RetentionPolicy.Batch %d (want ≥ 1)", ErrInvalidConfig, c.Retention.Batch)
+		}
 	}
 	if err := c.Policy.Validate(); err != nil {
 		return err

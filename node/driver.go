@@ -81,6 +81,7 @@ type Driver struct {
 	renewOp         OpID
 	expireOp        OpID
 	lastMaintenance time.Time
+	maint           maintenance
 
 	stopping bool
 }
@@ -128,6 +129,12 @@ func (d *Driver) Step(ev Event, out []Command) []Command {
 		return d.expireDone(e, out)
 	case RelinquishDone:
 		return out
+	case SchedulesLoaded:
+		return d.schedulesLoaded(e, out)
+	case MintDone:
+		return d.mintDone(e, out)
+	case PurgeDone:
+		return d.purgeDone(e, out)
 	case Stop:
 		return d.stop(out)
 	case DrainTimeout:
@@ -183,7 +190,8 @@ func (d *Driver) op() OpID {
 }
 
 // poll runs a claim pass (or remembers one), then flushes, then runs
-// maintenance if due. The order matters: see the package doc.
+// maintenance if due (or continues a purge sweep between beats). The order
+// matters: see the package doc.
 func (d *Driver) poll(now time.Time, out []Command) []Command {
 	out = d.requestPass(out)
 	out = d.flush(out)
@@ -191,10 +199,9 @@ func (d *Driver) poll(now time.Time, out []Command) []Command {
 		(d.lastMaintenance.IsZero() || now.Sub(d.lastMaintenance) >= d.cfg.MaintenanceInterval) {
 		d.lastMaintenance = now
 		out = d.expire(out)
-		// Schedule loading and retention sweeps join this beat when
-		// Recurring Schedules and a Retention Policy are configured.
+		return d.maintain(out)
 	}
-	return out
+	return d.continueSweeps(out)
 }
 
 // requestPass starts a claim pass now or, while one is in flight, fills the

@@ -15,6 +15,7 @@ package node
 //
 //	config pool=N policy=strict:a,b|weighted:a=3,b=1 [max-claim=N] [max-outcome=N]
 //	       [lease=D] [maintenance=D] [expire-batch=N] [retry=initial,max,mult,jitter]
+//	       [schedules] [lookahead=D] [missed-after=D] [retention=KEEP/KEEP/BATCH]
 //	poll [t=D]                    Poll at virtual time t (default: unchanged)
 //	heartbeat [t=D]
 //	claimed op=N [jobs=ID@queue[:attempt[:max]][!],...] [error]  (! = cancel requested)
@@ -22,6 +23,11 @@ package node
 //	done job=ID result=succeeded|failed|permanent|unroutable [attempt=N]
 //	reported op=N [stale=ID,...] [error|invalid]          (others applied)
 //	expired op=N n=N [error]
+//	loaded op=N store=D [schedules=NAME@CURSOR:SPEC[:flag,...];...] [error]
+//	       (SPEC with _ for spaces; CURSOR and store as offsets from the epoch;
+//	       flags: coalesce nooverlap live paused rev=N zone=Area/City badzone)
+//	minted op=N [jobs=QUEUE:now|later,...] [error]
+//	purged op=N n=N [error]
 //	stop / drain-timeout
 //	state                          prints free capacity and what is held
 
@@ -233,6 +239,27 @@ func (e *env) run(directive string) (string, error) {
 		ev = ReportDone{Now: e.now, Op: op, Results: res, Err: errStore}
 	case "expired":
 		ev = ExpireDone{Now: e.now, Op: OpID(atoi(args["op"])), Expired: atoi(args["n"]), Err: errStore}
+	case "loaded":
+		scheds, err := parseSchedules(args["schedules"])
+		if err != nil {
+			return "", err
+		}
+		ev = SchedulesLoaded{Now: e.now, Op: OpID(atoi(args["op"])), StoreNow: epoch.Add(dur(args["store"])), Schedules: scheds, Err: errStore}
+	case "minted":
+		var jobs []store.MintedJob
+		if args["jobs"] != "" {
+			for _, part := range strings.Split(args["jobs"], ",") {
+				q, when, _ := strings.Cut(part, ":")
+				jobs = append(jobs, store.MintedJob{Queue: q, DueNow: when == "now"})
+			}
+		}
+		res := []store.MintResult{{Schedule: "s", Applied: true, Jobs: jobs}}
+		if failed {
+			res = nil
+		}
+		ev = MintDone{Now: e.now, Op: OpID(atoi(args["op"])), Results: res, Err: errStore}
+	case "purged":
+		ev = PurgeDone{Now: e.now, Op: OpID(atoi(args["op"])), Purged: atoi(args["n"]), Err: errStore}
 	default:
 		return "", fmt.Errorf("unknown directive %q", verb)
 	}
@@ -263,6 +290,16 @@ func (e *env) configure(args map[string]string) error {
 		LeaseDuration:       dur(args["lease"]),
 		MaintenanceInterval: dur(args["maintenance"]),
 		RetryPolicy:         core.RetryPolicy{Initial: time.Second, Max: time.Minute, Multiplier: 2},
+		MintLookahead:       dur(args["lookahead"]),
+		MissedAfter:         dur(args["missed-after"]),
+	}
+	_, cfg.Schedules = args["schedules"]
+	if r, ok := args["retention"]; ok {
+		f := strings.Split(r, "/")
+		if len(f) != 3 {
+			return fmt.Errorf("retention %q: want KEEP/KEEP/BATCH", r)
+		}
+		cfg.Retention = &RetentionPolicy{KeepSucceeded: dur(f[0]), KeepDeadLettered: dur(f[1]), Batch: atoi(f[2])}
 	}
 	kind, spec, _ := strings.Cut(args["policy"], ":")
 	switch kind {
@@ -349,6 +386,59 @@ func parseJobs(s string) ([]job.Job, error) {
 		jobs = append(jobs, j)
 	}
 	return jobs, nil
+}
+
+// parseSchedules reads NAME@CURSOR:SPEC[:flag,...];... into loaded
+// schedules (revision 1, zone UTC unless a flag says otherwise).
+func parseSchedules(s string) ([]LoadedSchedule, error) {
+	var out []LoadedSchedule
+	if s == "" {
+		return out, nil
+	}
+	for _, part := range strings.Split(s, ";") {
+		name, rest, ok := strings.Cut(part, "@")
+		if !ok {
+			return nil, fmt.Errorf("schedule %q: want NAME@CURSOR:SPEC[:flags]", part)
+		}
+		f := strings.SplitN(rest, ":", 3)
+		if len(f) < 2 {
+			return nil, fmt.Errorf("schedule %q: want NAME@CURSOR:SPEC[:flags]", part)
+		}
+		ls := LoadedSchedule{Location: time.UTC, Schedule: store.Schedule{
+			ScheduleDef: store.ScheduleDef{Name: name, Spec: strings.ReplaceAll(f[1], "_", " ")},
+			Revision:    1,
+			Cursor:      epoch.Add(dur(f[0])),
+		}}
+		if len(f) == 3 {
+			for _, flag := range strings.Split(f[2], ",") {
+				k, v, _ := strings.Cut(flag, "=")
+				switch k {
+				case "coalesce":
+					ls.Schedule.CatchUp = core.CatchUpCoalesce
+				case "nooverlap":
+					ls.Schedule.NoOverlap = true
+				case "live":
+					ls.Schedule.InstanceLive = true
+				case "paused":
+					ls.Schedule.Paused = true
+				case "rev":
+					ls.Schedule.Revision = int64(atoi(v))
+				case "zone":
+					loc, err := time.LoadLocation(v)
+					if err != nil {
+						return nil, err
+					}
+					ls.Location = loc
+				case "badzone":
+					ls.Location = nil
+				default:
+					return nil, fmt.Errorf("schedule %q: unknown flag %q", name, flag)
+				}
+			}
+		}
+		out = append(out, ls)
+	}
+	return out, nil
 }
 
 func parseResult(s string) (core.Result, error) {

@@ -85,6 +85,9 @@ type Store struct {
 	// their occurrence records (schedule.go).
 	schedules map[string]*schedule
 	occSeq    int64
+	// purgeFrom is the index in jobs of the first row JobPurge may find:
+	// every row before it is purged.
+	purgeFrom int
 }
 
 var (
@@ -172,6 +175,7 @@ func (s *Store) Clone() *Store {
 		audit:        slices.Clone(s.audit),
 		schedules:    make(map[string]*schedule, len(s.schedules)),
 		occSeq:       s.occSeq,
+		purgeFrom:    s.purgeFrom,
 	}
 	for i, r := range s.jobs {
 		if r == nil {

@@ -22,10 +22,8 @@ func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeR
 	horizon := s.clock.Now().Add(-p.KeepFor)
 	purged := map[string]map[job.ID]bool{} // by Queue
 	n := 0
-	for i, r := range s.jobs {
-		if n == p.Limit {
-			break
-		}
+	for i := s.purgeFrom; i < len(s.jobs) && n < p.Limit; i++ {
+		r := s.jobs[i]
 		if r == nil || !slices.Contains(p.States, r.job.State) || r.job.FinalizedAt.After(horizon) {
 			continue
 		}
@@ -36,6 +34,9 @@ func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeR
 		s.forgetJob(r)
 		s.jobs[i] = nil
 		n++
+	}
+	for s.purgeFrom < len(s.jobs) && s.jobs[s.purgeFrom] == nil {
+		s.purgeFrom++ // purged rows before the first kept one are never scanned again
 	}
 	for name, ids := range purged {
 		q := s.queues[name]

@@ -1,0 +1,327 @@
+package node
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/core/cron"
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
+)
+
+// The maintenance beat's other two duties (node-driver.txt, "Cadence"):
+// Recurring Schedule minting and the Retention Policy's purge sweeps. Both
+// run only when configured, and start only on the maintenance beat.
+//
+// Minting is a two-step dance: LoadSchedules → SchedulesLoaded (the Core's
+// mint planner runs on what the store returned) → Mint → MintDone, which
+// re-polls only if the mint produced work due now in this node's Queues.
+// One dance at a time.
+//
+// Each purge sweep is bounded by the policy's Batch. A sweep that reports a
+// full batch is issued again at the next Poll, not at once: the Pump makes
+// one store round trip at a time, and a drain of a large backlog must not
+// hold claims, renewals and reports off for its whole length.
+
+// RetentionPolicy says how long terminal jobs are kept before the
+// maintenance beat purges them, with everything stored beside them. Two
+// sweeps run, each with its own keep horizon, measured from when a job
+// became terminal on the store's clock.
+type RetentionPolicy struct {
+	// KeepSucceeded is how long Succeeded and Cancelled jobs are kept.
+	KeepSucceeded time.Duration
+	// KeepDeadLettered is how long Dead-Lettered and Quarantined jobs are
+	// kept: usually longer, since an operator may still requeue them.
+	KeepDeadLettered time.Duration
+	// Batch bounds how many jobs one purge deletes, in one short
+	// transaction (DefaultPurgeBatch if 0).
+	Batch int
+}
+
+// DefaultPurgeBatch is the RetentionPolicy.Batch used when it is 0.
+const DefaultPurgeBatch = 1000
+
+// Sweep names one of the two retention sweeps.
+type Sweep uint8
+
+const (
+	// SweepSucceeded purges Succeeded and Cancelled jobs.
+	SweepSucceeded Sweep = iota
+	// SweepDeadLettered purges Dead-Lettered and Quarantined jobs.
+	SweepDeadLettered
+	sweeps
+)
+
+// String names the sweep.
+func (s Sweep) String() string {
+	switch s {
+	case SweepSucceeded:
+		return "succeeded"
+	case SweepDeadLettered:
+		return "dead_lettered"
+	}
+	return "sweep(?)"
+}
+
+// States returns the terminal states the sweep purges.
+func (s Sweep) States() []job.State {
+	if s == SweepDeadLettered {
+		return []job.State{job.StateDeadLettered, job.StateQuarantined}
+	}
+	return []job.State{job.StateSucceeded, job.StateCancelled}
+}
+
+func (p *RetentionPolicy) keep(s Sweep) time.Duration {
+	if s == SweepDeadLettered {
+		return p.KeepDeadLettered
+	}
+	return p.KeepSucceeded
+}
+
+// Validate reports whether the policy is usable.
+func (p *RetentionPolicy) Validate() error {
+	switch {
+	case p.KeepSucceeded < 0:
+		return fmt.Errorf("%w: RetentionPolicy.KeepSucceeded %v is negative", ErrInvalidConfig, p.KeepSucceeded)
+	case p.KeepDeadLettered < 0:
+		return fmt.Errorf("%w: RetentionPolicy.KeepDeadLettered %v is negative", ErrInvalidConfig, p.KeepDeadLettered)
+	case p.Batch < 0:
+		return fmt.Errorf("%w: RetentionPolicy.Batch %d is negative", ErrInvalidConfig, p.Batch)
+	}
+	return nil
+}
+
+// LoadSchedules asks the Shell to call store ScheduleList, load the time
+// zone of each schedule, and feed back SchedulesLoaded{Op}.
+type LoadSchedules struct {
+	Op OpID
+}
+
+// Mint asks the Shell to call store ScheduleMint with these plans, then
+// feed back MintDone{Op}.
+type Mint struct {
+	Op    OpID
+	Plans []core.MintPlan
+}
+
+// Purge asks the Shell to call store JobPurge for the sweep's States with
+// KeepFor and Limit, then feed back PurgeDone{Op}.
+type Purge struct {
+	Op      OpID
+	Sweep   Sweep
+	KeepFor time.Duration
+	Limit   int
+}
+
+func (LoadSchedules) command() {}
+func (Mint) command()          {}
+func (Purge) command()         {}
+
+// String renders the command for logs and Driver scripts.
+func (c LoadSchedules) String() string { return fmt.Sprintf("load-schedules op=%d", c.Op) }
+
+// String renders the command for logs and Driver scripts.
+func (c Mint) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "mint op=%d", c.Op)
+	for _, p := range c.Plans {
+		fmt.Fprintf(&b, " %s(rev=%d cursor=%s", p.Schedule, p.Revision, p.Cursor.Format(time.RFC3339))
+		for _, m := range p.Mints {
+			kind := "mint"
+			if m.MakeUp {
+				kind = "makeup"
+			}
+			fmt.Fprintf(&b, " %s@%s", kind, m.At.Format(time.RFC3339))
+		}
+		for _, s := range p.Skips {
+			fmt.Fprintf(&b, " skip-%s@%s", s.Reason, s.At.Format(time.RFC3339))
+			if !s.First.Equal(s.At) {
+				fmt.Fprintf(&b, "(from %s)", s.First.Format(time.RFC3339))
+			}
+		}
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// String renders the command for logs and Driver scripts.
+func (c Purge) String() string {
+	states := make([]string, 0, 2)
+	for _, s := range c.Sweep.States() {
+		states = append(states, s.String())
+	}
+	return fmt.Sprintf("purge op=%d sweep=%s states=%s keep=%v limit=%d", c.Op, c.Sweep, strings.Join(states, ","), c.KeepFor, c.Limit)
+}
+
+// LoadedSchedule is one stored Recurring Schedule with its time zone,
+// loaded by the Shell (zone data is I/O). A nil Location means the zone
+// could not be loaded: the Driver leaves the schedule alone.
+type LoadedSchedule struct {
+	Schedule store.Schedule
+	Location *time.Location
+}
+
+// SchedulesLoaded reports the result of a LoadSchedules command.
+type SchedulesLoaded struct {
+	Now time.Time
+	Op  OpID
+	// StoreNow is the store's clock at the load: minting plans by it, so
+	// every node's plan agrees whatever its own clock's skew.
+	StoreNow  time.Time
+	Schedules []LoadedSchedule
+	Err       error
+}
+
+// MintDone reports the result of a Mint command.
+type MintDone struct {
+	Now     time.Time
+	Op      OpID
+	Results []store.MintResult
+	Err     error
+}
+
+// PurgeDone reports the result of a Purge command.
+type PurgeDone struct {
+	Now    time.Time
+	Op     OpID
+	Purged int
+	Err    error
+}
+
+// At implements Event.
+func (e SchedulesLoaded) At() time.Time { return e.Now }
+
+// At implements Event.
+func (e MintDone) At() time.Time { return e.Now }
+
+// At implements Event.
+func (e PurgeDone) At() time.Time { return e.Now }
+
+// maintenance is the Driver's state for minting and retention.
+type maintenance struct {
+	// scheduleOp is the LoadSchedules or Mint in flight (one at a time).
+	scheduleOp OpID
+	// exprs caches parsed cron expressions by Spec, pruned to the Specs of
+	// the latest load.
+	exprs map[string]*cron.Expr
+	// purgeOp is each sweep's Purge in flight; more marks a sweep whose
+	// last batch was full, to issue again at the next Poll.
+	purgeOp [sweeps]OpID
+	more    [sweeps]bool
+}
+
+// maintain issues the beat's schedule load and purge sweeps, each unless
+// it is already in flight.
+func (d *Driver) maintain(out []Command) []Command {
+	if d.cfg.Schedules && d.maint.scheduleOp == 0 {
+		d.maint.scheduleOp = d.op()
+		out = append(out, LoadSchedules{Op: d.maint.scheduleOp})
+	}
+	if d.cfg.Retention != nil {
+		for s := range sweeps {
+			out = d.purge(out, s)
+		}
+	}
+	return out
+}
+
+// continueSweeps issues again, on a Poll between beats, each sweep whose
+// last batch was full.
+func (d *Driver) continueSweeps(out []Command) []Command {
+	if d.cfg.Retention == nil || d.stopping {
+		return out
+	}
+	for s := range sweeps {
+		if d.maint.more[s] {
+			out = d.purge(out, s)
+		}
+	}
+	return out
+}
+
+func (d *Driver) purge(out []Command, s Sweep) []Command {
+	if d.maint.purgeOp[s] != 0 {
+		return out
+	}
+	d.maint.more[s] = false
+	d.maint.purgeOp[s] = d.op()
+	p := d.cfg.Retention
+	return append(out, Purge{Op: d.maint.purgeOp[s], Sweep: s, KeepFor: p.keep(s), Limit: p.Batch})
+}
+
+func (d *Driver) purgeDone(e PurgeDone, out []Command) []Command {
+	for s := range sweeps {
+		if d.maint.purgeOp[s] == e.Op && e.Op != 0 {
+			d.maint.purgeOp[s] = 0
+			d.maint.more[s] = e.Err == nil && e.Purged >= d.cfg.Retention.Batch
+		}
+	}
+	return out
+}
+
+// zoned reads a cron expression in a time zone.
+type zoned struct {
+	e   *cron.Expr
+	loc *time.Location
+}
+
+func (z zoned) Next(after time.Time) time.Time { return z.e.Next(after, z.loc) }
+
+func (d *Driver) schedulesLoaded(e SchedulesLoaded, out []Command) []Command {
+	if e.Op != d.maint.scheduleOp || e.Op == 0 {
+		return out
+	}
+	d.maint.scheduleOp = 0
+	if e.Err != nil || d.stopping {
+		return out
+	}
+	set := core.MintSettings{Lookahead: d.cfg.MintLookahead, MissedAfter: d.cfg.MissedAfter, MaxOccurrences: d.cfg.MaxMintOccurrences}
+	seen := make(map[string]*cron.Expr, len(e.Schedules))
+	var plans []core.MintPlan
+	for _, ls := range e.Schedules {
+		if ls.Location == nil {
+			continue
+		}
+		expr, ok := seen[ls.Schedule.Spec]
+		if !ok {
+			if expr = d.maint.exprs[ls.Schedule.Spec]; expr == nil {
+				var err error
+				if expr, err = cron.Parse(ls.Schedule.Spec); err != nil {
+					continue // registration validates; a Spec this build cannot read is left alone
+				}
+			}
+			seen[ls.Schedule.Spec] = expr
+		}
+		if p, ok := core.PlanMint(ls.Schedule.State(), zoned{expr, ls.Location}, e.StoreNow, set); ok {
+			plans = append(plans, p)
+		}
+	}
+	d.maint.exprs = seen
+	if len(plans) == 0 {
+		return out
+	}
+	d.maint.scheduleOp = d.op()
+	return append(out, Mint{Op: d.maint.scheduleOp, Plans: plans})
+}
+
+func (d *Driver) mintDone(e MintDone, out []Command) []Command {
+	if e.Op != d.maint.scheduleOp || e.Op == 0 {
+		return out
+	}
+	d.maint.scheduleOp = 0
+	if e.Err != nil || d.stopping {
+		return out
+	}
+	for _, r := range e.Results {
+		for _, j := range r.Jobs {
+			if j.DueNow && slices.Contains(d.queues, j.Queue) {
+				// The mint produced work due now that this node serves.
+				return d.requestPass(out)
+			}
+		}
+	}
+	return out
+}
