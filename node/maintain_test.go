@@ -288,4 +288,3 @@ func firstDiff(got, want []time.Time) string {
 	}
 	return "none"
 }
-
