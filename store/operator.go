@@ -146,6 +146,14 @@ const (
 	AuditQueueResume
 	// AuditQueueSetLimit is QueueSetLimit.
 	AuditQueueSetLimit
+	// AuditScheduleTrigger is ScheduleTrigger (Detail names the schedule).
+	AuditScheduleTrigger
+	// AuditSchedulePause is SchedulePause.
+	AuditSchedulePause
+	// AuditScheduleResume is ScheduleResume.
+	AuditScheduleResume
+	// AuditScheduleRemove is ScheduleRemove.
+	AuditScheduleRemove
 )
 
 var auditNames = [...]string{
@@ -156,6 +164,11 @@ var auditNames = [...]string{
 	AuditQueuePause:    "queue_pause",
 	AuditQueueResume:   "queue_resume",
 	AuditQueueSetLimit: "queue_set_limit",
+
+	AuditScheduleTrigger: "schedule_trigger",
+	AuditSchedulePause:   "schedule_pause",
+	AuditScheduleResume:  "schedule_resume",
+	AuditScheduleRemove:  "schedule_remove",
 }
 
 // String returns the stored name of the action.

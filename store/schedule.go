@@ -45,23 +45,27 @@ type Schedules interface {
 	ScheduleUpsert(ctx context.Context, p ScheduleUpsertParams) (ScheduleUpsertResult, error)
 
 	// ScheduleRemove deletes the schedule and its occurrence records; the
-	// jobs it minted stay. ErrNotFound if there is no such schedule.
+	// jobs it minted stay. Audited (AuditScheduleRemove). ErrNotFound if
+	// there is no such schedule.
 	ScheduleRemove(ctx context.Context, p ScheduleParams) error
 
-	// SchedulePause stops the schedule from minting. Pausing a paused
-	// schedule changes nothing. ErrNotFound if there is no such schedule.
+	// SchedulePause stops the schedule from minting. Audited
+	// (AuditSchedulePause); pausing a paused schedule changes nothing but
+	// the audit trail. ErrNotFound if there is no such schedule.
 	SchedulePause(ctx context.Context, p ScheduleParams) error
 
 	// ScheduleResume lets a paused schedule mint again, from the store's
 	// now: occurrences while it was paused are not missed, they are
-	// dropped. Resuming a running schedule changes nothing. ErrNotFound if
-	// there is no such schedule.
+	// dropped. Audited (AuditScheduleResume); resuming a running schedule
+	// changes nothing but the audit trail. ErrNotFound if there is no such
+	// schedule.
 	ScheduleResume(ctx context.Context, p ScheduleParams) error
 
 	// ScheduleTrigger is the Operator Action "trigger a Recurring Schedule
 	// now": it inserts one job from the template, due at the store's now,
-	// records the trigger with its Actor as an occurrence record, and makes
-	// the job the schedule's latest instance. It works on a paused schedule
+	// records the trigger with its Actor as an occurrence record and in the
+	// audit trail (AuditScheduleTrigger), and makes the job the schedule's
+	// latest instance. It works on a paused schedule
 	// too. A schedule with No-Overlap whose latest instance is non-terminal
 	// refuses with ErrOverlap. ErrNotFound if there is no such schedule.
 	ScheduleTrigger(ctx context.Context, p ScheduleTriggerParams) (job.ID, error)
@@ -191,17 +195,22 @@ type ScheduleUpsertResult struct {
 	Revision int64
 }
 
-// ScheduleParams name one schedule.
+// ScheduleParams name one schedule and who acts on it: remove, pause and
+// resume are audited Operator Actions.
 type ScheduleParams struct {
-	Name string
+	Name  string
+	Actor Actor
 }
 
 // ScheduleTriggerParams are the params of Schedules.ScheduleTrigger.
 type ScheduleTriggerParams struct {
 	Name string
 	// Actor is the recorded identity of whoever triggered it.
-	Actor string
+	Actor Actor
 }
+
+// ScheduleDetail is the audit Detail of an action on schedule name.
+func ScheduleDetail(name string) string { return "schedule " + name }
 
 // ScheduleListResult is what ScheduleList reads.
 type ScheduleListResult struct {
@@ -289,7 +298,7 @@ type Occurrence struct {
 	// Job is the job made (0 for a skip).
 	Job job.ID
 	// Actor is who triggered an OccurrenceTriggered.
-	Actor      string
+	Actor      Actor
 	RecordedAt time.Time
 }
 
@@ -388,10 +397,20 @@ func containsDotDot(s string) bool {
 func (p ScheduleUpsertParams) Validate() error { return p.Schedule.Validate() }
 
 // Validate checks the params of the calls that name one schedule.
-func (p ScheduleParams) Validate() error { return ValidateName("schedule name", p.Name) }
+func (p ScheduleParams) Validate() error {
+	if err := ValidateName("schedule name", p.Name); err != nil {
+		return err
+	}
+	return p.Actor.Validate()
+}
 
 // Validate checks the params of ScheduleTrigger.
-func (p ScheduleTriggerParams) Validate() error { return ValidateName("schedule name", p.Name) }
+func (p ScheduleTriggerParams) Validate() error {
+	if err := ValidateName("schedule name", p.Name); err != nil {
+		return err
+	}
+	return p.Actor.Validate()
+}
 
 // Validate checks the params of ScheduleMint: each plan names a schedule,
 // mints and skips nothing after its Cursor, and holds at most one make-up

@@ -23,7 +23,9 @@ func (s *Store) JobCountByQueue(ctx context.Context) ([]store.QueueStateCount, e
 	}
 	counts := make(map[key]int)
 	for _, r := range s.jobs {
-		counts[key{r.job.Queue, r.job.State}]++
+		if r != nil {
+			counts[key{r.job.Queue, r.job.State}]++
+		}
 	}
 	out := make([]store.QueueStateCount, 0, len(counts))
 	for k, n := range counts {
@@ -50,7 +52,7 @@ func (s *Store) TagFacet(ctx context.Context, p store.TagFacetParams) ([]store.T
 	defer s.mu.Unlock()
 	counts := make(map[job.Tag]int)
 	for _, r := range s.jobs {
-		if p.Match(&r.job) {
+		if r != nil && p.Match(&r.job) {
 			for _, t := range r.job.Tags {
 				counts[t]++
 			}

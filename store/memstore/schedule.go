@@ -109,10 +109,12 @@ func (s *Store) ScheduleRemove(ctx context.Context, p store.ScheduleParams) erro
 		return err
 	}
 	defer s.mu.Unlock()
-	if _, err := s.findSchedule(p.Name); err != nil {
+	sc, err := s.findSchedule(p.Name)
+	if err != nil {
 		return err
 	}
 	delete(s.schedules, p.Name)
+	s.record(s.clock.Now(), p.Actor, store.AuditScheduleRemove, 0, sc.s.Template.Queue, store.ScheduleDetail(p.Name))
 	return nil
 }
 
@@ -138,10 +140,15 @@ func (s *Store) setPaused(ctx context.Context, p store.ScheduleParams, paused bo
 	if err != nil {
 		return err
 	}
+	now := s.clock.Now()
+	action := store.AuditScheduleResume
+	if paused {
+		action = store.AuditSchedulePause
+	}
+	s.record(now, p.Actor, action, 0, sc.s.Template.Queue, store.ScheduleDetail(p.Name))
 	if sc.s.Paused == paused {
 		return nil
 	}
-	now := s.clock.Now()
 	sc.s.Paused = paused
 	if !paused {
 		sc.s.Cursor = latest(sc.s.Cursor, now)
@@ -165,7 +172,7 @@ func (s *Store) ScheduleTrigger(ctx context.Context, p store.ScheduleTriggerPara
 		return 0, err
 	}
 	var hints []string
-	defer func() { s.hints.announce(hints) }() // after the unlock below
+	defer func() { s.hints.Announce(hints) }() // after the unlock below
 	if err := s.lock(ctx); err != nil {
 		return 0, err
 	}
@@ -185,10 +192,11 @@ func (s *Store) ScheduleTrigger(ctx context.Context, p store.ScheduleTriggerPara
 	s.occSeq++
 	sc.occ = append(sc.occ, store.Occurrence{
 		Seq: s.occSeq, Schedule: p.Name, Kind: store.OccurrenceTriggered,
-		At: now, First: now, Job: r.job.ID, Actor: p.Actor, RecordedAt: now,
+		At: now, First: now, Job: r.job.ID, Actor: p.Actor.OrSystem(), RecordedAt: now,
 	})
 	sc.s.LastJob = r.job.ID
 	sc.s.Revision++
+	s.record(now, p.Actor, store.AuditScheduleTrigger, r.job.ID, r.job.Queue, store.ScheduleDetail(p.Name))
 	hints = s.hintable(&hs, now)
 	return r.job.ID, nil
 }
@@ -228,7 +236,7 @@ func (s *Store) ScheduleMint(ctx context.Context, p store.MintParams) ([]store.M
 		return nil, err
 	}
 	var hints []string
-	defer func() { s.hints.announce(hints) }() // after the unlock below
+	defer func() { s.hints.Announce(hints) }() // after the unlock below
 	if err := s.lock(ctx); err != nil {
 		return nil, err
 	}
@@ -255,7 +263,7 @@ func (s *Store) ScheduleMint(ctx context.Context, p store.MintParams) ([]store.M
 			if m.MakeUp {
 				kind = store.OccurrenceMadeUp
 			}
-			s.record(sc, store.Occurrence{Kind: kind, At: m.At, First: m.At, Job: r.job.ID}, now)
+			s.note(sc, store.Occurrence{Kind: kind, At: m.At, First: m.At, Job: r.job.ID}, now)
 			sc.s.LastJob = r.job.ID
 			out[i].Jobs = append(out[i].Jobs, store.MintedJob{
 				ID: r.job.ID, At: m.At, MakeUp: m.MakeUp, Queue: r.job.Queue, DueNow: !m.At.After(now),
@@ -268,7 +276,7 @@ func (s *Store) ScheduleMint(ctx context.Context, p store.MintParams) ([]store.M
 				continue
 			}
 			sc.taken[key] = true
-			s.record(sc, store.Occurrence{Kind: store.OccurrenceSkipped, At: sk.At, First: sk.First, Reason: sk.Reason}, now)
+			s.note(sc, store.Occurrence{Kind: store.OccurrenceSkipped, At: sk.At, First: sk.First, Reason: sk.Reason}, now)
 			skipped = true
 		}
 		if skipped {
@@ -281,8 +289,8 @@ func (s *Store) ScheduleMint(ctx context.Context, p store.MintParams) ([]store.M
 	return out, nil
 }
 
-// record appends an occurrence record. The caller holds s.mu.
-func (s *Store) record(sc *schedule, o store.Occurrence, now time.Time) {
+// note appends an occurrence record. The caller holds s.mu.
+func (s *Store) note(sc *schedule, o store.Occurrence, now time.Time) {
 	s.occSeq++
 	o.Seq, o.Schedule, o.RecordedAt = s.occSeq, sc.s.Name, now
 	sc.occ = append(sc.occ, o)

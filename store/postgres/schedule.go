@@ -38,17 +38,17 @@ SET spec = $3, zone = $4, wire_name = $5, queue = $6, payload = $7, max_attempts
     cursor_at = CASE WHEN $12::bool THEN greatest(cursor_at, n.t) ELSE cursor_at END
 FROM (SELECT coalesce($1::timestamptz, now()) AS t) n
 WHERE name = $2 RETURNING revision`
-	scheduleDeleteSQL = `WITH gone AS (DELETE FROM backwave.schedule WHERE name = $1 RETURNING name),
+	scheduleDeleteSQL = `WITH gone AS (DELETE FROM backwave.schedule WHERE name = $1 RETURNING name, queue),
 forgot AS (DELETE FROM backwave.schedule_occurrence o USING gone WHERE o.schedule = gone.name)
-SELECT count(*) FROM gone`
-	schedulePauseSQL = `WITH s AS (SELECT 1 FROM backwave.schedule WHERE name = $2),
+SELECT queue FROM gone`
+	schedulePauseSQL = `WITH s AS (SELECT queue FROM backwave.schedule WHERE name = $2),
 changed AS (
     UPDATE backwave.schedule SET paused = $3, revision = revision + 1, updated_at = n.t,
         cursor_at = CASE WHEN $3 THEN cursor_at ELSE greatest(cursor_at, n.t) END
     FROM (SELECT coalesce($1::timestamptz, now()) AS t) n
     WHERE name = $2 AND paused <> $3
     RETURNING 1)
-SELECT count(*) FROM s`
+SELECT queue FROM s`
 	scheduleAdvanceSQL = `UPDATE backwave.schedule
 SET cursor_at = greatest(cursor_at, coalesce($2, cursor_at)), last_job_id = coalesce($3, last_job_id), revision = revision + 1
 WHERE name = $1`
@@ -201,7 +201,14 @@ func (s *Store) ScheduleRemove(ctx context.Context, p store.ScheduleParams) erro
 		return err
 	}
 	var n int64
-	err := s.db.query(ctx, s.sql(scheduleDeleteSQL), []any{p.Name}, func(scan scanFunc) error { return scan(&n) })
+	err := s.db.inTx(ctx, func(q querier) error {
+		var queue string
+		err := q.query(ctx, s.sql(scheduleDeleteSQL), []any{p.Name}, func(scan scanFunc) error { n++; return scan(&queue) })
+		if err != nil || n == 0 {
+			return err
+		}
+		return s.audit(ctx, q, p.Actor, store.AuditScheduleRemove, 0, queue, store.ScheduleDetail(p.Name))
+	})
 	if err != nil {
 		return s.wrap("remove schedule "+p.Name, err)
 	}
@@ -228,8 +235,19 @@ func (s *Store) setSchedulePaused(ctx context.Context, p store.ScheduleParams, p
 	if err := p.Validate(); err != nil {
 		return err
 	}
+	action := store.AuditScheduleResume
+	if paused {
+		action = store.AuditSchedulePause
+	}
 	var n int64
-	err := s.db.query(ctx, s.sql(schedulePauseSQL), []any{s.nowArg(), p.Name, paused}, func(scan scanFunc) error { return scan(&n) })
+	err := s.db.inTx(ctx, func(q querier) error {
+		var queue string
+		err := q.query(ctx, s.sql(schedulePauseSQL), []any{s.nowArg(), p.Name, paused}, func(scan scanFunc) error { n++; return scan(&queue) })
+		if err != nil || n == 0 {
+			return err
+		}
+		return s.audit(ctx, q, p.Actor, action, 0, queue, store.ScheduleDetail(p.Name))
+	})
 	if err != nil {
 		return s.wrap(fmt.Sprintf("set schedule %s paused=%v", p.Name, paused), err)
 	}
@@ -293,11 +311,13 @@ func (s *Store) ScheduleTrigger(ctx context.Context, p store.ScheduleTriggerPara
 		}
 		id = ids[0]
 		if _, err := q.exec(ctx, s.sql(occurrenceInsertSQL), p.Name, store.OccurrenceTriggered.String(), now, now, "",
-			int64(id), pgText(p.Actor), now); err != nil {
+			int64(id), pgText(string(p.Actor.OrSystem())), now); err != nil {
 			return fmt.Errorf("record the trigger: %w", err)
 		}
-		_, err = q.exec(ctx, s.sql(scheduleAdvanceSQL), p.Name, nil, int64(id))
-		return err
+		if _, err := q.exec(ctx, s.sql(scheduleAdvanceSQL), p.Name, nil, int64(id)); err != nil {
+			return err
+		}
+		return s.audit(ctx, q, p.Actor, store.AuditScheduleTrigger, id, sc.Template.Queue, store.ScheduleDetail(p.Name))
 	})
 	var overlap errOverlap
 	switch {

@@ -34,11 +34,11 @@ const (
 	SET spec = ?2, zone = ?3, wire_name = ?4, queue = ?5, payload = ?6, max_attempts = ?7, tags = ?8,
 		catch_up = ?9, no_overlap = ?10, cursor_at = MAX(cursor_at, ?11), revision = revision + 1, updated_at = ?12
 	WHERE name = ?1 RETURNING revision`
-	sqlScheduleDelete      = `DELETE FROM backwave_schedule WHERE name = ?`
+	sqlScheduleDelete      = `DELETE FROM backwave_schedule WHERE name = ? RETURNING queue`
 	sqlScheduleForget      = `DELETE FROM backwave_schedule_occurrence WHERE schedule = ?`
 	sqlSchedulePause       = `UPDATE backwave_schedule SET paused = 1, revision = revision + 1, updated_at = ?2 WHERE name = ?1 AND paused = 0`
 	sqlScheduleResume      = `UPDATE backwave_schedule SET paused = 0, cursor_at = MAX(cursor_at, ?2), revision = revision + 1, updated_at = ?2 WHERE name = ?1 AND paused = 1`
-	sqlScheduleExists      = `SELECT 1 FROM backwave_schedule WHERE name = ?`
+	sqlScheduleExists      = `SELECT queue FROM backwave_schedule WHERE name = ?`
 	sqlScheduleAdvance     = `UPDATE backwave_schedule SET cursor_at = MAX(cursor_at, ?2), last_job_id = COALESCE(?3, last_job_id), revision = revision + 1 WHERE name = ?1`
 	sqlOccurrenceInsert    = `INSERT OR IGNORE INTO backwave_schedule_occurrence (schedule, kind, at, first_at, reason, job_id, actor, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlOccurrenceSetJob    = `UPDATE backwave_schedule_occurrence SET job_id = ?2 WHERE seq = ?1`
@@ -185,46 +185,49 @@ func (s *Store) ScheduleRemove(ctx context.Context, p store.ScheduleParams) erro
 		return err
 	}
 	return s.write(ctx, "remove schedule "+p.Name, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, s.schema.Rename(sqlScheduleDelete), p.Name)
+		var queue string
+		err := tx.QueryRowContext(ctx, s.schema.Rename(sqlScheduleDelete), p.Name).Scan(&queue)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("schedule %q: %w", p.Name, store.ErrNotFound)
+		}
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return errors.Join(err, fmt.Errorf("schedule %q: %w", p.Name, store.ErrNotFound))
+		if _, err = tx.ExecContext(ctx, s.schema.Rename(sqlScheduleForget), p.Name); err != nil {
+			return err
 		}
-		_, err = tx.ExecContext(ctx, s.schema.Rename(sqlScheduleForget), p.Name)
-		return err
+		return s.audit(ctx, tx, s.clock.Now(), p.Actor, store.AuditScheduleRemove, 0, queue, store.ScheduleDetail(p.Name))
 	})
 }
 
 // SchedulePause stops the schedule from minting.
 func (s *Store) SchedulePause(ctx context.Context, p store.ScheduleParams) error {
-	return s.setSchedulePaused(ctx, p, sqlSchedulePause, "pause")
+	return s.setSchedulePaused(ctx, p, sqlSchedulePause, "pause", store.AuditSchedulePause)
 }
 
 // ScheduleResume lets the schedule mint again, from the store's now.
 func (s *Store) ScheduleResume(ctx context.Context, p store.ScheduleParams) error {
-	return s.setSchedulePaused(ctx, p, sqlScheduleResume, "resume")
+	return s.setSchedulePaused(ctx, p, sqlScheduleResume, "resume", store.AuditScheduleResume)
 }
 
-func (s *Store) setSchedulePaused(ctx context.Context, p store.ScheduleParams, query, what string) error {
+func (s *Store) setSchedulePaused(ctx context.Context, p store.ScheduleParams, query, what string, action store.AuditAction) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
 	return s.write(ctx, what+" schedule "+p.Name, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, s.schema.Rename(query), p.Name, micros(s.clock.Now()))
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n > 0 {
-			return err
-		}
-		var one int
-		err = tx.QueryRowContext(ctx, s.schema.Rename(sqlScheduleExists), p.Name).Scan(&one)
+		now := s.clock.Now()
+		var queue string
+		err := tx.QueryRowContext(ctx, s.schema.Rename(sqlScheduleExists), p.Name).Scan(&queue)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("schedule %q: %w", p.Name, store.ErrNotFound)
 		}
-		return err // already in that state
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.schema.Rename(query), p.Name, micros(now)); err != nil {
+			return err // no row changed if it was already in that state
+		}
+		return s.audit(ctx, tx, now, p.Actor, action, 0, queue, store.ScheduleDetail(p.Name))
 	})
 }
 
@@ -263,16 +266,18 @@ func (s *Store) ScheduleTrigger(ctx context.Context, p store.ScheduleTriggerPara
 		}
 		id, due = ids[0], q
 		if _, err := tx.ExecContext(ctx, s.schema.Rename(sqlOccurrenceInsert), p.Name, encode(occurrenceKindCodes, store.OccurrenceTriggered),
-			micros(now), micros(now), 0, int64(id), p.Actor, micros(now)); err != nil {
+			micros(now), micros(now), 0, int64(id), string(p.Actor.OrSystem()), micros(now)); err != nil {
 			return fmt.Errorf("record the trigger: %w", err)
 		}
-		_, err = tx.ExecContext(ctx, s.schema.Rename(sqlScheduleAdvance), p.Name, 0, int64(id))
-		return err
+		if _, err = tx.ExecContext(ctx, s.schema.Rename(sqlScheduleAdvance), p.Name, 0, int64(id)); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, now, p.Actor, store.AuditScheduleTrigger, id, sc.Template.Queue, store.ScheduleDetail(p.Name))
 	})
 	if err != nil {
 		return 0, err
 	}
-	s.hints.announce(due)
+	s.hints.Announce(due)
 	return id, nil
 }
 
@@ -347,7 +352,7 @@ func (s *Store) ScheduleMint(ctx context.Context, p store.MintParams) ([]store.M
 		return nil, err
 	}
 	slices.Sort(due)
-	s.hints.announce(due)
+	s.hints.Announce(due)
 	return out, nil
 }
 

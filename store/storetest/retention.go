@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -27,20 +26,10 @@ func (e *env) wantGone(id job.ID) {
 	e.t.Helper()
 	_, err := e.s.JobGet(e.ctx, id)
 	e.wantErr("JobGet(purged)", err, store.ErrNotFound)
-	if e.h.Transitions != nil {
-		if log, err := e.h.Transitions(e.ctx, id); err == nil && len(log) > 0 {
-			e.t.Fatalf("purged job %d still has a Transition Log: %+v", id, log)
-		} else if err != nil && !errors.Is(err, store.ErrNotFound) {
-			e.t.Fatalf("Transitions(purged %d): %v", id, err)
-		}
-	}
-	if e.h.JobOutput != nil {
-		if out, err := e.h.JobOutput(e.ctx, id); err == nil && out != nil {
-			e.t.Fatalf("purged job %d still has Job Output %q", id, out)
-		} else if err != nil && !errors.Is(err, store.ErrNotFound) {
-			e.t.Fatalf("JobOutput(purged %d): %v", id, err)
-		}
-	}
+	_, err = e.s.JobTransitions(e.ctx, id)
+	e.wantErr("JobTransitions(purged)", err, store.ErrNotFound)
+	_, err = e.s.JobOutput(e.ctx, id)
+	e.wantErr("JobOutput(purged)", err, store.ErrNotFound)
 }
 
 // finish drives each job of queue, one at a time, to the state given.
@@ -62,10 +51,7 @@ func (e *env) finish(queue string, states ...job.State) []job.ID {
 		case job.StateQuarantined:
 			o = decide(j, core.ResultUnroutable, 0)
 		case job.StateCancelled:
-			if e.h.RequestCancel == nil {
-				e.t.Skip("storetest: the Harness has no RequestCancel; this test needs a Cancelled job")
-			}
-			if err := e.h.RequestCancel(e.ctx, j.ID); err != nil {
+			if _, err := e.s.JobCancel(e.ctx, store.JobCancelParams{ID: j.ID}); err != nil {
 				e.t.Fatal(err)
 			}
 			j.CancelRequested = true

@@ -484,6 +484,50 @@ func testSchedule(t *testing.T, s *suite) {
 		}
 	})
 
+	// Operator Action: "trigger a Recurring Schedule now" is audited with
+	// its Actor, as are pausing, resuming and removing one.
+	s.run(t, "Audited", func(t *testing.T, e *env) {
+		e.upsert(hourlyDef("s"))
+		id, err := e.s.ScheduleTrigger(e.ctx, store.ScheduleTriggerParams{Name: "s", Actor: "alice"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, err := range []error{
+			e.s.SchedulePause(e.ctx, store.ScheduleParams{Name: "s", Actor: "bob"}),
+			e.s.ScheduleResume(e.ctx, store.ScheduleParams{Name: "s"}),
+			e.s.ScheduleRemove(e.ctx, store.ScheduleParams{Name: "s", Actor: "carol"}),
+		} {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		trail, err := e.s.AuditList(e.ctx, store.AuditListParams{Queue: "q"})
+		if err != nil {
+			t.Fatalf("AuditList: %v", err)
+		}
+		type entry struct {
+			action store.AuditAction
+			actor  store.Actor
+			job    job.ID
+		}
+		var got []entry
+		for _, a := range trail {
+			if a.Detail != store.ScheduleDetail("s") {
+				t.Fatalf("audit entry %+v does not name the schedule", a)
+			}
+			got = append(got, entry{a.Action, a.Actor, a.JobID})
+		}
+		want := []entry{
+			{store.AuditScheduleRemove, "carol", 0},
+			{store.AuditScheduleResume, store.ActorSystem, 0},
+			{store.AuditSchedulePause, "bob", 0},
+			{store.AuditScheduleTrigger, "alice", id},
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("audit trail %+v, want %+v", got, want)
+		}
+	})
+
 	// MintParams.Validate: a plan may not mint beyond its cursor or hold
 	// two make-up jobs (Catch-Up Policy: "exactly one make-up job").
 	s.run(t, "MintValidates", func(t *testing.T, e *env) {
