@@ -33,6 +33,9 @@ type Client struct {
 	// wakeBy lists the Pumps serving each Queue, woken after a local
 	// enqueue when the store announces no Wake-Up Hints itself.
 	wakeBy map[string][]*shell.Pump
+	// schedules is Config.Schedules, checked; registered at Start.
+	schedules []store.ScheduleDef
+	retention *RetentionPolicy
 
 	mu      sync.Mutex
 	started bool
@@ -92,6 +95,9 @@ func NewClient(s store.Store, cfg Config) (*Client, error) {
 		maxAttempts: cfg.MaxAttempts,
 		wakeBy:      make(map[string][]*shell.Pump),
 	}
+	if err := c.checkMaintenance(cfg); err != nil {
+		return nil, err
+	}
 	if len(cfg.Groups) == 0 {
 		return c, nil
 	}
@@ -134,8 +140,14 @@ func NewClient(s store.Store, cfg Config) (*Client, error) {
 					MaintenanceInterval: g.MaintenanceInterval,
 					RetryPolicy:         cfg.RetryPolicy,
 					RetryPolicies:       retry,
+					// One Pump per Client mints and purges: minting is
+					// idempotent across nodes, so one per node is plenty.
+					Schedules: len(c.pumps) == 0,
+					Retention: c.retentionFor(len(c.pumps) == 0),
 				},
 				Store:              s,
+				Schedules:          s,
+				Retention:          s,
 				Hints:              hints,
 				Executor:           exec,
 				Clock:              cfg.Clock,
@@ -206,10 +218,9 @@ func defaultNodeID() string {
 	return host + "-" + hex.EncodeToString(b[:])
 }
 
-// Start starts every Worker Group's Pumps and returns at once. ctx's values
-// reach every handler; cancelling it begins a graceful stop of the Pumps, as
-// Stop does. Start on an insert-only Client does nothing. A Client starts
-// once.
+// Start registers Config.Schedules, then starts every Worker Group's Pumps
+// and returns at once. ctx's values reach every handler; cancelling it
+// begins a graceful stop of the Pumps, as Stop does. A Client starts once.
 func (c *Client) Start(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -220,6 +231,9 @@ func (c *Client) Start(ctx context.Context) error {
 		return errors.New("backwave: client was stopped")
 	}
 	c.started = true
+	if err := c.startMaintenance(ctx); err != nil {
+		return err
+	}
 	for i, p := range c.pumps {
 		if err := p.Start(ctx); err != nil {
 			for _, q := range c.pumps[:i] {

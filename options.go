@@ -212,6 +212,16 @@ type Config struct {
 	// ("<NodeID>/<group>/<pump>"). Default: host name plus a random suffix.
 	// Worker ids must be unique across the cluster.
 	NodeID string
+	// Schedules are Recurring Schedules registered at Start, each as
+	// Client.RegisterSchedule does: a declarative set kept in code. A
+	// schedule dropped from the set is not removed from the store; remove
+	// it with Client.RemoveSchedule or the CLI. Invalid entries fail
+	// NewClient.
+	Schedules []RecurringSchedule
+	// Retention, if set, purges terminal jobs on the maintenance beat of
+	// this Client's first Pump. Nil (the default) purges nothing, and
+	// terminal jobs accumulate in the store.
+	Retention *RetentionPolicy
 }
 
 // WallClock is the host's clock (time.Now), the default Config.Clock and the

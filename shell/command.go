@@ -36,6 +36,12 @@ func (p *Pump) do(c node.Command) node.Event {
 		return p.expire(c)
 	case node.Relinquish:
 		return p.relinquish(c)
+	case node.LoadSchedules:
+		return p.loadSchedules(c)
+	case node.Mint:
+		return p.mint(c)
+	case node.Purge:
+		return p.purge(c)
 	default:
 		// A Command the Shell does not know is a broken internal invariant
 		// between two packages of this module.

@@ -88,6 +88,12 @@ type Config struct {
 	// Store is where the Pump claims, renews, reports, expires and
 	// relinquishes. Required.
 	Store store.Worker
+	// Schedules is where the Pump loads Recurring Schedules and applies
+	// mints; required when Driver.Schedules is set.
+	Schedules store.Schedules
+	// Retention is where the Pump purges; required when Driver.Retention
+	// is set.
+	Retention store.Retention
 	// Hints, if set, announces Wake-Up Hints; hints for Queues the Driver's
 	// Dispatch Policy does not serve are ignored.
 	Hints store.HintSource
@@ -149,6 +155,10 @@ func (c Config) withDefaults() (Config, error) {
 	switch {
 	case c.Store == nil:
 		return c, fmt.Errorf("%w: no store", ErrInvalidConfig)
+	case c.Driver.Schedules && c.Schedules == nil:
+		return c, fmt.Errorf("%w: schedule minting without a store.Schedules", ErrInvalidConfig)
+	case c.Driver.Retention != nil && c.Retention == nil:
+		return c, fmt.Errorf("%w: a retention policy without a store.Retention", ErrInvalidConfig)
 	case c.Executor == nil:
 		return c, fmt.Errorf("%w: no executor", ErrInvalidConfig)
 	case c.PollInterval < 0:

@@ -44,6 +44,7 @@ type Pump struct {
 	queue    []node.Command
 	head     int
 	attempts map[job.Lease]*attempt
+	zones    map[string]*time.Location
 }
 
 // attempt is the Shell's side of one Attempt: its handler's cancel func and,
@@ -86,6 +87,7 @@ func New(cfg Config) (*Pump, error) {
 		abortCh:  make(chan struct{}),
 		exited:   make(chan struct{}),
 		attempts: make(map[job.Lease]*attempt),
+		zones:    make(map[string]*time.Location),
 	}
 	for _, q := range cfg.Driver.Policy.QueueNames() {
 		p.serves[q] = true
