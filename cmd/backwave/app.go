@@ -90,6 +90,7 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 			enqueueCommand(),
 			queuesCommand(),
 			tagsCommand(),
+			schedulesCommand(),
 		},
 	}
 	setUsageHandler(app, onUsage)

@@ -8,6 +8,7 @@
 //	backwave jobs show --db URI ID
 //	backwave enqueue --db URI --wire-name NAME --payload JSON [--queue Q]
 //	backwave queues list|pause|resume|limit --db URI
+//	backwave schedules list|trigger|pause|resume|remove|occurrences --db URI
 //
 // --db takes a store URI (sqlite:///path/jobs.db, postgres://…, mem://) or
 // a plain file path, which means a SQLite file. Every command has --help.
