@@ -162,6 +162,12 @@ const (
 	// buffered outcomes, whose Leases still occupy Workers, so a claim pass
 	// may take the node past PoolSize.
 	MutationCapacityForgetsBuffered
+	// MutationCoalesceEveryMissed makes a Coalesce plan mint one make-up
+	// job per missed occurrence instead of exactly one.
+	MutationCoalesceEveryMissed
+	// MutationMintDropsOccurrence makes a plan silently drop every second
+	// on-time occurrence it should mint.
+	MutationMintDropsOccurrence
 )
 
 // Defaults used by WithDefaults.

@@ -296,7 +296,7 @@ func (d *Driver) schedulesLoaded(e SchedulesLoaded, out []Command) []Command {
 			seen[ls.Schedule.Spec] = expr
 		}
 		if p, ok := core.PlanMint(ls.Schedule.State(), zoned{expr, ls.Location}, e.StoreNow, set); ok {
-			plans = append(plans, p)
+			plans = append(plans, d.mutatePlan(p, zoned{expr, ls.Location}, ls.Schedule.Cursor))
 		}
 	}
 	d.maint.exprs = seen
@@ -305,6 +305,30 @@ func (d *Driver) schedulesLoaded(e SchedulesLoaded, out []Command) []Command {
 	}
 	d.maint.scheduleOp = d.op()
 	return append(out, Mint{Op: d.maint.scheduleOp, Plans: plans})
+}
+
+// mutatePlan plants the configured bug in a plan (Config.Mutation); it
+// returns the plan unchanged otherwise.
+func (d *Driver) mutatePlan(p core.MintPlan, occ core.Occurrences, cursor time.Time) core.MintPlan {
+	switch d.cfg.Mutation {
+	case MutationCoalesceEveryMissed:
+		if len(p.Mints) > 0 && p.Mints[0].MakeUp {
+			var every []core.Mint
+			for at := occ.Next(cursor); !at.IsZero() && at.Before(p.Mints[0].At); at = occ.Next(at) {
+				every = append(every, core.Mint{At: at, MakeUp: true})
+			}
+			p.Mints = append(every, p.Mints...)
+		}
+	case MutationMintDropsOccurrence:
+		var kept []core.Mint
+		for i, m := range p.Mints {
+			if m.MakeUp || i%2 == 0 {
+				kept = append(kept, m)
+			}
+		}
+		p.Mints = kept
+	}
+	return p
 }
 
 func (d *Driver) mintDone(e MintDone, out []Command) []Command {

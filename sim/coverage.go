@@ -117,6 +117,20 @@ const (
 	SitParentRequeued
 	// SitWaitingCancelled: an operator cancelled a job Awaiting Parent.
 	SitWaitingCancelled
+	// SitMinted: a mint created a job for an occurrence of a Recurring Schedule.
+	SitMinted
+	// SitMintStale: a mint plan was stale (another node minted first, or the schedule changed).
+	SitMintStale
+	// SitMadeUp: a mint created the one make-up job of a missed span (Catch-Up Policy Coalesce).
+	SitMadeUp
+	// SitSkippedOverlap: an occurrence was skipped because an instance was live (No-Overlap).
+	SitSkippedOverlap
+	// SitSkippedMissed: a missed span was recorded as skipped (Catch-Up Policy Skip).
+	SitSkippedMissed
+	// SitPurged: a retention sweep purged terminal jobs.
+	SitPurged
+	// SitPurgeFullBatch: a retention sweep purged a full batch, so it was issued again.
+	SitPurgeFullBatch
 	numSituations
 )
 
@@ -172,6 +186,13 @@ var situationNames = [numSituations]string{
 	SitParentLeaseLost:           "parent-lease-lost",
 	SitParentRequeued:            "parent-requeued",
 	SitWaitingCancelled:          "waiting-dependent-cancelled",
+	SitMinted:                    "schedule-minted",
+	SitMintStale:                 "schedule-mint-stale",
+	SitMadeUp:                    "schedule-made-up",
+	SitSkippedOverlap:            "schedule-skipped-overlap",
+	SitSkippedMissed:             "schedule-skipped-missed",
+	SitPurged:                    "retention-purged",
+	SitPurgeFullBatch:            "retention-full-batch",
 }
 
 // String names the Situation.

@@ -228,7 +228,8 @@ func (n *simNode) step(ev node.Event) {
 func (n *simNode) do(c node.Command) node.Event {
 	w := n.w
 	switch c := c.(type) {
-	case node.Claim, node.Renew, node.Report, node.ExpireLeases, node.Relinquish:
+	case node.Claim, node.Renew, node.Report, node.ExpireLeases, node.Relinquish,
+		node.LoadSchedules, node.Mint, node.Purge:
 		return n.send(c)
 	case node.Execute:
 		n.execute(c.Job)

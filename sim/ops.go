@@ -33,6 +33,9 @@ type op struct {
 	renew   []store.RenewResult
 	report  []store.ReportResult
 	expired int
+	loaded  store.ScheduleListResult
+	minted  []store.MintResult
+	purged  int
 	err     error
 }
 
@@ -47,6 +50,12 @@ func opID(c node.Command) node.OpID {
 	case node.ExpireLeases:
 		return c.Op
 	case node.Relinquish:
+		return c.Op
+	case node.LoadSchedules:
+		return c.Op
+	case node.Mint:
+		return c.Op
+	case node.Purge:
 		return c.Op
 	}
 	return 0
@@ -135,6 +144,7 @@ func (n *simNode) apply(o *op) {
 	w.callStore(n, o)
 	if o.fault.Unknown == UnknownApplied && o.err == nil {
 		o.jobs, o.renew, o.report, o.expired = nil, nil, nil, 0
+		o.loaded, o.minted, o.purged = store.ScheduleListResult{}, nil, 0
 		o.err = errUnknown
 		w.cov.hit(SitUnknownApplied)
 		w.reportSituation(o.cmd, SitParentOutcomeUnknown)
@@ -192,6 +202,18 @@ func (o *op) result(now time.Time) node.Event {
 		return node.ExpireDone{Now: now, Op: c.Op, Expired: o.expired, Err: o.err}
 	case node.Relinquish:
 		return node.RelinquishDone{Now: now, Op: c.Op, Err: o.err}
+	case node.LoadSchedules:
+		ev := node.SchedulesLoaded{Now: now, Op: c.Op, StoreNow: o.loaded.Now, Err: o.err}
+		for _, s := range o.loaded.Schedules {
+			// Every simulated schedule is in UTC: zone data is I/O, loaded
+			// above the determinism boundary in production.
+			ev.Schedules = append(ev.Schedules, node.LoadedSchedule{Schedule: s, Location: time.UTC})
+		}
+		return ev
+	case node.Mint:
+		return node.MintDone{Now: now, Op: c.Op, Results: o.minted, Err: o.err}
+	case node.Purge:
+		return node.PurgeDone{Now: now, Op: c.Op, Purged: o.purged, Err: o.err}
 	}
 	return nil
 }

@@ -50,6 +50,10 @@ func (w *world) job(id job.ID) *jobState {
 
 // onTransition is the store's OnTransition observer.
 func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
+	if e.Via == core.ViaInsert && int(id) == len(w.byID)+1 {
+		w.adoptMinted(id)
+	}
+	defer w.noteTerminal(id, e)
 	js := w.job(id)
 	q := w.wl.jobs[w.byID[id-1]].queue
 	w.cov.edge(e)
@@ -246,6 +250,8 @@ func (w *world) callStore(n *simNode, o *op) {
 		if c.Limit > 0 && o.expired >= c.Limit {
 			w.cov.hit(SitExpireFullSweep)
 		}
+	case node.LoadSchedules, node.Mint, node.Purge:
+		w.callMaintenance(n, o)
 	case node.Relinquish:
 		before := w.readHeld(n.worker, c.Leases)
 		var res store.RelinquishResult
@@ -304,6 +310,9 @@ func (w *world) readHeld(worker job.WorkerID, leases []job.Lease) []bool {
 	out := make([]bool, len(leases))
 	for i, l := range leases {
 		j, err := w.st.JobGet(w.ctx, l.ID)
+		if err != nil && int(l.ID) <= len(w.byID) && w.purgedOK(w.byID[l.ID-1], err) {
+			continue // purged after it ended: held by no one
+		}
 		if err != nil {
 			w.failf(ClassSafety, InvStoreError, "read job %d: %v", l.ID, err)
 			continue
@@ -322,11 +331,15 @@ func (w *world) finish(drained bool) {
 			continue
 		}
 		j, err := w.st.JobGet(w.ctx, js.id)
+		if w.purgedOK(i, err) {
+			continue
+		}
 		w.mustStore(err)
 		if j.RetryCause != js.cause {
 			w.failf(ClassSafety, InvRetryCause, "job %d ended %s with Retry Cause %q, want %q", js.id, j.State, j.RetryCause, js.cause)
 		}
 	}
+	w.checkSchedules()
 	// The store's Concurrency-Limit slots in use must match the Running jobs
 	// the transitions left, and be zero once every job is terminal.
 	qs, err := w.st.QueueList(w.ctx)

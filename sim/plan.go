@@ -183,11 +183,21 @@ const (
 	// the cancelled job's own on-success dependents
 	// (memstore.MutationNoCascade).
 	MutationCascadeStopsEarly Mutation = "cascade-stops-early"
+	// MutationMintIgnoresFence: the store applies a stale mint plan and
+	// mints an occurrence again (memstore.MutationMintIgnoresFence).
+	MutationMintIgnoresFence Mutation = "mint-ignores-fence"
+	// MutationCoalesceEveryMissed: a Coalesce plan makes up every missed
+	// occurrence (node.MutationCoalesceEveryMissed).
+	MutationCoalesceEveryMissed Mutation = "coalesce-every-missed"
+	// MutationMintDropsOccurrence: a plan drops every second on-time
+	// occurrence (node.MutationMintDropsOccurrence).
+	MutationMintDropsOccurrence Mutation = "mint-drops-occurrence"
 )
 
 // Mutations lists the planted bugs.
 var Mutations = []Mutation{MutationFenceIgnoresAttempt, MutationClaimIgnoresLimit, MutationCapacityForgetsBuffered,
-	MutationLatchRecountsEdges, MutationCascadeStopsEarly}
+	MutationLatchRecountsEdges, MutationCascadeStopsEarly,
+	MutationMintIgnoresFence, MutationCoalesceEveryMissed, MutationMintDropsOccurrence}
 
 func (m Mutation) valid() bool {
 	return m == MutationNone || slices.Contains(Mutations, m)

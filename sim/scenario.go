@@ -30,6 +30,21 @@ type Scenario struct {
 	// Attempt).
 	Handler HandlerProfile `json:"handler"`
 	Swarm   Swarm          `json:"swarm"`
+	// Schedules are Recurring Schedules registered at the start and
+	// removed when the chaos window ends; every node mints them
+	// (schedule.go).
+	Schedules []ScheduleSpec `json:"schedules,omitempty"`
+	// MissedAfter is every node's node.Config.MissedAfter when there are
+	// Schedules.
+	MissedAfter Dur `json:"missed_after,omitempty"`
+	// MintLookahead is every node's node.Config.MintLookahead (0: the
+	// default, its maintenance interval).
+	MintLookahead Dur `json:"mint_lookahead,omitempty"`
+	// MintNodes, if positive, is how many nodes (the first ones) mint;
+	// 0 means every node.
+	MintNodes int `json:"mint_nodes,omitempty"`
+	// Retention, if set, is every node's Retention Policy.
+	Retention *RetentionSpec `json:"retention,omitempty"`
 	// Mutation plants a known bug so tests can prove the oracles catch it;
 	// never set outside tests.
 	Mutation Mutation `json:"mutation,omitempty"`
@@ -183,6 +198,7 @@ func NewScenario(seed uint64, level Level, size Size) Scenario {
 		CancelReaction: Dur(d.dur(0, 50*time.Millisecond).Round(time.Millisecond)),
 	}
 	sc.Swarm = NewSwarm(seed, level)
+	drawSchedules(&sc)
 	return sc
 }
 
@@ -251,6 +267,9 @@ func (sc *Scenario) Validate() error {
 	for _, q := range sc.Queues {
 		known[q.Name] = true
 	}
+	if err := sc.validateSchedules(known); err != nil {
+		return err
+	}
 	for i, ns := range sc.Nodes {
 		if ns.Poll <= 0 || ns.Heartbeat <= 0 || ns.Heartbeat >= sc.Lease {
 			return fmt.Errorf("%w: node %d: poll %v, heartbeat %v (want 0 < heartbeat < lease %v)", ErrInvalidPlan, i, ns.Poll, ns.Heartbeat, sc.Lease)
@@ -281,8 +300,14 @@ func (sc *Scenario) nodeConfig(i int, worker job.WorkerID) node.Config {
 		ExpireBatch:         ns.ExpireBatch,
 		RetryPolicy:         sc.Retry.policy(),
 	}
-	if sc.Mutation == MutationCapacityForgetsBuffered {
+	switch sc.Mutation {
+	case MutationCapacityForgetsBuffered:
 		cfg.Mutation = node.MutationCapacityForgetsBuffered
+	case MutationCoalesceEveryMissed:
+		cfg.Mutation = node.MutationCoalesceEveryMissed
+	case MutationMintDropsOccurrence:
+		cfg.Mutation = node.MutationMintDropsOccurrence
 	}
+	sc.maintenanceConfig(i, &cfg)
 	return cfg.WithDefaults()
 }

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"time"
+
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/node"
@@ -18,7 +20,7 @@ var evNames = [...]string{
 	evHeartbeat: "heartbeat-tick", evWake: "wake", evHintArrive: "hint-arrive", evHandlerDone: "handler-done",
 	evOpApply: "op-apply", evOpResponse: "op-response", evCrash: "crash", evIsolate: "isolate", evHeal: "heal",
 	evSkew: "skew", evChaosEnd: "chaos-end", evDeadline: "deadline", evStoreRestart: "store-restart",
-	evStoreUp: "store-up", evRequeue: "operator-requeue",
+	evStoreUp: "store-up", evRequeue: "operator-requeue", evScheduleRemove: "schedule-remove",
 }
 
 func (w *world) traceEvent(ev *event) {
@@ -76,6 +78,20 @@ func (w *world) traceInput(n *simNode, ev node.Event) {
 		code = 9
 	case node.DrainTimeout:
 		code = 10
+	case node.SchedulesLoaded:
+		code, a, b = 11, uint64(e.Op), uint64(len(e.Schedules))
+		for _, s := range e.Schedules {
+			w.mix(uint64(s.Schedule.Revision)<<32 | uint64(s.Schedule.Cursor.Sub(w.start)/time.Millisecond))
+		}
+	case node.MintDone:
+		code, a, b = 12, uint64(e.Op), uint64(len(e.Results))
+		for _, r := range e.Results {
+			for _, j := range r.Jobs {
+				w.mix(uint64(j.ID)<<32 | uint64(j.At.Sub(w.start)/time.Millisecond))
+			}
+		}
+	case node.PurgeDone:
+		code, a, b = 13, uint64(e.Op), uint64(e.Purged)
 	}
 	if ev.At().IsZero() {
 		code |= 1 << 7
@@ -111,6 +127,15 @@ func (w *world) traceCommand(n *simNode, c node.Command) {
 		code, a, b = 7, uint64(c.Op), uint64(c.Limit)
 	case node.Relinquish:
 		code, a, b = 8, uint64(c.Op), uint64(len(c.Leases))
+	case node.LoadSchedules:
+		code, a = 9, uint64(c.Op)
+	case node.Mint:
+		code, a, b = 10, uint64(c.Op), uint64(len(c.Plans))
+		for _, p := range c.Plans {
+			w.mix(uint64(len(p.Mints))<<16 | uint64(len(p.Skips)))
+		}
+	case node.Purge:
+		code, a, b = 11, uint64(c.Op), uint64(c.Sweep)<<32|uint64(c.Limit)
 	}
 	w.mix(code<<56 | uint64(n.idx)<<40 | uint64(n.inc)<<24)
 	w.mix(a)

@@ -39,6 +39,7 @@ const (
 	evStoreRestart
 	evStoreUp
 	evRequeue
+	evScheduleRemove
 )
 
 // event is one entry of the event queue, ordered by (at, seq).
@@ -172,6 +173,7 @@ type world struct {
 	hintsDropped int
 
 	latch latchModel // the Dependency oracles' model (latch.go)
+	sched schedWorld // Recurring Schedules and retention (schedule.go)
 }
 
 // Report is what a run produced.
@@ -266,6 +268,8 @@ func newWorld(p *Plan) *world {
 		opts.Mutation = memstore.MutationRecountEdges
 	case MutationCascadeStopsEarly:
 		opts.Mutation = memstore.MutationNoCascade
+	case MutationMintIgnoresFence:
+		opts.Mutation = memstore.MutationMintIgnoresFence
 	}
 	w.st = memstore.New(opts)
 	w.wl = expandWorkload(w.sc)
@@ -349,6 +353,7 @@ func (w *world) setup() {
 	for k, f := range w.faults.Restarts {
 		w.schedule(event{at: w.at(f.At.D()), kind: evStoreRestart, idx: k})
 	}
+	w.setupSchedules()
 	w.schedule(event{at: w.at(w.sc.Chaos.D()), kind: evChaosEnd})
 }
 
@@ -400,6 +405,9 @@ func (w *world) handle(ev *event) {
 	case evQueueAction, evQueueUndo:
 		w.workloadLeft--
 		w.queueAction(ev.idx, ev.kind == evQueueUndo)
+	case evScheduleRemove:
+		w.workloadLeft--
+		w.removeSchedule(ev.idx)
 	case evDeadline:
 		w.finish(false)
 	case evChaosEnd:

@@ -54,6 +54,9 @@ const (
 	// MutationClaimIgnoresLimit makes JobClaim ignore every Queue's
 	// Concurrency Limit.
 	MutationClaimIgnoresLimit
+	// MutationMintIgnoresFence makes ScheduleMint apply a plan whatever the
+	// schedule's revision and whether its occurrences were minted already.
+	MutationMintIgnoresFence
 )
 
 // Store is the In-Memory Store. It implements store.Store and

@@ -247,13 +247,13 @@ func (s *Store) ScheduleMint(ctx context.Context, p store.MintParams) ([]store.M
 	for i, pl := range p.Plans {
 		out[i] = store.MintResult{Schedule: pl.Schedule}
 		sc := s.schedules[pl.Schedule]
-		if sc == nil || sc.s.Revision != pl.Revision {
+		if sc == nil || (sc.s.Revision != pl.Revision && s.mutation != MutationMintIgnoresFence) {
 			continue // stale
 		}
 		out[i].Applied = true
 		for _, m := range pl.Mints {
 			key := occKey(m.At)
-			if sc.taken[key] {
+			if sc.taken[key] && s.mutation != MutationMintIgnoresFence {
 				continue
 			}
 			sc.taken[key] = true
