@@ -37,9 +37,31 @@
 // maintenance knobs of the Node Driver. A Client without groups only
 // enqueues.
 //
+// # Recurring Schedules
+//
+// A RecurringSchedule is a cron-defined template that mints jobs as time
+// passes, in UTC or an IANA zone (with cron users' rules across daylight
+// saving). Schedules are stored: declare them in Config.Schedules or call
+// RegisterSchedule, and every Client running Worker Groups mints them on its
+// maintenance beat, idempotently, so no occurrence is minted twice however
+// many nodes run. Occurrences missed while no node ran are skipped (the
+// default) or made up by exactly one job (CatchUpCoalesce); NoOverlap skips
+// an occurrence while the previous instance is still live. Skips are
+// recorded (ScheduleOccurrences). Admin.TriggerSchedule, PauseSchedule and
+// ResumeSchedule are audited Operator Actions.
+//
+// # Retention
+//
+// Terminal jobs stay in the store until a RetentionPolicy (Config.Retention)
+// purges them, with everything stored beside them, in bounded batches on
+// the maintenance beat: Succeeded and Cancelled jobs after KeepSucceeded,
+// Dead-Lettered and Quarantined ones after KeepDeadLettered.
+//
 // # Shutdown
 //
 // Client.Stop stops claiming, lets running handlers finish for DrainTimeout,
 // then cancels the rest (context.Cause is ErrShutdown) and relinquishes their
-// Leases so other nodes pick the jobs up at once.
+// Leases so other nodes pick the jobs up at once: Scheduled and due now, at
+// the Attempt the claim charged, with no Retry Cause. A job relinquished at
+// its attempt ceiling dead-letters.
 package backwave
