@@ -6,35 +6,39 @@ import (
 	"github.com/backwave/backwave/store"
 )
 
-// purgeSQL is one retention batch in one statement: it picks up to $4
-// terminal jobs, oldest first within each state, through the partial index
-// on (state, finalized_at) — an index walk, so the dead rows of earlier
-// batches are not scanned again the way a sequential scan would, before
-// vacuum, rescan them — skipping rows another transaction holds, and deletes
-// them with everything stored beside them.
-const purgeSQL = `WITH victim AS (
-    SELECT v.id FROM unnest($2::text[]) AS s(state)
-    CROSS JOIN LATERAL (
-        SELECT j.id FROM backwave.job j
-        WHERE j.state = s.state
-          AND j.finalized_at <= coalesce($1::timestamptz, now()) - $3::bigint * interval '1 microsecond'
-        ORDER BY j.finalized_at
-        LIMIT $4
-        FOR UPDATE OF j SKIP LOCKED
-    ) v
+// A retention batch is one short transaction of two statements. The first
+// picks up to $4 terminal jobs, oldest first within each state, through the
+// partial index on (state, finalized_at) — an index walk, so the dead rows
+// of earlier batches are not rescanned the way a sequential scan would,
+// before vacuum, rescan them — and locks them, skipping rows another
+// transaction holds. The second deletes them and everything stored beside
+// them by id, the ids bound as an array: the planner then knows how few
+// rows each delete touches and walks each table's job_id index, where a
+// join against a CTE of unknown size may flip to a sequential scan of a
+// large, bloated table.
+const (
+	purgePickSQL = `SELECT v.id FROM unnest($2::text[]) AS s(state)
+CROSS JOIN LATERAL (
+    SELECT j.id FROM backwave.job j
+    WHERE j.state = s.state
+      AND j.finalized_at <= coalesce($1::timestamptz, now()) - $3::bigint * interval '1 microsecond'
+    ORDER BY j.finalized_at
     LIMIT $4
-),
-payload AS (DELETE FROM backwave.job_payload p USING victim v WHERE p.job_id = v.id),
-tag AS (DELETE FROM backwave.job_tag t USING victim v WHERE t.job_id = v.id),
-transition AS (DELETE FROM backwave.job_transition t USING victim v WHERE t.job_id = v.id),
-occurrence AS (DELETE FROM backwave.schedule_occurrence o USING victim v WHERE o.job_id = v.id),
-purged AS (DELETE FROM backwave.job j USING victim v WHERE j.id = v.id RETURNING 1)
+    FOR UPDATE OF j SKIP LOCKED
+) v
+LIMIT $4`
+	purgeDeleteSQL = `WITH payload AS (DELETE FROM backwave.job_payload WHERE job_id = ANY($1::bigint[])),
+tag AS (DELETE FROM backwave.job_tag WHERE job_id = ANY($1::bigint[])),
+transition AS (DELETE FROM backwave.job_transition WHERE job_id = ANY($1::bigint[])),
+occurrence AS (DELETE FROM backwave.schedule_occurrence WHERE job_id = ANY($1::bigint[])),
+purged AS (DELETE FROM backwave.job WHERE id = ANY($1::bigint[]) RETURNING 1)
 SELECT count(*) FROM purged`
+)
 
 // JobPurge deletes up to p.Limit jobs in p.States finalized at or before the
-// store's now minus p.KeepFor, with their payloads, Job Output (a column of
-// the job row), Tags, Transition Logs and occurrence records, in one
-// statement.
+// store's now minus p.KeepFor, oldest first within each state, with their
+// payloads, Job Output (a column of the job row), Tags, Transition Logs and
+// occurrence records, in one short transaction.
 func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeResult, error) {
 	if err := s.enter(ctx); err != nil {
 		return store.PurgeResult{}, err
@@ -47,8 +51,23 @@ func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeR
 		states[i] = st.String()
 	}
 	var n int64
-	err := s.db.query(ctx, s.sql(purgeSQL), []any{s.nowArg(), states, micros(p.KeepFor), int32(p.Limit)},
-		func(scan scanFunc) error { return scan(&n) })
+	err := s.db.inTx(ctx, func(q querier) error {
+		n = 0
+		var ids []int64
+		err := q.query(ctx, s.sql(purgePickSQL), []any{s.nowArg(), states, micros(p.KeepFor), int32(p.Limit)},
+			func(scan scanFunc) error {
+				var id int64
+				if err := scan(&id); err != nil {
+					return err
+				}
+				ids = append(ids, id)
+				return nil
+			})
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		return q.query(ctx, s.sql(purgeDeleteSQL), []any{ids}, func(scan scanFunc) error { return scan(&n) })
+	})
 	if err != nil {
 		return store.PurgeResult{}, s.wrap("purge jobs", err)
 	}

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,6 +76,7 @@ func TestPurgeManyRows(t *testing.T) {
 
 	const batch = 1000
 	var longest, total time.Duration
+	var took []time.Duration
 	purged, batches := 0, 0
 	for _, sweep := range [][]job.State{{job.StateSucceeded, job.StateCancelled}, {job.StateDeadLettered, job.StateQuarantined}} {
 		for {
@@ -88,6 +90,7 @@ func TestPurgeManyRows(t *testing.T) {
 				t.Fatalf("a batch purged %d, above its limit %d", res.Purged, batch)
 			}
 			longest, total = max(longest, d), total+d
+			took = append(took, d)
 			purged += res.Purged
 			batches++
 			if res.Purged < batch {
@@ -116,6 +119,14 @@ func TestPurgeManyRows(t *testing.T) {
 			t.Errorf("the kept counter says %d %s jobs after the purge", c, st)
 		}
 	}
-	t.Logf("purged %d jobs in %d batches of at most %d: longest batch (one statement, one transaction) %v, mean %v, total %v",
-		purged, batches, batch, longest.Round(time.Microsecond), (total / time.Duration(batches)).Round(time.Microsecond), total.Round(time.Millisecond))
+	t.Logf("purged %d jobs in %d batches of at most %d: longest batch (one transaction) %v, p99 %v, median %v, mean %v, total %v",
+		purged, batches, batch, longest.Round(time.Microsecond), quantile(took, 0.99), quantile(took, 0.5),
+		(total / time.Duration(batches)).Round(time.Microsecond), total.Round(time.Millisecond))
+}
+
+// quantile returns the q-quantile of the durations.
+func quantile(ds []time.Duration, q float64) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[int(q*float64(len(s)-1))].Round(time.Microsecond)
 }
