@@ -344,7 +344,7 @@ func TestScheduleOperatorActions(t *testing.T) {
 func TestRetention(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		var logs bytes.Buffer
+		var logs lockedBuffer
 		logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 		st := newStore()
 		r := &runs{}
@@ -378,6 +378,24 @@ func TestRetention(t *testing.T) {
 			}
 		}
 	})
+}
+
+// lockedBuffer is a log sink safe for the Pumps' goroutines and the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func slicesContain(tags []job.Tag, t job.Tag) bool {
