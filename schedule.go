@@ -103,9 +103,12 @@ func (c *Client) scheduleDef(s RecurringSchedule) (store.ScheduleDef, error) {
 	if probe.hasDelay || !probe.runAt.IsZero() {
 		return bad("Options", errors.New("a minted job is due at its occurrence: WithDelay and WithRunAt do not apply"))
 	}
-	nj, err := c.newJob(s.Args, s.Options)
+	nj, err := c.newJob(s.Args, s.Options, 1)
 	if err != nil {
 		return bad("Args", err)
+	}
+	if len(nj.Dependency.Parents) > 0 {
+		return bad("Options", errors.New("a minted job has no Dependency parents"))
 	}
 	if s.CatchUp != CatchUpSkip && s.CatchUp != CatchUpCoalesce {
 		return bad("CatchUp", fmt.Errorf("unknown policy %s", s.CatchUp))

@@ -13,10 +13,14 @@ type Retention interface {
 	// JobPurge deletes up to Limit jobs in the given terminal States that
 	// reached their terminal state at or before the store's now minus
 	// KeepFor, each with everything stored beside it — payload, Tags,
-	// Transition Log, Job Output and its schedule occurrence record — in
-	// one short transaction. Which qualifying jobs a batch takes is the
-	// store's choice. A result with Purged == Limit says more may be
-	// waiting: the caller issues the same sweep again.
+	// Transition Log, Job Output, its own Dependency edges and its schedule
+	// occurrence record — in one short transaction. A job that is still a
+	// Dependency parent of a job the store holds is kept: its dependents,
+	// which may read its state and Job Output, go first, so descendants
+	// are purged before their ancestors and a live job never loses an
+	// ancestor. Which qualifying jobs a batch takes is the store's choice.
+	// A result with Purged == Limit says more may be waiting: the caller
+	// issues the same sweep again.
 	JobPurge(ctx context.Context, p PurgeParams) (PurgeResult, error)
 }
 

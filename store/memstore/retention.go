@@ -9,8 +9,9 @@ import (
 )
 
 // JobPurge deletes up to p.Limit jobs in p.States finalized at or before the
-// store's now minus p.KeepFor, smallest id first, each with its Transition
-// Log, Job Output and occurrence record. Purged ids are never reused.
+// store's now minus p.KeepFor and parent of no job still held, smallest id
+// first, each with its Transition Log, Job Output, Dependency edges and
+// occurrence record. Purged ids are never reused.
 func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeResult, error) {
 	if err := p.Validate(); err != nil {
 		return store.PurgeResult{}, err
@@ -24,14 +25,15 @@ func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeR
 	n := 0
 	for i := s.purgeFrom; i < len(s.jobs) && n < p.Limit; i++ {
 		r := s.jobs[i]
-		if r == nil || !slices.Contains(p.States, r.job.State) || r.job.FinalizedAt.After(horizon) {
-			continue
+		if r == nil || !slices.Contains(p.States, r.job.State) || r.job.FinalizedAt.After(horizon) || len(r.dependents) > 0 {
+			continue // live, too young, or a parent of a job still held
 		}
 		if purged[r.job.Queue] == nil {
 			purged[r.job.Queue] = map[job.ID]bool{}
 		}
 		purged[r.job.Queue][r.job.ID] = true
 		s.forgetJob(r)
+		s.unlink(r)
 		s.jobs[i] = nil
 		n++
 	}
@@ -43,4 +45,18 @@ func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeR
 		q.ids = slices.DeleteFunc(q.ids, func(id job.ID) bool { return ids[id] })
 	}
 	return store.PurgeResult{Purged: n}, nil
+}
+
+// unlink removes a purged job from its parents' lists of dependents. (It is
+// the parent of none: JobPurge keeps parents until their dependents go.)
+// The caller holds s.mu.
+func (s *Store) unlink(r *row) {
+	if r.dep == nil {
+		return
+	}
+	for _, e := range r.dep.parents {
+		if p := s.row(e.id); p != nil {
+			p.dependents = slices.DeleteFunc(p.dependents, func(id job.ID) bool { return id == r.job.ID })
+		}
+	}
 }

@@ -266,6 +266,7 @@ FROM (VALUES ('backwave', 'USAGE', 'schema'),
              ('backwave.job_transition', 'SELECT,INSERT,DELETE', 'table'),
              ('backwave.schedule', 'SELECT,INSERT,UPDATE,DELETE', 'table'),
              ('backwave.schedule_occurrence', 'SELECT,INSERT,UPDATE,DELETE', 'table'),
+             ('backwave.job_dependency', 'SELECT,INSERT,UPDATE,DELETE', 'table'),
              ('backwave.job_id_seq', 'USAGE', 'sequence')) AS t(name, privs, kind)
 CROSS JOIN LATERAL unnest(string_to_array(t.privs, ',')) AS p(priv)
 WHERE NOT CASE t.kind

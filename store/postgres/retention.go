@@ -7,7 +7,9 @@ import (
 )
 
 // A retention batch is one short transaction of two statements. The first
-// picks up to $4 terminal jobs, oldest first within each state, through the
+// picks up to $4 terminal jobs that are parents of no job still held (so
+// descendants go before their ancestors), oldest first within each state,
+// through the
 // partial index on (state, finalized_at) — an index walk, so the dead rows
 // of earlier batches are not rescanned the way a sequential scan would,
 // before vacuum, rescan them — and locks them, skipping rows another
@@ -22,6 +24,7 @@ CROSS JOIN LATERAL (
     SELECT j.id FROM backwave.job j
     WHERE j.state = s.state
       AND j.finalized_at <= coalesce($1::timestamptz, now()) - $3::bigint * interval '1 microsecond'
+      AND NOT EXISTS (SELECT 1 FROM backwave.job_dependency d WHERE d.parent_id = j.id)
     ORDER BY j.finalized_at
     LIMIT $4
     FOR UPDATE OF j SKIP LOCKED
@@ -31,6 +34,7 @@ LIMIT $4`
 tag AS (DELETE FROM backwave.job_tag WHERE job_id = ANY($1::bigint[])),
 transition AS (DELETE FROM backwave.job_transition WHERE job_id = ANY($1::bigint[])),
 occurrence AS (DELETE FROM backwave.schedule_occurrence WHERE job_id = ANY($1::bigint[])),
+dependency AS (DELETE FROM backwave.job_dependency WHERE job_id = ANY($1::bigint[])),
 purged AS (DELETE FROM backwave.job WHERE id = ANY($1::bigint[]) RETURNING 1)
 SELECT count(*) FROM purged`
 )

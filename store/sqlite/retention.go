@@ -10,12 +10,17 @@ import (
 )
 
 // The retention sweeps. Each batch is one short write transaction: pick up
-// to Limit terminal jobs per the partial index on (state, finalized_at),
+// to Limit terminal jobs that are parents of no job still held (so
+// descendants go before their ancestors) per the partial index on (state,
+// finalized_at),
 // then delete them and everything stored beside them by id. No ORDER BY:
 // which qualifying jobs go first does not matter, and an ordered pick would
 // sort every qualifying row on each batch.
 const (
-	sqlPurgePick = `SELECT id FROM backwave_job WHERE state = ?1 AND finalized_at <= ?2 LIMIT ?3`
+	sqlPurgePick = `SELECT j.id FROM backwave_job j
+	WHERE j.state = ?1 AND j.finalized_at <= ?2
+		AND NOT EXISTS (SELECT 1 FROM backwave_job_dependency d WHERE d.parent_id = j.id)
+	LIMIT ?3`
 )
 
 // purgeDeletes delete a batch of jobs by id (a JSON array) from every table
@@ -26,6 +31,7 @@ var purgeDeletes = []string{
 	`DELETE FROM backwave_job_tag WHERE job_id IN (SELECT value FROM json_each(?1))`,
 	`DELETE FROM backwave_job_transition WHERE job_id IN (SELECT value FROM json_each(?1))`,
 	`DELETE FROM backwave_schedule_occurrence WHERE job_id IN (SELECT value FROM json_each(?1))`,
+	`DELETE FROM backwave_job_dependency WHERE job_id IN (SELECT value FROM json_each(?1))`,
 	`DELETE FROM backwave_job WHERE id IN (SELECT value FROM json_each(?1))`,
 }
 

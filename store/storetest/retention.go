@@ -157,6 +157,32 @@ func testRetention(t *testing.T, s *suite) {
 		}
 	})
 
+	// "A job that is still a Dependency parent of a job the store holds is
+	// kept ... descendants are purged before their ancestors and a live job
+	// never loses an ancestor."
+	s.run(t, "DescendantsFirst", func(t *testing.T, e *env) {
+		parent := newJob("q")
+		child := newJob("q")
+		child.Dependency = store.Dependency{Parents: []store.ParentRef{store.InBatch(0)}}
+		ids := e.insert(parent, child)
+		e.reportApplied(w1, succeeded(e.claimOne(w1, "q")))
+		// The parent is terminal; its dependent is live: nothing goes.
+		if n := e.purge(10, 0, job.StateSucceeded); n != 0 {
+			t.Fatalf("purged %d while the dependent of the only terminal job is live", n)
+		}
+		e.wantState(ids[0], job.StateSucceeded)
+		e.reportApplied(w1, succeeded(e.claimOne(w1, "q")))
+		if n := e.purge(10, 0, job.StateSucceeded); n != 1 {
+			t.Fatalf("first batch purged %d, want the dependent only", n)
+		}
+		e.wantGone(ids[1])
+		e.wantState(ids[0], job.StateSucceeded)
+		if n := e.purge(10, 0, job.StateSucceeded); n != 1 {
+			t.Fatalf("second batch purged %d, want the parent", n)
+		}
+		e.wantGone(ids[0])
+	})
+
 	s.run(t, "Validates", func(t *testing.T, e *env) {
 		for _, p := range []store.PurgeParams{
 			{States: nil, Limit: 1},
