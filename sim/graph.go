@@ -202,6 +202,9 @@ func (w *world) requeue(i int) {
 	}
 	w.workloadCall()
 	_, err := w.st.JobRequeue(w.ctx, store.JobRequeueParams{ID: js.id, Actor: "sim"})
+	if w.purgedOK(i, err) {
+		return // retention purged it first: the operator finds it gone
+	}
 	w.mustStore(err)
 	w.checkSettled()
 }

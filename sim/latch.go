@@ -223,6 +223,9 @@ func (w *world) checkSettled() {
 			return
 		}
 		info, err := w.st.JobDependencies(w.ctx, id)
+		if err != nil && int(id) <= len(w.byID) && w.purgedOK(w.byID[id-1], err) {
+			continue // terminal and purged: its latch is gone with it
+		}
 		if err != nil {
 			w.mustStore(err)
 			return

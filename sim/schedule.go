@@ -63,7 +63,9 @@ type ScheduleSpec struct {
 	NoOverlap bool   `json:"no_overlap,omitempty"`
 }
 
-// RetentionSpec is the Retention Policy every node runs.
+// RetentionSpec is the Retention Policy every node runs. Its keep horizons
+// must outlast the workload's inserts when graph roots name earlier jobs
+// as parents (an insert naming a purged parent is refused).
 type RetentionSpec struct {
 	KeepSucceeded    Dur `json:"keep_succeeded"`
 	KeepDeadLettered Dur `json:"keep_dead_lettered"`
@@ -132,9 +134,16 @@ func drawSchedules(sc *Scenario) {
 		}
 	}
 	if d.chance(0.5) {
+		// A graph root may name an earlier job as its parent; that job must
+		// still be in the store when the root is enqueued, so with such
+		// roots nothing is purged before the workload is all in.
+		var base time.Duration
+		if sc.Work.Graphs.Graphs > 0 && sc.Work.Graphs.ExistingProb > 0 {
+			base = sc.Chaos.D()
+		}
 		sc.Retention = &RetentionSpec{
-			KeepSucceeded:    Dur(d.dur(0, 2*time.Second).Round(time.Millisecond)),
-			KeepDeadLettered: Dur(d.dur(0, 3*time.Second).Round(time.Millisecond)),
+			KeepSucceeded:    Dur(base + d.dur(0, 2*time.Second).Round(time.Millisecond)),
+			KeepDeadLettered: Dur(base + d.dur(0, 3*time.Second).Round(time.Millisecond)),
 			Batch:            d.between(1, 20),
 		}
 	}
