@@ -33,7 +33,7 @@ func TestPlantedScheduleBugsAreFound(t *testing.T) {
 			for seed := uint64(1); seed <= tc.maxSeeds && found == nil; seed++ {
 				seeds = seed
 				p := NewPlan(seed, tc.level, Size{})
-				if len(p.Scenario.Schedules) == 0 {
+				if !mayTrip(&p.Scenario, tc.mutation) {
 					continue
 				}
 				p.Scenario.Mutation = tc.mutation
@@ -59,4 +59,26 @@ func TestPlantedScheduleBugsAreFound(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mayTrip reports whether the planted bug can show in the Scenario at all:
+// it has schedules, and for the Coalesce bug a Coalesce schedule whose
+// MissedAfter is tight enough to miss occurrences.
+func mayTrip(sc *Scenario, m Mutation) bool {
+	if len(sc.Schedules) == 0 {
+		return false
+	}
+	if m != MutationCoalesceEveryMissed {
+		return true
+	}
+	var maint Dur
+	for _, ns := range sc.Nodes {
+		maint = max(maint, ns.Maintenance)
+	}
+	for _, s := range sc.Schedules {
+		if s.CatchUp == "coalesce" && sc.MissedAfter < 2*maint {
+			return true
+		}
+	}
+	return false
 }

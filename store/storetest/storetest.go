@@ -46,6 +46,13 @@
 // Harness.WithHistory opens a second fresh store on the same clock with
 // another Job History Policy, so the suite can hold each policy to its
 // clause.
+//
+// # Two nodes
+//
+// Harness.Peer opens a second store over the same data, as a second node
+// would; the races between nodes (two mints of one occurrence) run one side
+// on each. An adapter without a second opener leaves it nil and both sides
+// share Store.
 package storetest
 
 import (
