@@ -107,7 +107,6 @@ func DefaultWorkerGroup(name string, policy DispatchPolicy) WorkerGroupOptions {
 		LeaseDuration:       DefaultLeaseDuration,
 		HeartbeatInterval:   DefaultLeaseDuration / 3,
 		MaxClaimBatch:       DefaultMaxClaimBatch,
-		MaxOutcomeBatch:     DefaultMaxClaimBatch,
 		PollInterval:        DefaultPollInterval,
 		MaintenanceInterval: DefaultMaintenanceInterval,
 		Pumps:               1,
