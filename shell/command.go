@@ -3,6 +3,7 @@ package shell
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
@@ -63,20 +64,44 @@ func (p *Pump) claim(c node.Claim) node.Event {
 	return node.ClaimDone{Now: p.now(), Op: c.Op, Jobs: jobs, Err: err}
 }
 
-// execute starts the handler of one claimed Attempt on its own goroutine.
+// execute starts the handler of one claimed Attempt on a handler goroutine:
+// an idle one if there is one, else a new one. Handler goroutines outlive
+// their Attempt and wait for the next until the loop exits, so a busy Pump
+// does not pay for a new goroutine, and for growing its stack, per job.
 func (p *Pump) execute(j job.Job) {
 	l := j.Lease()
 	ctx, cancel := context.WithCancelCause(p.handlerCtx)
 	a := &attempt{cancel: cancel, queue: j.Queue, wireName: j.WireName}
 	p.attempts[l] = a
-	p.log.Debug("attempt started", p.attrs(l, a)...)
-	go func() {
-		r := p.run(ctx, j)
+	if p.log.Enabled(ctx, slog.LevelDebug) {
+		p.log.Debug("attempt started", p.attrs(l, a)...)
+	}
+	t := task{ctx: ctx, job: j}
+	select {
+	case p.tasks <- t:
+	default:
+		go p.handle(t)
+	}
+}
+
+// handle runs t and then every task handed to it while idle, until the
+// loop exits. An abandoned handler that is still running keeps its
+// goroutine busy; the next Attempt gets another.
+func (p *Pump) handle(t task) {
+	for {
+		r := p.run(t.ctx, t.job)
 		select {
-		case p.finished <- finished{lease: l, result: r}:
+		case p.finished <- finished{lease: t.job.Lease(), result: r}:
 		case <-p.exited:
+			return
 		}
-	}()
+		t = task{} // drop the finished Attempt's job and context while idle
+		select {
+		case t = <-p.tasks:
+		case <-p.exited:
+			return
+		}
+	}
 }
 
 // run calls the Executor, turning a panic into a failed Attempt whose
@@ -150,7 +175,7 @@ func (p *Pump) report(c node.Report) node.Event {
 			p.log.Warn("job dead-lettered", p.attrs(o.Lease, a, "failure_detail", detailOf(a))...)
 		case o.State == job.StateScheduled:
 			p.log.Info("attempt failed: retry scheduled", p.attrs(o.Lease, a, "retry_delay", o.RetryDelay, "failure_detail", detailOf(a))...)
-		default:
+		case p.log.Enabled(p.ioCtx, slog.LevelDebug):
 			p.log.Debug("outcome applied", p.attrs(o.Lease, a, "state", o.State.String())...)
 		}
 	}

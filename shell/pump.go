@@ -24,6 +24,7 @@ type Pump struct {
 
 	wake     chan struct{} // the single pending wake slot
 	finished chan finished // handler goroutines → loop
+	tasks    chan task     // loop → idle handler goroutines
 	stopCh   chan struct{} // closed by the first Stop
 	abortCh  chan struct{} // closed when a Stop's context is done
 	exited   chan struct{} // closed when the loop has exited
@@ -59,6 +60,12 @@ type attempt struct {
 	tags     []job.Tag
 }
 
+// task is one Attempt handed to a handler goroutine.
+type task struct {
+	ctx context.Context
+	job job.Job
+}
+
 // finished carries a handler's result to the loop.
 type finished struct {
 	lease  job.Lease
@@ -83,6 +90,7 @@ func New(cfg Config) (*Pump, error) {
 		serves:   make(map[string]bool),
 		wake:     make(chan struct{}, 1),
 		finished: make(chan finished),
+		tasks:    make(chan task),
 		stopCh:   make(chan struct{}),
 		abortCh:  make(chan struct{}),
 		exited:   make(chan struct{}),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -141,6 +142,38 @@ func TestPumpRunsJobsToSucceeded(t *testing.T) {
 		}
 		if len(j.Tags) != 1 || j.Tags[0] != job.Label("done") {
 			t.Errorf("tags = %v, want the Tag delta [done]", j.Tags)
+		}
+	})
+}
+
+// Handler goroutines are kept for the next Attempt: 200 jobs through a pool
+// of 4 run on a handful of goroutines, not one new goroutine per job.
+func TestPumpReusesHandlerGoroutines(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		st := newStore()
+		const jobs = 200
+		insert(t, st, jobs, 1)
+		var mu sync.Mutex
+		seen := make(map[string]bool)
+		p := newPump(t, st, shell.ExecutorFunc(func(ctx context.Context, j job.Job) shell.Result {
+			buf := make([]byte, 64)
+			id, _, _ := strings.Cut(strings.TrimPrefix(string(buf[:runtime.Stack(buf, false)]), "goroutine "), " ")
+			mu.Lock()
+			seen[id] = true
+			mu.Unlock()
+			return shell.Result{Result: core.ResultSucceeded}
+		}), nil)
+		start(t, p)
+		waitFor(t, "all jobs succeeded", func() bool {
+			n, _ := st.JobCountByState(context.Background(), store.CountParams{})
+			return n[job.StateSucceeded] == jobs
+		})
+		stop(t, p)
+		mu.Lock()
+		defer mu.Unlock()
+		if len(seen) > 4*4 {
+			t.Errorf("%d jobs ran on %d goroutines with a pool of 4; want the goroutines reused", jobs, len(seen))
 		}
 	})
 }

@@ -48,6 +48,13 @@ FOR UPDATE`
 // lease fewer than it could, never more. Each job's Attempt is charged, its
 // Lease runs until now + $5 µs, and its claim enters the Transition Log.
 // Rows come back with their Queue's place in $2, for sorting.
+//
+// The UPDATE finds the picked rows by the ctid their lock was taken on (a
+// TID scan), not through the primary key again. The lock keeps that tuple
+// from being updated or vacuumed until commit; a tuple whose locked version
+// this statement's snapshot cannot see (a concurrent change that left it
+// claimable) is simply not updated and stays Scheduled, so a claim may
+// lease fewer, never a wrong job.
 var claimSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
 queues AS (
     SELECT DISTINCT ON (u.name) u.name, u.ord, q.concurrency_limit
@@ -76,9 +83,9 @@ budget AS (
     FROM room r
 ),
 candidate AS (
-    SELECT c.id, c.scheduled_at, b.ord
+    SELECT c.ctid, c.id, c.scheduled_at, b.ord
     FROM budget b, now, LATERAL (
-        SELECT j.id, j.scheduled_at FROM backwave.job j
+        SELECT j.ctid, j.id, j.scheduled_at FROM backwave.job j
         WHERE j.queue = b.name AND j.state = 'scheduled' AND j.scheduled_at <= now.t
         ORDER BY j.scheduled_at, j.id
         LIMIT b.n
@@ -87,14 +94,14 @@ candidate AS (
     WHERE b.n > 0
 ),
 picked AS (
-    SELECT c.id, c.ord FROM candidate c ORDER BY c.ord, c.scheduled_at, c.id LIMIT $3::int
+    SELECT c.ctid, c.id, c.ord FROM candidate c ORDER BY c.ord, c.scheduled_at, c.id LIMIT $3::int
 ),
 claimed AS (
     UPDATE backwave.job j
     SET state = 'running', attempt = j.attempt + 1, worker = $4::text,
         lease_expires_at = now.t + $5::bigint * interval '1 microsecond'
     FROM now
-    WHERE j.id = ANY (ARRAY(SELECT p.id FROM picked p))
+    WHERE j.ctid = ANY (ARRAY(SELECT p.ctid FROM picked p))
     RETURNING j.*, now.t AS now
 ),
 logged AS (

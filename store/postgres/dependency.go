@@ -51,10 +51,16 @@ const terminalStates = `('succeeded', 'dead_lettered', 'cancelled', 'quarantined
 //
 // and records the Transition Log entries (if $4, the Job History Policy
 // records any) and one NOTIFY per Queue that got a released job due now.
+//
+// Only uncounted edges can change anything, so src is empty unless one
+// exists: a single probe of the job_dependency_uncounted index, evaluated
+// once, spares a batch of jobs without Dependencies its per-job lookups.
+// The probe reads this statement's snapshot, as the rest of it does.
 const settleSQL = `WITH RECURSIVE now AS (SELECT coalesce($1::timestamptz, now()) AS t),
 src AS (
     SELECT p.id, p.state = 'succeeded' AS ok FROM backwave.job p
-    WHERE p.id = ANY ($2::bigint[]) AND p.state IN ` + terminalStates + `
+    WHERE EXISTS (SELECT 1 FROM backwave.job_dependency u WHERE NOT u.counted)
+      AND p.id = ANY ($2::bigint[]) AND p.state IN ` + terminalStates + `
 ),
 doomed(id) AS (
     SELECT e.job_id FROM src s

@@ -83,7 +83,9 @@ func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.Re
 // Output is stored when given. Applied rows get their Transition Log entry
 // and Tag delta ($11…$13, by ordinal), and one NOTIFY goes out per Queue
 // where the outcome may have made a job claimable (a retry due at once, or a
-// slot freed in a limited Queue). The ordinals of applied rows come back.
+// slot freed in a limited Queue); the applied rows are grouped by Queue
+// first, so the queue table is read once per Queue, not once per row. The
+// ordinals of applied rows come back.
 //
 // The fence reads "Running" as worker = $10 AND lease_expires_at IS NOT
 // NULL, which the job table's CHECK makes equivalent to state = 'running':
@@ -138,10 +140,11 @@ known_tag AS (
     ON CONFLICT DO NOTHING
 ),
 hint AS (
-    SELECT pg_notify('backwave.hint', d.queue)
-    FROM (SELECT DISTINCT a.queue FROM applied a JOIN backwave.queue q ON q.name = a.queue
-          WHERE $14::bool AND NOT q.paused
-            AND ((a.state = 'scheduled' AND a.delay = 0) OR q.concurrency_limit > 0)) d
+    SELECT pg_notify('backwave.hint', q.name)
+    FROM (SELECT a.queue, bool_or(a.state = 'scheduled' AND a.delay = 0) AS due
+          FROM applied a WHERE $14::bool GROUP BY a.queue) d
+    JOIN backwave.queue q ON q.name = d.queue
+    WHERE NOT q.paused AND (d.due OR q.concurrency_limit > 0)
 )
 SELECT a.ord, (SELECT count(*) FROM hint) FROM applied a`
 
