@@ -21,12 +21,15 @@ func leaseArrays(ls []job.Lease) (ids []int64, attempts []int32) {
 
 // renewSQL extends every Lease of $2/$3 still held by worker $4 — the job
 // Running under that worker at exactly that Attempt — to now + $5 µs.
+// "Running" is spelled as in reportSQL (see there): worker and a lease
+// expiry set, which the table's CHECK makes equivalent to the state, so
+// the plan looks rows up by id and never scans the job_running index.
 const renewSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t)
 UPDATE backwave.job j
 SET lease_expires_at = now.t + $5::bigint * interval '1 microsecond'
 FROM (SELECT DISTINCT * FROM unnest($2::bigint[], $3::int[]) AS u(id, attempt)) l, now
 WHERE j.id = ANY ($2::bigint[]) AND j.id = l.id AND j.attempt = l.attempt
-  AND j.worker = $4::text AND j.state = 'running'
+  AND j.worker = $4::text AND j.lease_expires_at IS NOT NULL
 RETURNING j.id, j.attempt, j.cancel_requested`
 
 // LeaseRenew extends every Lease still held by p.Worker to the store's now
@@ -355,14 +358,15 @@ func (s *Store) LeaseExpire(ctx context.Context, p store.ExpireParams) (store.Ex
 	return res, nil
 }
 
-// relinquishSQL hands back every Lease of $2/$3 still held by worker $4.
+// relinquishSQL hands back every Lease of $2/$3 still held by worker $4
+// (Running spelled as in reportSQL).
 var relinquishSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
 handed AS (
     UPDATE backwave.job j
     SET ` + leaseLossSET + `
     FROM (SELECT DISTINCT * FROM unnest($2::bigint[], $3::int[]) AS u(id, attempt)) l, now
     WHERE j.id = ANY ($2::bigint[]) AND j.id = l.id AND j.attempt = l.attempt
-      AND j.worker = $4::text AND j.state = 'running'
+      AND j.worker = $4::text AND j.lease_expires_at IS NOT NULL
     RETURNING j.id, j.attempt, j.state, j.queue, now.t AS now
 ),
 logged AS (
