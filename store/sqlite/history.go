@@ -31,6 +31,12 @@ func (s *Store) trim(ctx context.Context, tx *sql.Tx, id int64, attempt job.Atte
 	if attempt <= store.TransitionTrimAttempt {
 		return nil
 	}
+	return s.trimLog(ctx, tx, id)
+}
+
+// trimLog drops the oldest entries of the job's Transition Log beyond
+// store.TransitionLogCap.
+func (s *Store) trimLog(ctx context.Context, tx *sql.Tx, id int64) error {
 	if _, err := tx.ExecContext(ctx, s.m.trim, id, store.TransitionLogCap); err != nil {
 		return fmt.Errorf("job %d: trim the transition log: %w", id, err)
 	}

@@ -36,23 +36,45 @@ const (
 	WHERE id = ?2 AND state = 3 AND worker = ?3 AND attempt = ?4
 	RETURNING cancel_requested`
 
-	// sqlApplyOutcome is the fenced outcome write: it changes the row only
-	// if the job is still Running under that worker at that Attempt. A
+	// sqlApplyOutcomes is the fenced outcome write of a whole batch
+	// (jsonRows ?1: [id, attempt, state, due, retry cause, cancel cause,
+	// finalized at], a null keeping the column): it changes a row only if
+	// the job is still Running under worker ?2 at the row's Attempt. A
 	// recorded cancel request wins (core.UnderCancel): the job becomes
-	// Cancelled (?9) with cancel cause operator (?10), finalized at now
-	// (?11), its due time and Retry Cause kept.
-	sqlApplyOutcome = `UPDATE backwave_job
-	SET state = CASE WHEN cancel_requested THEN ?9 ELSE ?1 END,
-		scheduled_at = CASE WHEN cancel_requested THEN scheduled_at ELSE COALESCE(?2, scheduled_at) END,
-		retry_cause = CASE WHEN cancel_requested THEN retry_cause ELSE COALESCE(?3, retry_cause) END,
-		cancel_cause = CASE WHEN cancel_requested THEN ?10 ELSE COALESCE(?4, cancel_cause) END,
-		finalized_at = CASE WHEN cancel_requested THEN ?11 ELSE ?5 END,
+	// Cancelled (?3) with cancel cause operator (?4), finalized at now
+	// (?5), its due time and Retry Cause kept. The batch holds each Lease
+	// once.
+	sqlApplyOutcomes = `UPDATE backwave_job AS j
+	SET state = CASE WHEN j.cancel_requested THEN ?3 ELSE o.state END,
+		scheduled_at = CASE WHEN j.cancel_requested THEN j.scheduled_at ELSE COALESCE(o.due, j.scheduled_at) END,
+		retry_cause = CASE WHEN j.cancel_requested THEN j.retry_cause ELSE COALESCE(o.retry_cause, j.retry_cause) END,
+		cancel_cause = CASE WHEN j.cancel_requested THEN ?4 ELSE COALESCE(o.cancel_cause, j.cancel_cause) END,
+		finalized_at = CASE WHEN j.cancel_requested THEN ?5 ELSE o.finalized_at END,
 		worker = NULL,
 		lease_expires_at = NULL
-	WHERE id = ?6 AND state = 3 AND worker = ?7 AND attempt = ?8
-	RETURNING queue, cancel_requested`
-	sqlUpsertOutput = `INSERT INTO backwave_job_output (job_id, output) VALUES (?1, ?2)
+	FROM (SELECT value ->> 0 AS id, value ->> 1 AS attempt, value ->> 2 AS state, value ->> 3 AS due,
+			value ->> 4 AS retry_cause, value ->> 5 AS cancel_cause, value ->> 6 AS finalized_at
+		FROM json_each(?1)) AS o
+	WHERE j.id = o.id AND j.state = 3 AND j.worker = ?2 AND j.attempt = o.attempt
+	RETURNING id, attempt, queue, cancel_requested`
+	// sqlTransitionRows records Transition Log entries at ?2 from jsonRows
+	// ?1: [job id, from state, state, via, attempt, Failure Detail as hex
+	// or null], in row order.
+	sqlTransitionRows = `INSERT INTO backwave_job_transition (job_id, at, from_state, state, via, attempt, failure_detail)
+	SELECT value ->> 0, ?2, value ->> 1, value ->> 2, value ->> 3, value ->> 4, CAST(unhex(value ->> 5) AS TEXT)
+	FROM json_each(?1) ORDER BY key`
+	// sqlOutputRows upserts Job Outputs from jsonRows ?1: [job id, output
+	// as hex].
+	sqlOutputRows = `INSERT INTO backwave_job_output (job_id, output)
+	SELECT value ->> 0, unhex(value ->> 1) FROM json_each(?1) WHERE true
 	ON CONFLICT (job_id) DO UPDATE SET output = excluded.output`
+	// sqlTagRows adds Tags from jsonRows ?1: [job id, key, value].
+	sqlTagRows = `INSERT OR IGNORE INTO backwave_job_tag (job_id, key, value)
+	SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?1)`
+	// sqlKnowTagRows adds Tags to Tag Suggest's dictionary from jsonRows
+	// ?1: [key, value, folded, display].
+	sqlKnowTagRows = `INSERT OR IGNORE INTO backwave_tag (key, value, folded, display)
+	SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?1)`
 
 	sqlLapsed = `SELECT id, queue, attempt, max_attempts + attempt_base, cancel_requested FROM backwave_job
 	WHERE state = 3 AND queue IN (SELECT value FROM json_each(?1)) AND lease_expires_at <= ?2
@@ -103,7 +125,8 @@ const (
 type queries struct {
 	insertJob, insertPayload, insertTag, knowQueue, transition                  string
 	queueSettings, countRunning, claim, claimTransitions                        string
-	renew, applyOutcome, upsertOutput, lapsed, held, endLease                   string
+	renew, lapsed, held, endLease                                               string
+	applyOutcomes, transitionRows, outputRows, tagRows, knowTagRows             string
 	pause, setLimit, queueList                                                  string
 	jobGet, payloadsOf, tagsOf, countByState, countInQueue, transitions, output string
 	jobState, cancelNow, requestCancel                                          string
@@ -119,8 +142,10 @@ func newQueries(n schemaName) *queries {
 		knowQueue: r(sqlKnowQueue), transition: r(sqlTransition),
 		queueSettings: r(sqlQueueSettings), countRunning: r(sqlCountRunning), claim: r(sqlClaim),
 		claimTransitions: r(sqlClaimTransitions),
-		renew:            r(sqlRenew), applyOutcome: r(sqlApplyOutcome), upsertOutput: r(sqlUpsertOutput),
-		lapsed: r(sqlLapsed), held: r(sqlHeld), endLease: r(sqlEndLease),
+		renew:            r(sqlRenew),
+		lapsed:           r(sqlLapsed), held: r(sqlHeld), endLease: r(sqlEndLease),
+		applyOutcomes: r(sqlApplyOutcomes), transitionRows: r(sqlTransitionRows), outputRows: r(sqlOutputRows),
+		tagRows: r(sqlTagRows), knowTagRows: r(sqlKnowTagRows),
 		pause: r(sqlPause), setLimit: r(sqlSetLimit), queueList: r(sqlQueueList),
 		jobGet: r(sqlJobGet), payloadsOf: r(sqlPayloadsOf), tagsOf: r(sqlTagsOf),
 		countByState: r(sqlCountByState), countInQueue: r(sqlCountInQueue),

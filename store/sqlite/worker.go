@@ -160,30 +160,43 @@ func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.Re
 // (core.RetryCauseAfter), records the Transition Log entry with the Failure
 // Detail, stores the Job Output, merges the Tag delta and frees the Queue's
 // slot (the Running count is derived from the rows). A stale outcome mutates
-// nothing and is answered Applied=false. An outcome that is not a legal
-// outcome edge out of Running fails the whole call with
+// nothing and is answered Applied=false; so is a second outcome for a Lease
+// the batch already names, which the first one made stale. An outcome that
+// is not a legal outcome edge out of Running fails the whole call with
 // store.ErrInvalidParams before anything is written.
+//
+// The writes are set-based: one UPDATE for every state change, then one
+// INSERT each for the Transition Log entries, the Job Outputs, the Tags and
+// Tag Suggest's dictionary (each only when some applied outcome needs it),
+// whatever the size of the batch.
 func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]store.ReportResult, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	out := make([]store.ReportResult, len(p.Outcomes))
+	for i, o := range p.Outcomes {
+		out[i] = store.ReportResult{Lease: o.Lease}
+	}
 	if len(p.Outcomes) == 0 {
 		return out, s.ready(ctx)
 	}
 	var freed []string
 	err := s.write(ctx, "report outcomes", func(tx *sql.Tx) error {
 		freed = freed[:0]
-		var terminal []int64 // applied outcomes that end their job
-		now := s.clock.Now()
-		st, err := prepare(ctx, tx, s.q.applyOutcome, s.q.transition, s.q.upsertOutput, s.q.insertTag, s.m.knowTag)
-		if err != nil {
-			return err
+		for i := range out {
+			out[i].Applied = false
 		}
-		defer st.close()
-		apply, insTransition, upsertOutput, insTag, knowTag := st[0], st[1], st[2], st[3], st[4]
+		now := s.clock.Now()
+		at := micros(now)
+		// Each Lease's first outcome; a later one for the same Lease is
+		// stale once the first applies, and stays out of the batch.
+		first := make(map[job.Lease]int, len(p.Outcomes))
+		var batch jsonRows
 		for i, o := range p.Outcomes {
-			out[i] = store.ReportResult{Lease: o.Lease}
+			if _, dup := first[o.Lease]; dup {
+				continue
+			}
+			first[o.Lease] = i
 			var scheduledAt, cancelCause, finalizedAt any
 			switch o.State {
 			case job.StateScheduled:
@@ -192,45 +205,119 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 				cancelCause = encode(cancelCauseCodes, job.CancelCauseOperator)
 			}
 			if o.State.Terminal() {
-				finalizedAt = micros(now)
+				finalizedAt = at
 			}
+			batch.row()
+			batch.int(int64(o.Lease.ID))
+			batch.int(int64(o.Lease.Attempt))
+			batch.int(stateCode(o.State))
+			batch.intOrNull(scheduledAt)
+			batch.intOrNull(retryCauseArg(o.State, o.Via))
+			batch.intOrNull(cancelCause)
+			batch.intOrNull(finalizedAt)
+		}
+		cancelled := make([]bool, len(p.Outcomes)) // a recorded cancel request won
+		rows, err := tx.QueryContext(ctx, s.q.applyOutcomes, batch.String(), string(p.Worker),
+			stateCode(job.StateCancelled), encode(cancelCauseCodes, job.CancelCauseOperator), at)
+		if err != nil {
+			return fmt.Errorf("apply outcomes: %w", err)
+		}
+		for rows.Next() {
+			var id, attempt int64
 			var queue string
 			var cancelRequested bool
-			err := apply.QueryRowContext(ctx, stateCode(o.State), scheduledAt, retryCauseArg(o.State, o.Via), cancelCause, finalizedAt,
-				int64(o.Lease.ID), string(p.Worker), int64(o.Lease.Attempt),
-				stateCode(job.StateCancelled), encode(cancelCauseCodes, job.CancelCauseOperator), micros(now)).Scan(&queue, &cancelRequested)
-			if errors.Is(err, sql.ErrNoRows) {
-				continue // stale: the fence held, nothing changed
+			if err := rows.Scan(&id, &attempt, &queue, &cancelRequested); err != nil {
+				_ = rows.Close()
+				return fmt.Errorf("apply outcomes: %w", err)
 			}
-			if err != nil {
-				return fmt.Errorf("outcome %s: %w", o.Lease, err)
+			i, ok := first[job.Lease{ID: job.ID(id), Attempt: job.Attempt(attempt)}]
+			if !ok {
+				_ = rows.Close()
+				return fmt.Errorf("apply outcomes: job %d at attempt %d changed but is not in the batch", id, attempt)
 			}
-			id := int64(o.Lease.ID)
-			applied := core.UnderCancel(o.Outcome, cancelRequested) // as the statement applied it
-			if err := s.logEntry(ctx, tx, insTransition, id, micros(now), codeRunning, stateCode(applied.State), viaCode(applied.Via),
-				o.Lease.Attempt, o.FailureDetail); err != nil {
-				return fmt.Errorf("outcome %s: %w", o.Lease, err)
-			}
-			if o.Output != nil && applied.State == job.StateSucceeded {
-				if _, err := upsertOutput.ExecContext(ctx, id, o.Output); err != nil {
-					return fmt.Errorf("outcome %s: output: %w", o.Lease, err)
-				}
-			}
-			for _, t := range o.TagDelta {
-				if _, err := insTag.ExecContext(ctx, id, t.Key, t.Value); err != nil {
-					return fmt.Errorf("outcome %s: tag %s: %w", o.Lease, t, err)
-				}
-			}
-			if err := knowTags(ctx, knowTag, o.TagDelta); err != nil {
-				return fmt.Errorf("outcome %s: %w", o.Lease, err)
-			}
+			out[i].Applied, cancelled[i] = true, cancelRequested
 			if !slices.Contains(freed, queue) {
 				freed = append(freed, queue)
+			}
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return fmt.Errorf("apply outcomes: %w", err)
+		}
+
+		record := s.opts.History.Records()
+		var entries, outputs, tags, known jsonRows
+		var terminal, trim []int64 // applied outcomes that end their job; logs that may need a trim
+		var seen map[job.Tag]bool
+		for i, o := range p.Outcomes {
+			if !out[i].Applied {
+				continue
+			}
+			id := int64(o.Lease.ID)
+			applied := core.UnderCancel(o.Outcome, cancelled[i]) // as the statement applied it
+			if record {
+				entries.row()
+				entries.int(id)
+				entries.int(codeRunning)
+				entries.int(stateCode(applied.State))
+				entries.int(viaCode(applied.Via))
+				entries.int(int64(o.Lease.Attempt))
+				if d := s.opts.History.Detail(o.FailureDetail); d != "" {
+					entries.hex([]byte(d))
+				} else {
+					entries.null()
+				}
+				if o.Lease.Attempt > store.TransitionTrimAttempt {
+					trim = append(trim, id)
+				}
+			}
+			if o.Output != nil && applied.State == job.StateSucceeded {
+				outputs.row()
+				outputs.int(id)
+				outputs.hex(o.Output)
+			}
+			for _, t := range o.TagDelta {
+				tags.row()
+				tags.int(id)
+				tags.str(t.Key)
+				tags.str(t.Value)
+				if seen == nil {
+					seen = make(map[job.Tag]bool)
+				}
+				if !seen[t] {
+					seen[t] = true
+					known.row()
+					known.str(t.Key)
+					known.str(t.Value)
+					known.str(store.FoldTag(t))
+					known.str(t.String())
+				}
 			}
 			if applied.State.Terminal() {
 				terminal = append(terminal, id)
 			}
-			out[i].Applied = true
+		}
+		for _, w := range []struct {
+			what  string
+			query string
+			rows  *jsonRows
+			args  []any
+		}{
+			{"record transitions", s.q.transitionRows, &entries, []any{at}},
+			{"store outputs", s.q.outputRows, &outputs, nil},
+			{"merge tags", s.q.tagRows, &tags, nil},
+			{"know tags", s.q.knowTagRows, &known, nil},
+		} {
+			if w.rows.len() == 0 {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, w.query, append([]any{w.rows.String()}, w.args...)...); err != nil {
+				return fmt.Errorf("%s: %w", w.what, err)
+			}
+		}
+		for _, id := range trim {
+			if err := s.trimLog(ctx, tx, id); err != nil {
+				return err
+			}
 		}
 		released, err := s.settle(ctx, tx, terminal, now)
 		freed = mergeQueues(freed, released)
