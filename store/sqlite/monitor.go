@@ -225,7 +225,13 @@ func (s *Store) attach(ctx context.Context, tx *sql.Tx, jobs []job.Job) error {
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return fmt.Errorf("read payloads: %w", err)
 	}
-	rows, err = tx.QueryContext(ctx, s.q.tagsOf, arg)
+	return s.attachTags(ctx, tx, jobs, index, arg)
+}
+
+// attachTags reads the Tags of jobs in one query; index maps a job's id to
+// its place in jobs, ids is the JSON array of their ids.
+func (s *Store) attachTags(ctx context.Context, tx *sql.Tx, jobs []job.Job, index map[job.ID]int, ids string) error {
+	rows, err := tx.QueryContext(ctx, s.q.tagsOf, ids)
 	if err != nil {
 		return fmt.Errorf("read tags: %w", err)
 	}

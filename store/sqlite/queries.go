@@ -21,14 +21,20 @@ const (
 
 	sqlQueueSettings = `SELECT paused, concurrency_limit FROM backwave_queue WHERE name = ?`
 	sqlCountRunning  = `SELECT COUNT(*) FROM backwave_job WHERE queue = ? AND state = 3`
-	sqlClaim         = `UPDATE backwave_job
+	// sqlClaim leases up to ?5 due jobs of Queue ?3 to worker ?1 until ?2.
+	// It returns only what the statement did not set itself (the claimed
+	// row is Running in Queue ?3 under ?1 until ?2), the payload included;
+	// scanClaimed reads it.
+	sqlClaim = `UPDATE backwave_job
 	SET state = 3, attempt = attempt + 1, worker = ?1, lease_expires_at = ?2
 	WHERE id IN (
 		SELECT id FROM backwave_job
 		WHERE queue = ?3 AND state = 1 AND scheduled_at <= ?4
 		ORDER BY scheduled_at, id
 		LIMIT ?5)
-	RETURNING ` + jobColumns
+	RETURNING id, wire_name, attempt, max_attempts, scheduled_at, created_at, finalized_at,
+		retry_cause, cancel_cause, cancel_requested, attempt_base,
+		(SELECT payload FROM backwave_job_payload WHERE job_id = id)`
 	sqlClaimTransitions = `INSERT INTO backwave_job_transition (job_id, at, from_state, state, via, attempt)
 	SELECT id, ?1, 1, 3, ?2, attempt FROM backwave_job WHERE id IN (SELECT value FROM json_each(?3))`
 
@@ -54,27 +60,28 @@ const (
 		lease_expires_at = NULL
 	FROM (SELECT value ->> 0 AS id, value ->> 1 AS attempt, value ->> 2 AS state, value ->> 3 AS due,
 			value ->> 4 AS retry_cause, value ->> 5 AS cancel_cause, value ->> 6 AS finalized_at
-		FROM json_each(?1)) AS o
+		FROM jsonb_each(?1)) AS o
 	WHERE j.id = o.id AND j.state = 3 AND j.worker = ?2 AND j.attempt = o.attempt
 	RETURNING id, attempt, queue, cancel_requested`
 	// sqlTransitionRows records Transition Log entries at ?2 from jsonRows
 	// ?1: [job id, from state, state, via, attempt, Failure Detail as hex
-	// or null], in row order.
+	// or null]. The entries of one job keep their order; the batch holds
+	// one entry per job.
 	sqlTransitionRows = `INSERT INTO backwave_job_transition (job_id, at, from_state, state, via, attempt, failure_detail)
 	SELECT value ->> 0, ?2, value ->> 1, value ->> 2, value ->> 3, value ->> 4, CAST(unhex(value ->> 5) AS TEXT)
-	FROM json_each(?1) ORDER BY key`
+	FROM jsonb_each(?1)`
 	// sqlOutputRows upserts Job Outputs from jsonRows ?1: [job id, output
 	// as hex].
 	sqlOutputRows = `INSERT INTO backwave_job_output (job_id, output)
-	SELECT value ->> 0, unhex(value ->> 1) FROM json_each(?1) WHERE true
+	SELECT value ->> 0, unhex(value ->> 1) FROM jsonb_each(?1) WHERE true
 	ON CONFLICT (job_id) DO UPDATE SET output = excluded.output`
 	// sqlTagRows adds Tags from jsonRows ?1: [job id, key, value].
 	sqlTagRows = `INSERT OR IGNORE INTO backwave_job_tag (job_id, key, value)
-	SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?1)`
+	SELECT value ->> 0, value ->> 1, value ->> 2 FROM jsonb_each(?1)`
 	// sqlKnowTagRows adds Tags to Tag Suggest's dictionary from jsonRows
 	// ?1: [key, value, folded, display].
 	sqlKnowTagRows = `INSERT OR IGNORE INTO backwave_tag (key, value, folded, display)
-	SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?1)`
+	SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM jsonb_each(?1)`
 
 	sqlLapsed = `SELECT id, queue, attempt, max_attempts + attempt_base, cancel_requested FROM backwave_job
 	WHERE state = 3 AND queue IN (SELECT value FROM json_each(?1)) AND lease_expires_at <= ?2

@@ -49,28 +49,30 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			if err != nil {
 				return fmt.Errorf("queue %q: %w", name, err)
 			}
-			got, err := scanRows(rows)
-			if err != nil {
+			from := len(out)
+			if out, err = scanClaimed(rows, out, room, name, p.Worker, expires); err != nil {
 				return fmt.Errorf("queue %q: %w", name, err)
 			}
 			// RETURNING gives no order; restore the claim order.
-			slices.SortFunc(got, func(a, b job.Job) int {
+			slices.SortFunc(out[from:], func(a, b job.Job) int {
 				if c := a.ScheduledAt.Compare(b.ScheduledAt); c != 0 {
 					return c
 				}
 				return cmp.Compare(a.ID, b.ID)
 			})
-			out = append(out, got...)
 		}
 		if len(out) == 0 {
 			return nil
 		}
+		index := make(map[job.ID]int, len(out))
 		ids := make([]int64, len(out))
 		for i := range out {
+			index[out[i].ID] = i
 			ids[i] = int64(out[i].ID)
 		}
+		arg := jsonArray(ids)
 		if s.opts.History.Records() {
-			if _, err := tx.ExecContext(ctx, s.q.claimTransitions, micros(now), viaCode(core.ViaClaim), jsonArray(ids)); err != nil {
+			if _, err := tx.ExecContext(ctx, s.q.claimTransitions, micros(now), viaCode(core.ViaClaim), arg); err != nil {
 				return fmt.Errorf("record transitions: %w", err)
 			}
 			for _, j := range out {
@@ -79,12 +81,62 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 				}
 			}
 		}
-		return s.attach(ctx, tx, out)
+		return s.attachTags(ctx, tx, out, index, arg)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// scanClaimed appends to out the rows sqlClaim returns: jobs of Queue
+// queue, now Running under worker with their Lease expiring at expires
+// (microseconds), each with its payload. out, if it has no capacity yet,
+// gets room for want jobs (what the claim asked of the Queue) at the first
+// row.
+func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker job.WorkerID, expires int64) ([]job.Job, error) {
+	defer func() { _ = rows.Close() }()
+	var wireName sql.RawBytes
+	leaseExpires := fromMicros(expires)
+	for rows.Next() {
+		var (
+			id, attempt, maxAttempts, scheduled, created, rc, cc, attemptBase int64
+			finalized                                                         sql.NullInt64
+			cancelRequested                                                   bool
+			payload                                                           []byte
+		)
+		if err := rows.Scan(&id, &wireName, &attempt, &maxAttempts, &scheduled, &created, &finalized,
+			&rc, &cc, &cancelRequested, &attemptBase, &payload); err != nil {
+			return nil, err
+		}
+		if cap(out) == 0 {
+			out = make([]job.Job, 0, want)
+		}
+		j := job.Job{
+			ID: job.ID(id), Queue: queue, State: job.StateRunning, Attempt: job.Attempt(attempt),
+			MaxAttempts: int(maxAttempts), ScheduledAt: fromMicros(scheduled), CreatedAt: fromMicros(created),
+			Worker: worker, LeaseExpiresAt: leaseExpires, CancelRequested: cancelRequested,
+			AttemptBase: job.Attempt(attemptBase), Payload: payload,
+		}
+		// The Wire Name repeats from job to job: share the string.
+		if n := len(out); n > 0 && out[n-1].WireName == string(wireName) {
+			j.WireName = out[n-1].WireName
+		} else {
+			j.WireName = string(wireName)
+		}
+		if finalized.Valid {
+			j.FinalizedAt = fromMicros(finalized.Int64)
+		}
+		var err error
+		if j.RetryCause, err = decode(retryCauseCodes, "retry cause", rc); err != nil {
+			return nil, err
+		}
+		if j.CancelCause, err = decode(cancelCauseCodes, "cancel cause", cc); err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
 }
 
 // room returns how many jobs a claim may take from the Queue: want, or
