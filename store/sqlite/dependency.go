@@ -37,6 +37,12 @@ const (
 	sqlInsertEdge  = `INSERT INTO backwave_job_dependency (job_id, parent_id, mode) VALUES (?, ?, ?)`
 	sqlExistingIDs = `SELECT id FROM backwave_job WHERE id IN (SELECT value FROM json_each(?))`
 
+	// sqlHasEdgesIn tells whether any job with an id from ?1 to ?2 is a
+	// parent: one probe of the parent index, which spares the common case
+	// — no Dependencies near the batch — the per-parent probes of
+	// sqlHasUncounted.
+	sqlHasEdgesIn = `SELECT EXISTS (SELECT 1 FROM backwave_job_dependency WHERE parent_id BETWEEN ?1 AND ?2)`
+
 	// sqlHasUncounted tells whether any of the parents ?1 is terminal with
 	// an uncounted edge: the common case — no dependents — stops here.
 	sqlHasUncounted = `SELECT EXISTS (SELECT 1 FROM backwave_job_dependency e
@@ -106,6 +112,7 @@ const (
 // depQueries are the Dependency statements renamed to one Schema Name.
 type depQueries struct {
 	insertDependent, insertEdge, existingIDs                      string
+	hasEdgesIn                                                    string
 	hasUncounted, cascade, count, markCounted, settledTransitions string
 	parentsOf, dependentsOf, isAncestor, stateAndOutput           string
 }
@@ -114,7 +121,7 @@ func newDepQueries(n schemaName) depQueries {
 	r := n.Rename
 	return depQueries{
 		insertDependent: r(sqlInsertDependent), insertEdge: r(sqlInsertEdge), existingIDs: r(sqlExistingIDs),
-		hasUncounted: r(sqlHasUncounted), cascade: r(sqlCascade), count: r(sqlCount),
+		hasEdgesIn: r(sqlHasEdgesIn), hasUncounted: r(sqlHasUncounted), cascade: r(sqlCascade), count: r(sqlCount),
 		markCounted: r(sqlMarkCounted), settledTransitions: r(sqlSettledTransitions),
 		parentsOf: r(sqlParentsOf), dependentsOf: r(sqlDependentsOf),
 		isAncestor: r(sqlIsAncestor), stateAndOutput: r(sqlStateAndOutput),
@@ -166,17 +173,23 @@ func (s *Store) checkParents(ctx context.Context, tx *sql.Tx, jobs []store.NewJo
 }
 
 // settle counts the terminal jobs among candidates against their
-// dependents' latches, in tx, set-based: at most six statements whatever
-// the number of dependents, one when none of the candidates has an
-// uncounted edge. It returns the Queues of the dependents released due at
+// dependents' latches, in tx, set-based: at most seven statements whatever
+// the number of dependents, one when no job in the candidates' id range is
+// a parent, two when none of the candidates has an uncounted edge. It returns the Queues of the dependents released due at
 // now, sorted, for Wake-Up Hints.
 func (s *Store) settle(ctx context.Context, tx *sql.Tx, candidates []int64, now time.Time) ([]string, error) {
 	if len(candidates) == 0 {
 		return nil, nil
 	}
 	q := &s.q.dep
-	arg := jsonArray(candidates)
 	var has bool
+	if err := tx.QueryRowContext(ctx, q.hasEdgesIn, slices.Min(candidates), slices.Max(candidates)).Scan(&has); err != nil {
+		return nil, fmt.Errorf("settle dependents: %w", err)
+	}
+	if !has {
+		return nil, nil
+	}
+	arg := jsonArray(candidates)
 	if err := tx.QueryRowContext(ctx, q.hasUncounted, arg).Scan(&has); err != nil {
 		return nil, fmt.Errorf("settle dependents: %w", err)
 	}

@@ -274,9 +274,9 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 		if err != nil {
 			return fmt.Errorf("apply outcomes: %w", err)
 		}
+		var queue sql.RawBytes
 		for rows.Next() {
 			var id, attempt int64
-			var queue string
 			var cancelRequested bool
 			if err := rows.Scan(&id, &attempt, &queue, &cancelRequested); err != nil {
 				_ = rows.Close()
@@ -288,8 +288,8 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 				return fmt.Errorf("apply outcomes: job %d at attempt %d changed but is not in the batch", id, attempt)
 			}
 			out[i].Applied, cancelled[i] = true, cancelRequested
-			if !slices.Contains(freed, queue) {
-				freed = append(freed, queue)
+			if !containsBytes(freed, queue) {
+				freed = append(freed, string(queue))
 			}
 		}
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
@@ -546,6 +546,16 @@ func (s *Store) endLease(ctx context.Context, tx *sql.Tx, st stmts, l job.Lease,
 		return to, fmt.Errorf("lease %s: %w", l, err)
 	}
 	return to, nil
+}
+
+// containsBytes reports whether b is among ss, without a copy of b.
+func containsBytes(ss []string, b []byte) bool {
+	for _, s := range ss {
+		if s == string(b) {
+			return true
+		}
+	}
+	return false
 }
 
 // nullString stores an empty string as NULL.
