@@ -28,7 +28,7 @@ func (s *Store) JobInsertMany(ctx context.Context, p store.InsertManyParams) ([]
 	var due []string
 	err := s.write(ctx, "insert jobs", func(tx *sql.Tx) error {
 		var err error
-		ids, due, err = s.insert(ctx, tx, p)
+		ids, due, err = s.insert(ctx, tx, true, p)
 		return err
 	})
 	if err != nil {
@@ -63,7 +63,7 @@ func (s *Store) JobInsertManyTx(ctx context.Context, tx *sql.Tx, p store.InsertM
 	if len(p.Jobs) == 0 {
 		return []job.ID{}, nil
 	}
-	ids, _, err := s.insert(ctx, tx, p)
+	ids, _, err := s.insert(ctx, tx, false, p)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: insert jobs in the caller's transaction: %w", err)
 	}
@@ -75,12 +75,12 @@ func (s *Store) JobInsertManyTx(ctx context.Context, tx *sql.Tx, p store.InsertM
 // their ids in input order and the Queues that got a job due now, sorted. A
 // job with parents is inserted Awaiting Parent with its edges; then every
 // parent already terminal is counted against its latch (settle).
-func (s *Store) insert(ctx context.Context, tx *sql.Tx, p store.InsertManyParams) ([]job.ID, []string, error) {
+func (s *Store) insert(ctx context.Context, tx *sql.Tx, own bool, p store.InsertManyParams) ([]job.ID, []string, error) {
 	if err := s.checkParents(ctx, tx, p.Jobs); err != nil {
 		return nil, nil, err
 	}
 	now := s.clock.Now()
-	st, err := prepare(ctx, tx, s.q.insertJob, s.q.insertPayload, s.q.insertTag, s.q.knowQueue, s.q.transition, s.m.knowTag,
+	st, err := s.prepareIn(ctx, tx, own, s.q.insertJob, s.q.insertPayload, s.q.insertTag, s.q.knowQueue, s.q.transition, s.m.knowTag,
 		s.q.dep.insertDependent, s.q.dep.insertEdge)
 	if err != nil {
 		return nil, nil, err
@@ -167,14 +167,28 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, p store.InsertManyParams
 // stmts is a set of statements prepared in one transaction.
 type stmts []*sql.Stmt
 
-// prepare prepares every query in tx; on failure it closes what it made.
-func prepare(ctx context.Context, tx *sql.Tx, queries ...string) (stmts, error) {
+// prepare readies every query in tx, one of the store's own write
+// transactions (see Store.stmt); on failure it closes what it made.
+func (s *Store) prepare(ctx context.Context, tx *sql.Tx, queries ...string) (stmts, error) {
+	return s.prepareIn(ctx, tx, true, queries...)
+}
+
+// prepareIn readies every query in tx; own tells whether tx is one of the
+// store's own write transactions, which may use the statements prepared at
+// Open, or a caller's. On failure it closes what it made.
+func (s *Store) prepareIn(ctx context.Context, tx *sql.Tx, own bool, queries ...string) (stmts, error) {
 	out := make(stmts, 0, len(queries))
 	for _, q := range queries {
-		st, err := tx.PrepareContext(ctx, q)
+		var st *sql.Stmt
+		var err error
+		if own {
+			st, err = s.stmt(ctx, tx, q)
+		} else if st, err = tx.PrepareContext(ctx, q); err != nil {
+			err = fmt.Errorf("prepare: %w", err)
+		}
 		if err != nil {
 			out.close()
-			return nil, fmt.Errorf("prepare: %w", err)
+			return nil, err
 		}
 		out = append(out, st)
 	}

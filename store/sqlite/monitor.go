@@ -225,13 +225,16 @@ func (s *Store) attach(ctx context.Context, tx *sql.Tx, jobs []job.Job) error {
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return fmt.Errorf("read payloads: %w", err)
 	}
-	return s.attachTags(ctx, tx, jobs, index, arg)
+	return s.attachTags(ctx, tx, jobs, index, arg, func(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
+		return tx.QueryContext(ctx, query, args...)
+	})
 }
 
-// attachTags reads the Tags of jobs in one query; index maps a job's id to
-// its place in jobs, ids is the JSON array of their ids.
-func (s *Store) attachTags(ctx context.Context, tx *sql.Tx, jobs []job.Job, index map[job.ID]int, ids string) error {
-	rows, err := tx.QueryContext(ctx, s.q.tagsOf, ids)
+// attachTags reads the Tags of jobs in one query run by query; index maps a
+// job's id to its place in jobs, ids is the JSON array of their ids.
+func (s *Store) attachTags(ctx context.Context, tx *sql.Tx, jobs []job.Job, index map[job.ID]int, ids string,
+	query func(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error)) error {
+	rows, err := query(ctx, tx, s.q.tagsOf, ids)
 	if err != nil {
 		return fmt.Errorf("read tags: %w", err)
 	}

@@ -209,7 +209,7 @@ func (s *Store) getIn(ctx context.Context, tx *sql.Tx, id job.ID) (job.Job, erro
 
 // logOne writes one Transition Log entry outside a prepared batch.
 func (s *Store) logOne(ctx context.Context, tx *sql.Tx, id int64, at time.Time, from, to job.State, via core.Via, attempt job.Attempt) error {
-	st, err := prepare(ctx, tx, s.q.transition)
+	st, err := s.prepare(ctx, tx, s.q.transition)
 	if err != nil {
 		return err
 	}

@@ -260,7 +260,7 @@ func (s *Store) ScheduleTrigger(ctx context.Context, p store.ScheduleTriggerPara
 			return fmt.Errorf("job %d is still live: %w", sc.LastJob, store.ErrOverlap)
 		}
 		now := s.clock.Now()
-		ids, q, err := s.insert(ctx, tx, store.InsertManyParams{Jobs: []store.NewJob{templateJob(&sc, time.Time{})}})
+		ids, q, err := s.insert(ctx, tx, true, store.InsertManyParams{Jobs: []store.NewJob{templateJob(&sc, time.Time{})}})
 		if err != nil {
 			return err
 		}
@@ -320,7 +320,7 @@ func (s *Store) ScheduleMint(ctx context.Context, p store.MintParams) ([]store.M
 	err := s.write(ctx, "mint", func(tx *sql.Tx) error {
 		due = due[:0]
 		now := s.clock.Now()
-		st, err := prepare(ctx, tx, s.schema.Rename(sqlOccurrenceInsert), s.schema.Rename(sqlOccurrenceSetJob))
+		st, err := s.prepare(ctx, tx, s.schema.Rename(sqlOccurrenceInsert), s.schema.Rename(sqlOccurrenceSetJob))
 		if err != nil {
 			return err
 		}
@@ -406,7 +406,7 @@ func (s *Store) applyPlan(ctx context.Context, tx *sql.Tx, st stmts, sc *store.S
 	}
 	var last any
 	if len(jobs) > 0 {
-		ids, _, err := s.insert(ctx, tx, store.InsertManyParams{Jobs: jobs})
+		ids, _, err := s.insert(ctx, tx, true, store.InsertManyParams{Jobs: jobs})
 		if err != nil {
 			return nil, err
 		}

@@ -139,6 +139,9 @@ type Store struct {
 	w *sql.DB
 	// r is the read pool for Monitor reads.
 	r *sql.DB
+	// hot holds the hot statements, prepared on w at Open (stmtcache.go);
+	// never changed after.
+	hot map[string]*sql.Stmt
 
 	hints  store.HintHub
 	closed atomic.Bool
@@ -164,6 +167,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		_ = s.w.Close()
 		_ = s.r.Close()
 		return nil, err
+	}
+	if err := s.prepareHot(ctx); err != nil {
+		_ = s.w.Close()
+		_ = s.r.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	return s, nil
 }
@@ -245,7 +253,7 @@ func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return fmt.Errorf("sqlite: %w", store.ErrClosed)
 	}
-	return errors.Join(s.w.Close(), s.r.Close())
+	return errors.Join(closeHot(s.hot), s.w.Close(), s.r.Close())
 }
 
 // ready fails a call made after Close or with a done context.

@@ -45,7 +45,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			if room <= 0 {
 				continue
 			}
-			rows, err := tx.QueryContext(ctx, s.q.claim, string(p.Worker), expires, name, micros(now), room)
+			rows, err := s.query(ctx, tx, s.q.claim, string(p.Worker), expires, name, micros(now), room)
 			if err != nil {
 				return fmt.Errorf("queue %q: %w", name, err)
 			}
@@ -72,7 +72,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 		}
 		arg := jsonArray(ids)
 		if s.opts.History.Records() {
-			if _, err := tx.ExecContext(ctx, s.q.claimTransitions, micros(now), viaCode(core.ViaClaim), arg); err != nil {
+			if _, err := s.exec(ctx, tx, s.q.claimTransitions, micros(now), viaCode(core.ViaClaim), arg); err != nil {
 				return fmt.Errorf("record transitions: %w", err)
 			}
 			for _, j := range out {
@@ -81,7 +81,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 				}
 			}
 		}
-		return s.attachTags(ctx, tx, out, index, arg)
+		return s.attachTags(ctx, tx, out, index, arg, s.query)
 	})
 	if err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker j
 func (s *Store) room(ctx context.Context, tx *sql.Tx, queue string, want int) (int, error) {
 	var paused bool
 	var limit int
-	err := tx.QueryRowContext(ctx, s.q.queueSettings, queue).Scan(&paused, &limit)
+	err := s.queryRow(ctx, tx, s.q.queueSettings, []any{queue}, &paused, &limit)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return 0, nil
@@ -157,7 +157,7 @@ func (s *Store) room(ctx context.Context, tx *sql.Tx, queue string, want int) (i
 		return want, nil
 	}
 	var running int
-	if err := tx.QueryRowContext(ctx, s.q.countRunning, queue).Scan(&running); err != nil {
+	if err := s.queryRow(ctx, tx, s.q.countRunning, []any{queue}, &running); err != nil {
 		return 0, fmt.Errorf("queue %q: count running: %w", queue, err)
 	}
 	return min(want, limit-running), nil
@@ -178,7 +178,7 @@ func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.Re
 	}
 	err := s.write(ctx, "renew leases", func(tx *sql.Tx) error {
 		expires := micros(s.clock.Now().Add(p.LeaseDuration))
-		st, err := prepare(ctx, tx, s.q.renew)
+		st, err := s.prepare(ctx, tx, s.q.renew)
 		if err != nil {
 			return err
 		}
@@ -269,7 +269,7 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 			batch.intOrNull(finalizedAt)
 		}
 		cancelled := make([]bool, len(p.Outcomes)) // a recorded cancel request won
-		rows, err := tx.QueryContext(ctx, s.q.applyOutcomes, batch.String(), string(p.Worker),
+		rows, err := s.query(ctx, tx, s.q.applyOutcomes, batch.String(), string(p.Worker),
 			stateCode(job.StateCancelled), encode(cancelCauseCodes, job.CancelCauseOperator), at)
 		if err != nil {
 			return fmt.Errorf("apply outcomes: %w", err)
@@ -362,7 +362,7 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 			if w.rows.len() == 0 {
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, w.query, append([]any{w.rows.String()}, w.args...)...); err != nil {
+			if _, err := s.exec(ctx, tx, w.query, append([]any{w.rows.String()}, w.args...)...); err != nil {
 				return fmt.Errorf("%s: %w", w.what, err)
 			}
 		}
@@ -405,7 +405,7 @@ func (s *Store) LeaseExpire(ctx context.Context, p store.ExpireParams) (store.Ex
 		if limit == 0 {
 			limit = -1
 		}
-		rows, err := tx.QueryContext(ctx, s.q.lapsed, jsonArray(p.Queues), micros(now), limit)
+		rows, err := s.query(ctx, tx, s.q.lapsed, jsonArray(p.Queues), micros(now), limit)
 		if err != nil {
 			return err
 		}
@@ -432,7 +432,7 @@ func (s *Store) LeaseExpire(ctx context.Context, p store.ExpireParams) (store.Ex
 		if len(found) == 0 {
 			return nil
 		}
-		st, err := prepare(ctx, tx, s.q.endLease, s.q.transition)
+		st, err := s.prepare(ctx, tx, s.q.endLease, s.q.transition)
 		if err != nil {
 			return err
 		}
@@ -480,7 +480,7 @@ func (s *Store) LeaseRelinquish(ctx context.Context, p store.RelinquishParams) (
 	err := s.write(ctx, "relinquish leases", func(tx *sql.Tx) error {
 		res, requeued = store.RelinquishResult{}, nil
 		now := s.clock.Now()
-		st, err := prepare(ctx, tx, s.q.endLease, s.q.transition, s.q.held)
+		st, err := s.prepare(ctx, tx, s.q.endLease, s.q.transition, s.q.held)
 		if err != nil {
 			return err
 		}
