@@ -9,10 +9,11 @@ import (
 
 // jsonRows builds the one text argument of a set-based statement: a JSON
 // array of rows, each a JSON array of fields, read in SQL with
-// json_each(?) and value ->> n. Integers go as JSON numbers, Tags (valid
+// jsonb_each(?) and value ->> n. Integers go as JSON numbers, Tags (valid
 // UTF-8 by job.Tag.Validate) as JSON strings, and arbitrary bytes (Failure
 // Detail, Job Output) as hex digits that the statement turns back with
-// unhex(), so no byte is ever re-encoded on the way.
+// unhex(), so no byte is ever re-encoded on the way. Pulling fields out of
+// every row costs; a batch that needs one value per job uses jsonObject.
 type jsonRows struct {
 	b     []byte
 	n     int  // rows begun
@@ -43,24 +44,6 @@ func (r *jsonRows) int(v int64) {
 	r.b = strconv.AppendInt(r.b, v, 10)
 }
 
-// intOrNull adds v, or null when v is nil; v is an int64 or nil.
-func (r *jsonRows) intOrNull(v any) {
-	switch v := v.(type) {
-	case nil:
-		r.null()
-	case int64:
-		r.int(v)
-	default:
-		panic(fmt.Sprintf("sqlite: jsonRows.intOrNull(%T)", v))
-	}
-}
-
-// null adds a null field.
-func (r *jsonRows) null() {
-	r.sep()
-	r.b = append(r.b, "null"...)
-}
-
 // str adds a string field that is valid UTF-8.
 func (r *jsonRows) str(s string) {
 	r.sep()
@@ -88,4 +71,62 @@ func (r *jsonRows) String() string {
 		return "[]"
 	}
 	return string(r.b) + "]]"
+}
+
+// jsonObject builds the one text argument of a set-based statement that
+// reads its batch keyed by job id: a JSON object whose keys are the ids
+// and whose values are what the statement needs of each job, read in SQL
+// with json_each(?) as CAST(key AS INTEGER) and value. A scalar value needs
+// no parsing per row, which is what makes this shape cheaper than
+// jsonRows. Keys must be unique; the caller sees to it.
+type jsonObject struct {
+	b []byte
+	n int
+}
+
+func (o *jsonObject) key(id int64) {
+	if o.n == 0 {
+		o.b = append(o.b, '{')
+	} else {
+		o.b = append(o.b, ',')
+	}
+	o.n++
+	o.b = append(o.b, '"')
+	o.b = strconv.AppendInt(o.b, id, 10)
+	o.b = append(o.b, '"', ':')
+}
+
+// int adds id → v.
+func (o *jsonObject) int(id, v int64) {
+	o.key(id)
+	o.b = strconv.AppendInt(o.b, v, 10)
+}
+
+// pair adds id → [a, b], read as value ->> 0 and value ->> 1.
+func (o *jsonObject) pair(id, a, b int64) {
+	o.key(id)
+	o.b = append(o.b, '[')
+	o.b = strconv.AppendInt(o.b, a, 10)
+	o.b = append(o.b, ',')
+	o.b = strconv.AppendInt(o.b, b, 10)
+	o.b = append(o.b, ']')
+}
+
+// hex adds id → b as a string of hex digits, read back with unhex(value).
+func (o *jsonObject) hex(id int64, b []byte) {
+	o.key(id)
+	o.b = append(o.b, '"')
+	o.b = hex.AppendEncode(o.b, b)
+	o.b = append(o.b, '"')
+}
+
+// len returns the number of keys.
+func (o *jsonObject) len() int { return o.n }
+
+// String returns the JSON text: "{}" when there is no key.
+func (o *jsonObject) String() string {
+	if o.n == 0 {
+		return "{}"
+	}
+	return string(o.b) + "}"
 }

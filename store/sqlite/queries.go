@@ -42,27 +42,42 @@ const (
 	WHERE id = ?2 AND state = 3 AND worker = ?3 AND attempt = ?4
 	RETURNING cancel_requested`
 
-	// sqlApplyOutcomes is the fenced outcome write of a whole batch
-	// (jsonRows ?1: [id, attempt, state, due, retry cause, cancel cause,
-	// finalized at], a null keeping the column): it changes a row only if
-	// the job is still Running under worker ?2 at the row's Attempt. A
+	// sqlApplyOutcomes is the fenced outcome write of a batch of one kind
+	// (outcomeKind) other than a retry: ?1 maps job id to Attempt
+	// (jsonObject), and a row changes only if its job is still Running
+	// under worker ?2 at that Attempt. It sets state ?6, the Retry Cause ?7
+	// and cancel cause ?8 (null keeps the column) and finalized_at ?9. A
 	// recorded cancel request wins (core.UnderCancel): the job becomes
 	// Cancelled (?3) with cancel cause operator (?4), finalized at now
-	// (?5), its due time and Retry Cause kept. The batch holds each Lease
-	// once.
+	// (?5), its due time and Retry Cause kept.
 	sqlApplyOutcomes = `UPDATE backwave_job AS j
-	SET state = CASE WHEN j.cancel_requested THEN ?3 ELSE o.state END,
-		scheduled_at = CASE WHEN j.cancel_requested THEN j.scheduled_at ELSE COALESCE(o.due, j.scheduled_at) END,
-		retry_cause = CASE WHEN j.cancel_requested THEN j.retry_cause ELSE COALESCE(o.retry_cause, j.retry_cause) END,
-		cancel_cause = CASE WHEN j.cancel_requested THEN ?4 ELSE COALESCE(o.cancel_cause, j.cancel_cause) END,
-		finalized_at = CASE WHEN j.cancel_requested THEN ?5 ELSE o.finalized_at END,
+	SET state = CASE WHEN j.cancel_requested THEN ?3 ELSE ?6 END,
+		retry_cause = CASE WHEN j.cancel_requested THEN j.retry_cause ELSE COALESCE(?7, j.retry_cause) END,
+		cancel_cause = CASE WHEN j.cancel_requested THEN ?4 ELSE COALESCE(?8, j.cancel_cause) END,
+		finalized_at = CASE WHEN j.cancel_requested THEN ?5 ELSE ?9 END,
 		worker = NULL,
 		lease_expires_at = NULL
-	FROM (SELECT value ->> 0 AS id, value ->> 1 AS attempt, value ->> 2 AS state, value ->> 3 AS due,
-			value ->> 4 AS retry_cause, value ->> 5 AS cancel_cause, value ->> 6 AS finalized_at
-		FROM jsonb_each(?1)) AS o
+	FROM (SELECT CAST(key AS INTEGER) AS id, value AS attempt FROM json_each(?1)) AS o
 	WHERE j.id = o.id AND j.state = 3 AND j.worker = ?2 AND j.attempt = o.attempt
 	RETURNING id, attempt, queue, cancel_requested`
+	// sqlApplyRetries is sqlApplyOutcomes for retries: ?1 maps job id to
+	// [Attempt, due time], and the job is due again then.
+	sqlApplyRetries = `UPDATE backwave_job AS j
+	SET state = CASE WHEN j.cancel_requested THEN ?3 ELSE ?6 END,
+		scheduled_at = CASE WHEN j.cancel_requested THEN j.scheduled_at ELSE o.due END,
+		retry_cause = CASE WHEN j.cancel_requested THEN j.retry_cause ELSE COALESCE(?7, j.retry_cause) END,
+		cancel_cause = CASE WHEN j.cancel_requested THEN ?4 ELSE COALESCE(?8, j.cancel_cause) END,
+		finalized_at = CASE WHEN j.cancel_requested THEN ?5 ELSE ?9 END,
+		worker = NULL,
+		lease_expires_at = NULL
+	FROM (SELECT CAST(key AS INTEGER) AS id, value ->> 0 AS attempt, value ->> 1 AS due FROM json_each(?1)) AS o
+	WHERE j.id = o.id AND j.state = 3 AND j.worker = ?2 AND j.attempt = o.attempt
+	RETURNING id, attempt, queue, cancel_requested`
+	// sqlTransitionsOf records at ?2 one Transition Log entry from state ?3
+	// to ?4 by ?5, without a Failure Detail, for every job of ?1 (job id →
+	// Attempt, a jsonObject).
+	sqlTransitionsOf = `INSERT INTO backwave_job_transition (job_id, at, from_state, state, via, attempt)
+	SELECT CAST(key AS INTEGER), ?2, ?3, ?4, ?5, value FROM json_each(?1)`
 	// sqlTransitionRows records Transition Log entries at ?2 from jsonRows
 	// ?1: [job id, from state, state, via, attempt, Failure Detail as hex
 	// or null]. The entries of one job keep their order; the batch holds
@@ -70,10 +85,10 @@ const (
 	sqlTransitionRows = `INSERT INTO backwave_job_transition (job_id, at, from_state, state, via, attempt, failure_detail)
 	SELECT value ->> 0, ?2, value ->> 1, value ->> 2, value ->> 3, value ->> 4, CAST(unhex(value ->> 5) AS TEXT)
 	FROM jsonb_each(?1)`
-	// sqlOutputRows upserts Job Outputs from jsonRows ?1: [job id, output
-	// as hex].
-	sqlOutputRows = `INSERT INTO backwave_job_output (job_id, output)
-	SELECT value ->> 0, unhex(value ->> 1) FROM jsonb_each(?1) WHERE true
+	// sqlOutputsOf upserts Job Outputs from ?1: job id → output as hex (a
+	// jsonObject).
+	sqlOutputsOf = `INSERT INTO backwave_job_output (job_id, output)
+	SELECT CAST(key AS INTEGER), unhex(value) FROM json_each(?1) WHERE true
 	ON CONFLICT (job_id) DO UPDATE SET output = excluded.output`
 	// sqlTagRows adds Tags from jsonRows ?1: [job id, key, value].
 	sqlTagRows = `INSERT OR IGNORE INTO backwave_job_tag (job_id, key, value)
@@ -130,16 +145,16 @@ const (
 
 // queries holds every statement renamed to one store's Schema Name.
 type queries struct {
-	insertJob, insertPayload, insertTag, knowQueue, transition                  string
-	queueSettings, countRunning, claim, claimTransitions                        string
-	renew, lapsed, held, endLease                                               string
-	applyOutcomes, transitionRows, outputRows, tagRows, knowTagRows             string
-	pause, setLimit, queueList                                                  string
-	jobGet, payloadsOf, tagsOf, countByState, countInQueue, transitions, output string
-	jobState, cancelNow, requestCancel                                          string
-	jobListPrefix, jobListStates, jobListQueue, jobListWireName, jobListBefore  string
-	jobListOrderPage                                                            string
-	dep                                                                         depQueries
+	insertJob, insertPayload, insertTag, knowQueue, transition                                  string
+	queueSettings, countRunning, claim, claimTransitions                                        string
+	renew, lapsed, held, endLease                                                               string
+	applyOutcomes, applyRetries, transitionsOf, transitionRows, outputsOf, tagRows, knowTagRows string
+	pause, setLimit, queueList                                                                  string
+	jobGet, payloadsOf, tagsOf, countByState, countInQueue, transitions, output                 string
+	jobState, cancelNow, requestCancel                                                          string
+	jobListPrefix, jobListStates, jobListQueue, jobListWireName, jobListBefore                  string
+	jobListOrderPage                                                                            string
+	dep                                                                                         depQueries
 }
 
 func newQueries(n schemaName) *queries {
@@ -151,7 +166,8 @@ func newQueries(n schemaName) *queries {
 		claimTransitions: r(sqlClaimTransitions),
 		renew:            r(sqlRenew),
 		lapsed:           r(sqlLapsed), held: r(sqlHeld), endLease: r(sqlEndLease),
-		applyOutcomes: r(sqlApplyOutcomes), transitionRows: r(sqlTransitionRows), outputRows: r(sqlOutputRows),
+		applyOutcomes: r(sqlApplyOutcomes), applyRetries: r(sqlApplyRetries), transitionsOf: r(sqlTransitionsOf),
+		transitionRows: r(sqlTransitionRows), outputsOf: r(sqlOutputsOf),
 		tagRows: r(sqlTagRows), knowTagRows: r(sqlKnowTagRows),
 		pause: r(sqlPause), setLimit: r(sqlSetLimit), queueList: r(sqlQueueList),
 		jobGet: r(sqlJobGet), payloadsOf: r(sqlPayloadsOf), tagsOf: r(sqlTagsOf),

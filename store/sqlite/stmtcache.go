@@ -21,7 +21,7 @@ func (s *Store) hotQueries() []string {
 	return []string{
 		q.queueSettings, q.countRunning, q.claim, q.claimTransitions, q.tagsOf,
 		q.renew,
-		q.applyOutcomes, q.transitionRows, q.outputRows, q.tagRows, q.knowTagRows,
+		q.applyOutcomes, q.applyRetries, q.transitionsOf, q.transitionRows, q.outputsOf, q.tagRows, q.knowTagRows,
 		q.lapsed, q.held, q.endLease, q.transition,
 		q.insertJob, q.insertPayload, q.insertTag, q.knowQueue, m.knowTag,
 		q.dep.insertDependent, q.dep.insertEdge,
