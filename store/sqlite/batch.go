@@ -130,3 +130,32 @@ func (o *jsonObject) String() string {
 	}
 	return string(o.b) + "}"
 }
+
+// countDeltas gathers the changes a statement that flips count_flip made
+// to the Monitor's counts (migrations/0005_count_flip.sql), by Queue and
+// state, for Store.addCounts.
+type countDeltas []countDelta
+
+type countDelta struct {
+	queue string
+	state int64
+	n     int64
+}
+
+// add adds n to the count of Queue queue in state; queue is copied only
+// when new to d.
+func (d *countDeltas) add(queue []byte, state, n int64) {
+	for i := range *d {
+		if c := &(*d)[i]; c.state == state && c.queue == string(queue) {
+			c.n += n
+			return
+		}
+	}
+	*d = append(*d, countDelta{string(queue), state, n})
+}
+
+// move counts n jobs of Queue queue leaving state from for state to.
+func (d *countDeltas) move(queue []byte, from, to, n int64) {
+	d.add(queue, from, -n)
+	d.add(queue, to, n)
+}

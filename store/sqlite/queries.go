@@ -24,9 +24,10 @@ const (
 	// sqlClaim leases up to ?5 due jobs of Queue ?3 to worker ?1 until ?2.
 	// It returns only what the statement did not set itself (the claimed
 	// row is Running in Queue ?3 under ?1 until ?2), the payload included;
-	// scanClaimed reads it.
+	// scanClaimed reads it. It flips count_flip: the caller adds the
+	// counts' delta (migrations/0005_count_flip.sql).
 	sqlClaim = `UPDATE backwave_job
-	SET state = 3, attempt = attempt + 1, worker = ?1, lease_expires_at = ?2
+	SET state = 3, attempt = attempt + 1, worker = ?1, lease_expires_at = ?2, count_flip = 1 - count_flip
 	WHERE id IN (
 		SELECT id FROM backwave_job
 		WHERE queue = ?3 AND state = 1 AND scheduled_at <= ?4
@@ -49,17 +50,19 @@ const (
 	// and cancel cause ?8 (null keeps the column) and finalized_at ?9. A
 	// recorded cancel request wins (core.UnderCancel): the job becomes
 	// Cancelled (?3) with cancel cause operator (?4), finalized at now
-	// (?5), its due time and Retry Cause kept.
+	// (?5), its due time and Retry Cause kept. It flips count_flip and
+	// returns each row's new state: the caller adds the counts' delta.
 	sqlApplyOutcomes = `UPDATE backwave_job AS j
 	SET state = CASE WHEN j.cancel_requested THEN ?3 ELSE ?6 END,
 		retry_cause = CASE WHEN j.cancel_requested THEN j.retry_cause ELSE COALESCE(?7, j.retry_cause) END,
 		cancel_cause = CASE WHEN j.cancel_requested THEN ?4 ELSE COALESCE(?8, j.cancel_cause) END,
 		finalized_at = CASE WHEN j.cancel_requested THEN ?5 ELSE ?9 END,
 		worker = NULL,
-		lease_expires_at = NULL
+		lease_expires_at = NULL,
+		count_flip = 1 - j.count_flip
 	FROM (SELECT CAST(key AS INTEGER) AS id, value AS attempt FROM json_each(?1)) AS o
 	WHERE j.id = o.id AND j.state = 3 AND j.worker = ?2 AND j.attempt = o.attempt
-	RETURNING id, attempt, queue, cancel_requested`
+	RETURNING id, attempt, queue, cancel_requested, state`
 	// sqlApplyRetries is sqlApplyOutcomes for retries: ?1 maps job id to
 	// [Attempt, due time], and the job is due again then.
 	sqlApplyRetries = `UPDATE backwave_job AS j
@@ -69,10 +72,16 @@ const (
 		cancel_cause = CASE WHEN j.cancel_requested THEN ?4 ELSE COALESCE(?8, j.cancel_cause) END,
 		finalized_at = CASE WHEN j.cancel_requested THEN ?5 ELSE ?9 END,
 		worker = NULL,
-		lease_expires_at = NULL
+		lease_expires_at = NULL,
+		count_flip = 1 - j.count_flip
 	FROM (SELECT CAST(key AS INTEGER) AS id, value ->> 0 AS attempt, value ->> 1 AS due FROM json_each(?1)) AS o
 	WHERE j.id = o.id AND j.state = 3 AND j.worker = ?2 AND j.attempt = o.attempt
-	RETURNING id, attempt, queue, cancel_requested`
+	RETURNING id, attempt, queue, cancel_requested, state`
+	// sqlCountDeltas adds deltas to the Monitor's counts, from jsonRows
+	// ?1: [Queue, state, delta].
+	sqlCountDeltas = `INSERT INTO backwave_job_count (queue, state, n)
+	SELECT value ->> 0, value ->> 1, value ->> 2 FROM jsonb_each(?1) WHERE true
+	ON CONFLICT (queue, state) DO UPDATE SET n = n + excluded.n`
 	// sqlTransitionsOf records at ?2 one Transition Log entry from state ?3
 	// to ?4 by ?5, without a Failure Detail, for every job of ?1 (job id →
 	// Attempt, a jsonObject).
@@ -145,16 +154,16 @@ const (
 
 // queries holds every statement renamed to one store's Schema Name.
 type queries struct {
-	insertJob, insertPayload, insertTag, knowQueue, transition                                  string
-	queueSettings, countRunning, claim, claimTransitions                                        string
-	renew, lapsed, held, endLease                                                               string
-	applyOutcomes, applyRetries, transitionsOf, transitionRows, outputsOf, tagRows, knowTagRows string
-	pause, setLimit, queueList                                                                  string
-	jobGet, payloadsOf, tagsOf, countByState, countInQueue, transitions, output                 string
-	jobState, cancelNow, requestCancel                                                          string
-	jobListPrefix, jobListStates, jobListQueue, jobListWireName, jobListBefore                  string
-	jobListOrderPage                                                                            string
-	dep                                                                                         depQueries
+	insertJob, insertPayload, insertTag, knowQueue, transition                                               string
+	queueSettings, countRunning, claim, claimTransitions                                                     string
+	renew, lapsed, held, endLease                                                                            string
+	countDeltas, applyOutcomes, applyRetries, transitionsOf, transitionRows, outputsOf, tagRows, knowTagRows string
+	pause, setLimit, queueList                                                                               string
+	jobGet, payloadsOf, tagsOf, countByState, countInQueue, transitions, output                              string
+	jobState, cancelNow, requestCancel                                                                       string
+	jobListPrefix, jobListStates, jobListQueue, jobListWireName, jobListBefore                               string
+	jobListOrderPage                                                                                         string
+	dep                                                                                                      depQueries
 }
 
 func newQueries(n schemaName) *queries {
@@ -166,7 +175,7 @@ func newQueries(n schemaName) *queries {
 		claimTransitions: r(sqlClaimTransitions),
 		renew:            r(sqlRenew),
 		lapsed:           r(sqlLapsed), held: r(sqlHeld), endLease: r(sqlEndLease),
-		applyOutcomes: r(sqlApplyOutcomes), applyRetries: r(sqlApplyRetries), transitionsOf: r(sqlTransitionsOf),
+		countDeltas: r(sqlCountDeltas), applyOutcomes: r(sqlApplyOutcomes), applyRetries: r(sqlApplyRetries), transitionsOf: r(sqlTransitionsOf),
 		transitionRows: r(sqlTransitionRows), outputsOf: r(sqlOutputsOf),
 		tagRows: r(sqlTagRows), knowTagRows: r(sqlKnowTagRows),
 		pause: r(sqlPause), setLimit: r(sqlSetLimit), queueList: r(sqlQueueList),

@@ -86,6 +86,7 @@ func (s *Store) report(ctx context.Context, tx *sql.Tx, p store.ReportParams, ou
 	}
 	cancelled := make([]bool, len(p.Outcomes)) // a recorded cancel request won
 	var freed []string
+	var counts countDeltas
 	// A round names each job once, so every statement's argument has unique
 	// keys; outcomes for other Attempts of a job already named wait for the
 	// next round (at most one of them can hold the job's Lease).
@@ -116,12 +117,15 @@ func (s *Store) report(ctx context.Context, tx *sql.Tx, p store.ReportParams, ou
 		}
 		for _, k := range kinds {
 			var err error
-			freed, err = s.applyKind(ctx, tx, p.Worker, k, groups[k], now, first, out, cancelled, freed)
+			freed, err = s.applyKind(ctx, tx, p.Worker, k, groups[k], now, first, out, cancelled, freed, &counts)
 			if err != nil {
 				return nil, err
 			}
 		}
 		pending = later
+	}
+	if err := s.addCounts(ctx, tx, counts); err != nil {
+		return nil, err
 	}
 
 	// What follows the state changes, for the applied outcomes in input
@@ -227,9 +231,10 @@ func (s *Store) report(ctx context.Context, tx *sql.Tx, p store.ReportParams, ou
 // [Attempt, due time] for a retry), fenced by worker and Attempt, with the
 // cancel-wins rule; it marks each applied outcome in out (and in cancelled
 // when a recorded cancel request won), finding it by its Lease in first,
-// and returns freed with the Queues of the applied jobs added.
+// and returns freed with the Queues of the applied jobs added. The
+// statement flips count_flip; counts gets the state changes it made.
 func (s *Store) applyKind(ctx context.Context, tx *sql.Tx, worker job.WorkerID, k outcomeKind, batch *jsonObject, now time.Time,
-	first map[job.Lease]int, out []store.ReportResult, cancelled []bool, freed []string) ([]string, error) {
+	first map[job.Lease]int, out []store.ReportResult, cancelled []bool, freed []string, counts *countDeltas) ([]string, error) {
 	query := s.q.applyOutcomes
 	if k.state == job.StateScheduled {
 		query = s.q.applyRetries
@@ -249,9 +254,9 @@ func (s *Store) applyKind(ctx context.Context, tx *sql.Tx, worker job.WorkerID, 
 	}
 	var queue sql.RawBytes
 	for rows.Next() {
-		var id, attempt int64
+		var id, attempt, state int64
 		var cancelRequested bool
-		if err := rows.Scan(&id, &attempt, &queue, &cancelRequested); err != nil {
+		if err := rows.Scan(&id, &attempt, &queue, &cancelRequested, &state); err != nil {
 			_ = rows.Close()
 			return nil, fmt.Errorf("apply outcomes: %w", err)
 		}
@@ -264,6 +269,7 @@ func (s *Store) applyKind(ctx context.Context, tx *sql.Tx, worker job.WorkerID, 
 		if !containsBytes(freed, queue) {
 			freed = append(freed, string(queue))
 		}
+		counts.move(queue, codeRunning, state, 1)
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, fmt.Errorf("apply outcomes: %w", err)

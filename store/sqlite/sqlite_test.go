@@ -1,6 +1,8 @@
 package sqlite_test
 
 import (
+	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
@@ -24,7 +26,23 @@ func newStore(t *testing.T, opts sqlite.Options) (*sqlite.Store, *vtime.Manual) 
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
+	t.Cleanup(func() { checkCounts(t, s) }) // before the Close above
 	return s, clock
+}
+
+// checkCounts fails t unless the Monitor's counts in s's file agree with a
+// count of its jobs: whatever path the test took through the store, every
+// insert, state change and delete of a job was counted.
+func checkCounts(t *testing.T, s *sqlite.Store) {
+	t.Helper()
+	drift, err := sqlite.CountsDrift(context.Background(), s)
+	switch {
+	case errors.Is(err, store.ErrClosed): // the test closed it; nothing to read
+	case err != nil:
+		t.Errorf("check the Monitor's counts: %v", err)
+	case drift != "":
+		t.Errorf("the Monitor's counts drifted from the job table: %s", drift)
+	}
 }
 
 // harness opens a Store with opts for the Conformance Suite; WithHistory

@@ -21,7 +21,7 @@ func (s *Store) hotQueries() []string {
 	return []string{
 		q.queueSettings, q.countRunning, q.claim, q.claimTransitions, q.tagsOf,
 		q.renew,
-		q.applyOutcomes, q.applyRetries, q.transitionsOf, q.transitionRows, q.outputsOf, q.tagRows, q.knowTagRows,
+		q.countDeltas, q.applyOutcomes, q.applyRetries, q.transitionsOf, q.transitionRows, q.outputsOf, q.tagRows, q.knowTagRows,
 		q.lapsed, q.held, q.endLease, q.transition,
 		q.insertJob, q.insertPayload, q.insertTag, q.knowQueue, m.knowTag,
 		q.dep.insertDependent, q.dep.insertEdge,
@@ -95,4 +95,27 @@ func (s *Store) queryRow(ctx context.Context, tx *sql.Tx, query string, args []a
 		return err
 	}
 	return st.QueryRowContext(ctx, args...).Scan(dest...)
+}
+
+// addCounts adds d to the Monitor's counts in tx, one of the store's own
+// write transactions: the bookkeeping of a statement that flipped
+// count_flip, which the count trigger left alone.
+func (s *Store) addCounts(ctx context.Context, tx *sql.Tx, d countDeltas) error {
+	var rows jsonRows
+	for _, c := range d {
+		if c.n == 0 {
+			continue
+		}
+		rows.row()
+		rows.str(c.queue)
+		rows.int(c.state)
+		rows.int(c.n)
+	}
+	if rows.len() == 0 {
+		return nil
+	}
+	if _, err := s.exec(ctx, tx, s.q.countDeltas, rows.String()); err != nil {
+		return fmt.Errorf("count: %w", err)
+	}
+	return nil
 }

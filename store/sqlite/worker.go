@@ -29,6 +29,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 	var out []job.Job
 	err := s.write(ctx, "claim", func(tx *sql.Tx) error {
 		out = nil
+		var counts countDeltas
 		now := s.clock.Now()
 		expires := micros(now.Add(p.LeaseDuration))
 		for i, name := range p.Queues {
@@ -53,6 +54,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			if out, err = scanClaimed(rows, out, room, name, p.Worker, expires); err != nil {
 				return fmt.Errorf("queue %q: %w", name, err)
 			}
+			counts.move([]byte(name), codeScheduled, codeRunning, int64(len(out)-from))
 			// RETURNING gives no order; restore the claim order.
 			slices.SortFunc(out[from:], func(a, b job.Job) int {
 				if c := a.ScheduledAt.Compare(b.ScheduledAt); c != 0 {
@@ -63,6 +65,9 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 		}
 		if len(out) == 0 {
 			return nil
+		}
+		if err := s.addCounts(ctx, tx, counts); err != nil {
+			return err
 		}
 		index := make(map[job.ID]int, len(out))
 		ids := make([]int64, len(out))
