@@ -13,10 +13,10 @@ import (
 
 // TestCountFlipUpgrade upgrades a version 4 file with jobs in flight to
 // version 5 in place and checks that the Monitor's counts stay exact: for
-// what happened before the upgrade, for a statement of the previous release
-// (which leaves count_flip alone, so the trigger counts it) run after it,
-// and for this release's claims and outcomes, which count themselves — on
-// jobs claimed before the upgrade too.
+// what happened before the upgrade, for statements of the previous release
+// (which leave count_flip alone, so the triggers count them) run after it,
+// and for this release's inserts, claims and outcomes, which count
+// themselves — on jobs claimed before the upgrade too.
 func TestCountFlipUpgrade(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -70,9 +70,23 @@ func TestCountFlipUpgrade(t *testing.T) {
 	}
 	check("after the upgrade")
 
-	// A node one release behind ends job 3's Attempt after the upgrade.
+	// A node one release behind ends job 3's Attempt and inserts a job
+	// after the upgrade.
 	exec(s, `UPDATE backwave_job SET state = 5, finalized_at = 1, worker = NULL, lease_expires_at = NULL WHERE id = 3`)
-	check("after a statement of the previous release")
+	exec(s, `INSERT INTO backwave_job (queue, wire_name, state, max_attempts, scheduled_at, created_at) VALUES ('a', 'w', 1, 3, 0, 0)`)
+	check("after statements of the previous release")
+
+	// This release inserts a bulk batch and a mixed one.
+	for _, queues := range [][]string{{"a", "a", "a"}, {"a", "b", "c"}} {
+		var jobs []store.NewJob
+		for _, q := range queues {
+			jobs = append(jobs, store.NewJob{WireName: "w", Queue: q, MaxAttempts: 3})
+		}
+		if _, err := s.JobInsertMany(ctx, store.InsertManyParams{Jobs: jobs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("after inserts")
 
 	// This release reports jobs 4 and 5, claimed before the upgrade (job 6
 	// stays Running), then claims and fails the rest.
@@ -85,8 +99,8 @@ func TestCountFlipUpgrade(t *testing.T) {
 		t.Fatalf("report: %v %v", res, err)
 	}
 	check("after outcomes for jobs claimed before the upgrade")
-	claimed, err := s.JobClaim(ctx, store.ClaimParams{Worker: "new", Queues: []string{"a", "b"}, Limit: 10, LeaseDuration: time.Minute})
-	if err != nil || len(claimed) != 4 {
+	claimed, err := s.JobClaim(ctx, store.ClaimParams{Worker: "new", Queues: []string{"a", "b", "c"}, Limit: 20, LeaseDuration: time.Minute})
+	if err != nil || len(claimed) != 11 {
 		t.Fatalf("claim: %d jobs, %v", len(claimed), err)
 	}
 	check("after a claim")

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -70,12 +71,18 @@ func (s *Store) JobInsertManyTx(ctx context.Context, tx *sql.Tx, p store.InsertM
 	return ids, nil
 }
 
-// insert writes the jobs in tx with prepared statements, in p.InsertOrder()
-// (every in-batch parent before its dependents, so ids follow), and returns
-// their ids in input order and the Queues that got a job due now, sorted. A
-// job with parents is inserted Awaiting Parent with its edges; then every
-// parent already terminal is counted against its latch (settle).
+// insert writes the jobs in tx, in p.InsertOrder() (every in-batch parent
+// before its dependents, so ids follow), and returns their ids in input
+// order and the Queues that got a job due now, sorted. own tells whether tx
+// is one of the store's own write transactions. A batch without
+// Dependencies goes set-based (insertFlat); otherwise the jobs go one by
+// one through prepared statements: a job with parents is inserted Awaiting
+// Parent with its edges, then every parent already terminal is counted
+// against its latch (settle).
 func (s *Store) insert(ctx context.Context, tx *sql.Tx, own bool, p store.InsertManyParams) ([]job.ID, []string, error) {
+	if !slices.ContainsFunc(p.Jobs, func(nj store.NewJob) bool { return len(nj.Dependency.Parents) > 0 }) {
+		return s.insertFlat(ctx, tx, own, p)
+	}
 	if err := s.checkParents(ctx, tx, p.Jobs); err != nil {
 		return nil, nil, err
 	}
@@ -199,4 +206,158 @@ func (st stmts) close() {
 	for _, s := range st {
 		_ = s.Close()
 	}
+}
+
+// insertFlat is insert for a batch without Dependencies, set-based: one
+// INSERT of every job row in input order (the ids follow it), then one
+// INSERT each for the payloads, the Transition Log entries, the Tags and
+// Tag Suggest's dictionary, and the Monitor's counts (the rows flip
+// count_flip, so the count trigger leaves them alone). Jobs that share
+// their Queue, Wire Name, attempt budget and due time — a bulk enqueue —
+// are read as a plain array; others as one JSON row each.
+func (s *Store) insertFlat(ctx context.Context, tx *sql.Tx, own bool, p store.InsertManyParams) ([]job.ID, []string, error) {
+	now := s.clock.Now()
+	at := micros(now)
+	run := func(query string, args ...any) (*sql.Rows, error) {
+		if own {
+			return s.query(ctx, tx, query, args...)
+		}
+		return tx.QueryContext(ctx, query, args...)
+	}
+	exec := func(what, query string, args ...any) error {
+		var err error
+		if own {
+			_, err = s.exec(ctx, tx, query, args...)
+		} else {
+			_, err = tx.ExecContext(ctx, query, args...)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		return nil
+	}
+
+	n := len(p.Jobs)
+	j0 := p.Jobs[0]
+	due0 := micros(core.DueAt(now, j0.ScheduledAt))
+	uniform := !slices.ContainsFunc(p.Jobs, func(nj store.NewJob) bool {
+		return nj.Queue != j0.Queue || nj.WireName != j0.WireName || nj.MaxAttempts != j0.MaxAttempts ||
+			micros(core.DueAt(now, nj.ScheduledAt)) != due0
+	})
+	var rows *sql.Rows
+	var err error
+	if uniform {
+		b := make([]byte, 0, 2*n+1)
+		for i := range n {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '0')
+		}
+		rows, err = run(s.q.insertUniform, "["+string(b)+"]", j0.Queue, j0.WireName, j0.MaxAttempts, due0, at)
+	} else {
+		var batch jsonRows
+		for _, nj := range p.Jobs {
+			batch.row()
+			batch.str(nj.Queue)
+			batch.str(nj.WireName)
+			batch.int(int64(nj.MaxAttempts))
+			batch.int(micros(core.DueAt(now, nj.ScheduledAt)))
+		}
+		rows, err = run(s.q.insertRows, batch.String(), at)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("insert jobs: %w", err)
+	}
+	ids := make([]job.ID, 0, n)
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			_ = rows.Close()
+			return nil, nil, fmt.Errorf("insert jobs: %w", err)
+		}
+		ids = append(ids, job.ID(id))
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, nil, fmt.Errorf("insert jobs: %w", err)
+	}
+	if len(ids) != n {
+		return nil, nil, fmt.Errorf("insert jobs: %d rows for %d jobs", len(ids), n)
+	}
+	// The rows went in in input order and ids only grow: the i-th smallest
+	// id is job i's.
+	slices.Sort(ids)
+
+	var payloads, entries jsonObject
+	var tags, known jsonRows
+	var counts countDeltas
+	var queues, due []string
+	seen := make(map[job.Tag]bool)
+	record := s.opts.History.Records()
+	for i, nj := range p.Jobs {
+		id := int64(ids[i])
+		if len(nj.Payload) > 0 {
+			payloads.hex(id, nj.Payload)
+		}
+		if record {
+			entries.int(id, 0)
+		}
+		for _, t := range nj.Tags {
+			tags.row()
+			tags.int(id)
+			tags.str(t.Key)
+			tags.str(t.Value)
+			if !seen[t] {
+				seen[t] = true
+				known.row()
+				known.str(t.Key)
+				known.str(t.Value)
+				known.str(store.FoldTag(t))
+				known.str(t.String())
+			}
+		}
+		counts.add([]byte(nj.Queue), codeScheduled, 1)
+		if !slices.Contains(queues, nj.Queue) {
+			queues = append(queues, nj.Queue)
+		}
+		if !core.DueAt(now, nj.ScheduledAt).After(now) && !slices.Contains(due, nj.Queue) {
+			due = append(due, nj.Queue)
+		}
+	}
+	if payloads.len() > 0 {
+		if err := exec("payloads", s.q.payloadsIn, payloads.String()); err != nil {
+			return nil, nil, err
+		}
+	}
+	if entries.len() > 0 {
+		if err := exec("record transitions", s.q.transitionsOf, entries.String(), at,
+			stateCode(job.StateUnknown), codeScheduled, viaCode(core.ViaInsert)); err != nil {
+			return nil, nil, err
+		}
+	}
+	if tags.len() > 0 {
+		if err := exec("tags", s.q.tagRows, tags.String()); err != nil {
+			return nil, nil, err
+		}
+		if err := exec("know tags", s.q.knowTagRows, known.String()); err != nil {
+			return nil, nil, err
+		}
+	}
+	var deltas jsonRows
+	for _, c := range counts {
+		deltas.row()
+		deltas.str(c.queue)
+		deltas.int(c.state)
+		deltas.int(c.n)
+	}
+	if err := exec("count", s.q.countDeltas, deltas.String()); err != nil {
+		return nil, nil, err
+	}
+	for _, q := range queues {
+		if err := exec(fmt.Sprintf("queue %q", q), s.q.knowQueue, q); err != nil {
+			return nil, nil, err
+		}
+	}
+	slices.Sort(due)
+	return ids, due, nil
 }

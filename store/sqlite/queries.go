@@ -13,6 +13,22 @@ const jobColumns = `id, queue, wire_name, state, attempt, max_attempts, schedule
 const (
 	sqlInsertJob = `INSERT INTO backwave_job (queue, wire_name, state, max_attempts, scheduled_at, created_at)
 	VALUES (?, ?, 1, ?, ?, ?)`
+	// sqlInsertUniform inserts, in order, one Scheduled job per element of
+	// the JSON array ?1, each in Queue ?2 with Wire Name ?3, attempt budget
+	// ?4, due at ?5 and created at ?6, flipping count_flip (the caller
+	// counts them), and returns their ids.
+	sqlInsertUniform = `INSERT INTO backwave_job (queue, wire_name, state, max_attempts, scheduled_at, created_at, count_flip)
+	SELECT ?2, ?3, 1, ?4, ?5, ?6, 1 FROM json_each(?1) ORDER BY key
+	RETURNING id`
+	// sqlInsertRows is sqlInsertUniform for jsonRows ?1: [Queue, Wire Name,
+	// attempt budget, due time], created at ?2.
+	sqlInsertRows = `INSERT INTO backwave_job (queue, wire_name, state, max_attempts, scheduled_at, created_at, count_flip)
+	SELECT value ->> 0, value ->> 1, 1, value ->> 2, value ->> 3, ?2, 1 FROM jsonb_each(?1) ORDER BY key
+	RETURNING id`
+	// sqlPayloadsIn stores payloads from ?1: job id → payload as hex (a
+	// jsonObject).
+	sqlPayloadsIn = `INSERT INTO backwave_job_payload (job_id, payload)
+	SELECT CAST(key AS INTEGER), unhex(value) FROM json_each(?1)`
 	sqlInsertPayload = `INSERT INTO backwave_job_payload (job_id, payload) VALUES (?, ?)`
 	sqlInsertTag     = `INSERT OR IGNORE INTO backwave_job_tag (job_id, key, value) VALUES (?, ?, ?)`
 	sqlKnowQueue     = `INSERT INTO backwave_queue (name) VALUES (?) ON CONFLICT (name) DO NOTHING`
@@ -154,16 +170,16 @@ const (
 
 // queries holds every statement renamed to one store's Schema Name.
 type queries struct {
-	insertJob, insertPayload, insertTag, knowQueue, transition                                               string
-	queueSettings, countRunning, claim, claimTransitions                                                     string
-	renew, lapsed, held, endLease                                                                            string
-	countDeltas, applyOutcomes, applyRetries, transitionsOf, transitionRows, outputsOf, tagRows, knowTagRows string
-	pause, setLimit, queueList                                                                               string
-	jobGet, payloadsOf, tagsOf, countByState, countInQueue, transitions, output                              string
-	jobState, cancelNow, requestCancel                                                                       string
-	jobListPrefix, jobListStates, jobListQueue, jobListWireName, jobListBefore                               string
-	jobListOrderPage                                                                                         string
-	dep                                                                                                      depQueries
+	insertJob, insertPayload, insertTag, knowQueue, transition                                                                                      string
+	queueSettings, countRunning, claim, claimTransitions                                                                                            string
+	renew, lapsed, held, endLease                                                                                                                   string
+	insertUniform, insertRows, payloadsIn, countDeltas, applyOutcomes, applyRetries, transitionsOf, transitionRows, outputsOf, tagRows, knowTagRows string
+	pause, setLimit, queueList                                                                                                                      string
+	jobGet, payloadsOf, tagsOf, countByState, countInQueue, transitions, output                                                                     string
+	jobState, cancelNow, requestCancel                                                                                                              string
+	jobListPrefix, jobListStates, jobListQueue, jobListWireName, jobListBefore                                                                      string
+	jobListOrderPage                                                                                                                                string
+	dep                                                                                                                                             depQueries
 }
 
 func newQueries(n schemaName) *queries {
@@ -175,6 +191,7 @@ func newQueries(n schemaName) *queries {
 		claimTransitions: r(sqlClaimTransitions),
 		renew:            r(sqlRenew),
 		lapsed:           r(sqlLapsed), held: r(sqlHeld), endLease: r(sqlEndLease),
+		insertUniform: r(sqlInsertUniform), insertRows: r(sqlInsertRows), payloadsIn: r(sqlPayloadsIn),
 		countDeltas: r(sqlCountDeltas), applyOutcomes: r(sqlApplyOutcomes), applyRetries: r(sqlApplyRetries), transitionsOf: r(sqlTransitionsOf),
 		transitionRows: r(sqlTransitionRows), outputsOf: r(sqlOutputsOf),
 		tagRows: r(sqlTagRows), knowTagRows: r(sqlKnowTagRows),

@@ -23,6 +23,7 @@ func (s *Store) hotQueries() []string {
 		q.renew,
 		q.countDeltas, q.applyOutcomes, q.applyRetries, q.transitionsOf, q.transitionRows, q.outputsOf, q.tagRows, q.knowTagRows,
 		q.lapsed, q.held, q.endLease, q.transition,
+		q.insertUniform, q.insertRows, q.payloadsIn,
 		q.insertJob, q.insertPayload, q.insertTag, q.knowQueue, m.knowTag,
 		q.dep.insertDependent, q.dep.insertEdge,
 	}
