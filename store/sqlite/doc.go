@@ -40,7 +40,22 @@
 // Every contract method is one transaction and batch-shaped: a claim leases
 // the whole batch in one transaction, an outcome report applies every row
 // (each behind its own fence, answering per row) in one transaction, an
-// insert writes every job with prepared statements in one transaction.
+// insert writes every job in one transaction.
+//
+// # Set-based writes
+//
+// The hot writes cost a few statements per call whatever the size of the
+// batch: a claim is one UPDATE … RETURNING per Queue plus one INSERT of its
+// Transition Log entries; an outcome report is one UPDATE per kind of
+// outcome and one INSERT per kind of entry; an insert without Dependencies
+// is one INSERT … SELECT of every job row and one per side table. A batch
+// travels as one JSON argument read with json_each, keyed by job id where
+// the statement needs one value per job. Their statements are prepared once,
+// when the Store opens, on the write connection. These statements keep the
+// Monitor's counts (backwave_job_count) themselves, one statement per call;
+// every other write is counted by triggers, which skip the rows whose
+// count_flip column the statement changed (migrations/0005_count_flip.sql),
+// so a node one release behind is still counted.
 //
 // # Durability: the synchronous setting
 //

@@ -51,7 +51,7 @@ const (
 		LIMIT ?5)
 	RETURNING id, wire_name, attempt, max_attempts, scheduled_at, created_at, finalized_at,
 		retry_cause, cancel_cause, cancel_requested, attempt_base,
-		(SELECT payload FROM backwave_job_payload WHERE job_id = id)`
+		(SELECT payload FROM backwave_job_payload WHERE job_id = backwave_job.id)`
 	sqlClaimTransitions = `INSERT INTO backwave_job_transition (job_id, at, from_state, state, via, attempt)
 	SELECT id, ?1, 1, 3, ?2, attempt FROM backwave_job WHERE id IN (SELECT value FROM json_each(?3))`
 
