@@ -123,6 +123,18 @@ func (o *jsonObject) hex(id int64, b []byte) {
 // len returns the number of keys.
 func (o *jsonObject) len() int { return o.n }
 
+// full reports whether the object has grown past maxBatchText, the point
+// where a caller carrying large values (payloads, outputs) writes it out
+// and starts another, so a batch of large blobs never sits in memory as
+// one text several times its size.
+func (o *jsonObject) full() bool { return len(o.b) >= maxBatchText }
+
+// reset empties the object for reuse.
+func (o *jsonObject) reset() { o.b, o.n = o.b[:0], 0 }
+
+// maxBatchText bounds the text of a jsonObject of large values.
+const maxBatchText = 4 << 20
+
 // String returns the JSON text: "{}" when there is no key.
 func (o *jsonObject) String() string {
 	if o.n == 0 {

@@ -298,6 +298,12 @@ func (s *Store) insertFlat(ctx context.Context, tx *sql.Tx, own bool, p store.In
 		id := int64(ids[i])
 		if len(nj.Payload) > 0 {
 			payloads.hex(id, nj.Payload)
+			if payloads.full() {
+				if err := exec("payloads", s.q.payloadsIn, payloads.String()); err != nil {
+					return nil, nil, err
+				}
+				payloads.reset()
+			}
 		}
 		if record {
 			entries.int(id, 0)

@@ -170,6 +170,12 @@ func (s *Store) report(ctx context.Context, tx *sql.Tx, p store.ReportParams, ou
 		}
 		if o.Output != nil && applied.State == job.StateSucceeded {
 			outputs.hex(id, o.Output)
+			if outputs.full() {
+				if _, err := s.exec(ctx, tx, s.q.outputsOf, outputs.String()); err != nil {
+					return nil, fmt.Errorf("store outputs: %w", err)
+				}
+				outputs.reset()
+			}
 		}
 		for _, t := range o.TagDelta {
 			tags.row()
