@@ -52,8 +52,8 @@ const (
 	RETURNING id, wire_name, attempt, max_attempts, scheduled_at, created_at, finalized_at,
 		retry_cause, cancel_cause, cancel_requested, attempt_base,
 		(SELECT payload FROM backwave_job_payload WHERE job_id = backwave_job.id)`
-	sqlClaimTransitions = `INSERT INTO backwave_job_transition (job_id, at, from_state, state, via, attempt)
-	SELECT id, ?1, 1, 3, ?2, attempt FROM backwave_job WHERE id IN (SELECT value FROM json_each(?3))`
+	// sqlTagsIn tells whether any job with an id from ?1 to ?2 has a Tag.
+	sqlTagsIn = `SELECT EXISTS (SELECT 1 FROM backwave_job_tag WHERE job_id BETWEEN ?1 AND ?2)`
 
 	sqlRenew = `UPDATE backwave_job SET lease_expires_at = ?1
 	WHERE id = ?2 AND state = 3 AND worker = ?3 AND attempt = ?4
@@ -171,7 +171,7 @@ const (
 // queries holds every statement renamed to one store's Schema Name.
 type queries struct {
 	insertJob, insertPayload, insertTag, knowQueue, transition                                                                                      string
-	queueSettings, countRunning, claim, claimTransitions                                                                                            string
+	queueSettings, countRunning, claim, tagsIn                                                                                                      string
 	renew, lapsed, held, endLease                                                                                                                   string
 	insertUniform, insertRows, payloadsIn, countDeltas, applyOutcomes, applyRetries, transitionsOf, transitionRows, outputsOf, tagRows, knowTagRows string
 	pause, setLimit, queueList                                                                                                                      string
@@ -188,9 +188,9 @@ func newQueries(n schemaName) *queries {
 		insertJob: r(sqlInsertJob), insertPayload: r(sqlInsertPayload), insertTag: r(sqlInsertTag),
 		knowQueue: r(sqlKnowQueue), transition: r(sqlTransition),
 		queueSettings: r(sqlQueueSettings), countRunning: r(sqlCountRunning), claim: r(sqlClaim),
-		claimTransitions: r(sqlClaimTransitions),
-		renew:            r(sqlRenew),
-		lapsed:           r(sqlLapsed), held: r(sqlHeld), endLease: r(sqlEndLease),
+		tagsIn: r(sqlTagsIn),
+		renew:  r(sqlRenew),
+		lapsed: r(sqlLapsed), held: r(sqlHeld), endLease: r(sqlEndLease),
 		insertUniform: r(sqlInsertUniform), insertRows: r(sqlInsertRows), payloadsIn: r(sqlPayloadsIn),
 		countDeltas: r(sqlCountDeltas), applyOutcomes: r(sqlApplyOutcomes), applyRetries: r(sqlApplyRetries), transitionsOf: r(sqlTransitionsOf),
 		transitionRows: r(sqlTransitionRows), outputsOf: r(sqlOutputsOf),

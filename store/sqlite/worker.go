@@ -69,15 +69,13 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 		if err := s.addCounts(ctx, tx, counts); err != nil {
 			return err
 		}
-		index := make(map[job.ID]int, len(out))
-		ids := make([]int64, len(out))
-		for i := range out {
-			index[out[i].ID] = i
-			ids[i] = int64(out[i].ID)
-		}
-		arg := jsonArray(ids)
 		if s.opts.History.Records() {
-			if _, err := s.exec(ctx, tx, s.q.claimTransitions, micros(now), viaCode(core.ViaClaim), arg); err != nil {
+			var entries jsonObject
+			for _, j := range out {
+				entries.int(int64(j.ID), int64(j.Attempt))
+			}
+			if _, err := s.exec(ctx, tx, s.q.transitionsOf, entries.String(), micros(now),
+				codeScheduled, codeRunning, viaCode(core.ViaClaim)); err != nil {
 				return fmt.Errorf("record transitions: %w", err)
 			}
 			for _, j := range out {
@@ -86,12 +84,36 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 				}
 			}
 		}
-		return s.attachTags(ctx, tx, out, index, arg, s.query)
+		return s.claimedTags(ctx, tx, out)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// claimedTags reads the Tags of the claimed jobs, in tx: one probe of the
+// Tag table over the jobs' id range first, since most jobs carry none,
+// then one query for them all.
+func (s *Store) claimedTags(ctx context.Context, tx *sql.Tx, jobs []job.Job) error {
+	lo, hi := jobs[0].ID, jobs[0].ID
+	for _, j := range jobs[1:] {
+		lo, hi = min(lo, j.ID), max(hi, j.ID)
+	}
+	var tagged bool
+	if err := s.queryRow(ctx, tx, s.q.tagsIn, []any{int64(lo), int64(hi)}, &tagged); err != nil {
+		return fmt.Errorf("read tags: %w", err)
+	}
+	if !tagged {
+		return nil
+	}
+	index := make(map[job.ID]int, len(jobs))
+	ids := make([]int64, len(jobs))
+	for i := range jobs {
+		index[jobs[i].ID] = i
+		ids[i] = int64(jobs[i].ID)
+	}
+	return s.attachTags(ctx, tx, jobs, index, jsonArray(ids), s.query)
 }
 
 // scanClaimed appends to out the rows sqlClaim returns: jobs of Queue
