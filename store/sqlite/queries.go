@@ -13,12 +13,13 @@ const jobColumns = `id, queue, wire_name, state, attempt, max_attempts, schedule
 const (
 	sqlInsertJob = `INSERT INTO backwave_job (queue, wire_name, state, max_attempts, scheduled_at, created_at)
 	VALUES (?, ?, 1, ?, ?, ?)`
-	// sqlInsertUniform inserts, in order, one Scheduled job per element of
-	// the JSON array ?1, each in Queue ?2 with Wire Name ?3, attempt budget
-	// ?4, due at ?5 and created at ?6, flipping count_flip (the caller
-	// counts them), and returns their ids.
+	// sqlInsertUniform inserts one Scheduled job per element of the JSON
+	// array ?1, each in Queue ?2 with Wire Name ?3, attempt budget ?4, due
+	// at ?5 and created at ?6, flipping count_flip (the caller counts
+	// them), and returns their ids. The rows are alike, so their order
+	// needs no ORDER BY: the ids ascend in the order they go in.
 	sqlInsertUniform = `INSERT INTO backwave_job (queue, wire_name, state, max_attempts, scheduled_at, created_at, count_flip)
-	SELECT ?2, ?3, 1, ?4, ?5, ?6, 1 FROM json_each(?1) ORDER BY key
+	SELECT ?2, ?3, 1, ?4, ?5, ?6, 1 FROM json_each(?1)
 	RETURNING id`
 	// sqlInsertRows is sqlInsertUniform for jsonRows ?1: [Queue, Wire Name,
 	// attempt budget, due time], created at ?2.
@@ -37,21 +38,22 @@ const (
 
 	sqlQueueSettings = `SELECT paused, concurrency_limit FROM backwave_queue WHERE name = ?`
 	sqlCountRunning  = `SELECT COUNT(*) FROM backwave_job WHERE queue = ? AND state = 3`
-	// sqlClaim leases up to ?5 due jobs of Queue ?3 to worker ?1 until ?2.
-	// It returns only what the statement did not set itself (the claimed
-	// row is Running in Queue ?3 under ?1 until ?2), the payload included;
-	// scanClaimed reads it. It flips count_flip: the caller adds the
-	// counts' delta (migrations/0005_count_flip.sql).
+	// sqlClaimDue reads, in claim order, up to ?3 jobs of Queue ?1 due at
+	// ?2 (the partial index's order) with their payloads; the claim then
+	// leases exactly those with sqlClaim, in the same write transaction.
+	// scanClaimed reads the rows.
+	sqlClaimDue = `SELECT j.id, j.wire_name, j.attempt, j.max_attempts, j.scheduled_at, j.created_at, j.finalized_at,
+		j.retry_cause, j.cancel_cause, j.cancel_requested, j.attempt_base, p.payload
+	FROM backwave_job j LEFT JOIN backwave_job_payload p ON p.job_id = j.id
+	WHERE j.queue = ?1 AND j.state = 1 AND j.scheduled_at <= ?2
+	ORDER BY j.scheduled_at, j.id
+	LIMIT ?3`
+	// sqlClaim leases the Scheduled jobs ?3 (a JSON array of ids) to worker
+	// ?1 until ?2, charging each its next Attempt. It flips count_flip: the
+	// caller adds the counts' delta (migrations/0005_count_flip.sql).
 	sqlClaim = `UPDATE backwave_job
 	SET state = 3, attempt = attempt + 1, worker = ?1, lease_expires_at = ?2, count_flip = 1 - count_flip
-	WHERE id IN (
-		SELECT id FROM backwave_job
-		WHERE queue = ?3 AND state = 1 AND scheduled_at <= ?4
-		ORDER BY scheduled_at, id
-		LIMIT ?5)
-	RETURNING id, wire_name, attempt, max_attempts, scheduled_at, created_at, finalized_at,
-		retry_cause, cancel_cause, cancel_requested, attempt_base,
-		(SELECT payload FROM backwave_job_payload WHERE job_id = backwave_job.id)`
+	WHERE id IN (SELECT value FROM json_each(?3)) AND state = 1`
 	// sqlTagsIn tells whether any job with an id from ?1 to ?2 has a Tag.
 	sqlTagsIn = `SELECT EXISTS (SELECT 1 FROM backwave_job_tag WHERE job_id BETWEEN ?1 AND ?2)`
 
@@ -171,7 +173,7 @@ const (
 // queries holds every statement renamed to one store's Schema Name.
 type queries struct {
 	insertJob, insertPayload, insertTag, knowQueue, transition                                                                                      string
-	queueSettings, countRunning, claim, tagsIn                                                                                                      string
+	queueSettings, countRunning, claimDue, claim, tagsIn                                                                                            string
 	renew, lapsed, held, endLease                                                                                                                   string
 	insertUniform, insertRows, payloadsIn, countDeltas, applyOutcomes, applyRetries, transitionsOf, transitionRows, outputsOf, tagRows, knowTagRows string
 	pause, setLimit, queueList                                                                                                                      string
@@ -187,7 +189,7 @@ func newQueries(n schemaName) *queries {
 	return &queries{
 		insertJob: r(sqlInsertJob), insertPayload: r(sqlInsertPayload), insertTag: r(sqlInsertTag),
 		knowQueue: r(sqlKnowQueue), transition: r(sqlTransition),
-		queueSettings: r(sqlQueueSettings), countRunning: r(sqlCountRunning), claim: r(sqlClaim),
+		queueSettings: r(sqlQueueSettings), countRunning: r(sqlCountRunning), claimDue: r(sqlClaimDue), claim: r(sqlClaim),
 		tagsIn: r(sqlTagsIn),
 		renew:  r(sqlRenew),
 		lapsed: r(sqlLapsed), held: r(sqlHeld), endLease: r(sqlEndLease),

@@ -19,7 +19,7 @@ import (
 func (s *Store) hotQueries() []string {
 	q, m := s.q, s.m
 	return []string{
-		q.queueSettings, q.countRunning, q.claim, q.tagsIn, q.tagsOf,
+		q.queueSettings, q.countRunning, q.claimDue, q.claim, q.tagsIn, q.tagsOf,
 		q.renew,
 		q.countDeltas, q.applyOutcomes, q.applyRetries, q.transitionsOf, q.transitionRows, q.outputsOf, q.tagRows, q.knowTagRows,
 		q.lapsed, q.held, q.endLease, q.transition,

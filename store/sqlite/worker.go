@@ -1,12 +1,12 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/backwave/backwave/core"
@@ -46,7 +46,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			if room <= 0 {
 				continue
 			}
-			rows, err := s.query(ctx, tx, s.q.claim, string(p.Worker), expires, name, micros(now), room)
+			rows, err := s.query(ctx, tx, s.q.claimDue, name, micros(now), room)
 			if err != nil {
 				return fmt.Errorf("queue %q: %w", name, err)
 			}
@@ -54,14 +54,18 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			if out, err = scanClaimed(rows, out, room, name, p.Worker, expires); err != nil {
 				return fmt.Errorf("queue %q: %w", name, err)
 			}
-			counts.move([]byte(name), codeScheduled, codeRunning, int64(len(out)-from))
-			// RETURNING gives no order; restore the claim order.
-			slices.SortFunc(out[from:], func(a, b job.Job) int {
-				if c := a.ScheduledAt.Compare(b.ScheduledAt); c != 0 {
-					return c
-				}
-				return cmp.Compare(a.ID, b.ID)
-			})
+			claimed := int64(len(out) - from)
+			if claimed == 0 {
+				continue
+			}
+			res, err := s.exec(ctx, tx, s.q.claim, string(p.Worker), expires, jobIDs(out[from:]))
+			if err != nil {
+				return fmt.Errorf("queue %q: %w", name, err)
+			}
+			if n, err := res.RowsAffected(); err != nil || n != claimed {
+				return fmt.Errorf("queue %q: leased %d of the %d jobs read due (%v)", name, n, claimed, err)
+			}
+			counts.move([]byte(name), codeScheduled, codeRunning, claimed)
 		}
 		if len(out) == 0 {
 			return nil
@@ -116,11 +120,11 @@ func (s *Store) claimedTags(ctx context.Context, tx *sql.Tx, jobs []job.Job) err
 	return s.attachTags(ctx, tx, jobs, index, jsonArray(ids), s.query)
 }
 
-// scanClaimed appends to out the rows sqlClaim returns: jobs of Queue
-// queue, now Running under worker with their Lease expiring at expires
-// (microseconds), each with its payload. out, if it has no capacity yet,
-// gets room for want jobs (what the claim asked of the Queue) at the first
-// row.
+// scanClaimed appends to out the rows sqlClaimDue returns, as they will be
+// once sqlClaim leases them: jobs of Queue queue, Running under worker at
+// their next Attempt, with their Lease expiring at expires (microseconds),
+// each with its payload. out, if it has no capacity yet, gets room for
+// want jobs (what the claim asked of the Queue) at the first row.
 func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker job.WorkerID, expires int64) ([]job.Job, error) {
 	defer func() { _ = rows.Close() }()
 	var wireName sql.RawBytes
@@ -140,7 +144,7 @@ func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker j
 			out = make([]job.Job, 0, want)
 		}
 		j := job.Job{
-			ID: job.ID(id), Queue: queue, State: job.StateRunning, Attempt: job.Attempt(attempt),
+			ID: job.ID(id), Queue: queue, State: job.StateRunning, Attempt: job.Attempt(attempt + 1),
 			MaxAttempts: int(maxAttempts), ScheduledAt: fromMicros(scheduled), CreatedAt: fromMicros(created),
 			Worker: worker, LeaseExpiresAt: leaseExpires, CancelRequested: cancelRequested,
 			AttemptBase: job.Attempt(attemptBase), Payload: payload,
@@ -395,6 +399,19 @@ func (s *Store) endLease(ctx context.Context, tx *sql.Tx, st stmts, l job.Lease,
 		return to, fmt.Errorf("lease %s: %w", l, err)
 	}
 	return to, nil
+}
+
+// jobIDs encodes the ids of jobs as a JSON array for json_each(?).
+func jobIDs(jobs []job.Job) string {
+	b := make([]byte, 0, 2+8*len(jobs))
+	b = append(b, '[')
+	for i, j := range jobs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(j.ID), 10)
+	}
+	return string(append(b, ']'))
 }
 
 // containsBytes reports whether b is among ss, without a copy of b.
