@@ -25,20 +25,19 @@ func (backwaveSystem) supports(sc, tg string) bool { return sc != scRSS }
 // backwaveKnobs is BackWave's tuning per scenario and target: the Worker
 // Group's PoolSize, MaxClaimBatch, MaxOutcomeBatch, Pumps and PollInterval,
 // the pgx pool size, the bulk-insert batch and concurrency, and the Job
-// History Policy. On PostgreSQL two Pumps of 500 did best among 1–4 Pumps
-// of 200–1000 on a two-core machine: a second Pump overlaps one Pump's round
-// trips with the other's handlers, while more Pumps only add claim
-// contention (the server's CPU per job grows with concurrent claimers).
+// History Policy. On PostgreSQL two Pumps of 1000 did best among 1–4 Pumps
+// of 250–1000 on a two-core machine (2 of 500, 3 of 1000 and 4 of 500
+// within a few per cent): a second Pump overlaps one Pump's round trips
+// with the other's handlers, larger batches spread each statement's fixed
+// cost, and more Pumps add claim contention (the server's CPU per job grows
+// with concurrent claimers).
 func backwaveKnobs(sc, tg string, sz sizes) *knobs {
-	k := newKnobs("pool", "500", "claim", "500", "outcome", "500", "pumps", "2", "poll", "20ms",
+	k := newKnobs("pool", "1000", "claim", "1000", "outcome", "1000", "pumps", "2", "poll", "20ms",
 		"conns", "8", "insert_batch", "5000", "insert_conc", "2", "history", store.HistoryTransitionsWithDetail.String())
 	if tg == tgSQLite {
 		// One write lock per file: more Pumps only queue on it, and the
 		// larger the batch the fewer write transactions.
 		k.set("poll", "50ms")
-		k.set("pool", "1000")
-		k.set("claim", "1000")
-		k.set("outcome", "1000")
 		k.set("pumps", "1")
 		k.set("insert_conc", "1")
 	}
