@@ -89,12 +89,7 @@ func (p *Pump) execute(j job.Job) {
 // goroutine busy; the next Attempt gets another.
 func (p *Pump) handle(t task) {
 	for {
-		r := p.run(t.ctx, t.job)
-		select {
-		case p.finished <- finished{lease: t.job.Lease(), result: r}:
-		case <-p.exited:
-			return
-		}
+		p.finished(finished{lease: t.job.Lease(), result: p.run(t.ctx, t.job)})
 		t = task{} // drop the finished Attempt's job and context while idle
 		select {
 		case t = <-p.tasks:

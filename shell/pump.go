@@ -22,12 +22,16 @@ type Pump struct {
 	log    *slog.Logger
 	serves map[string]bool
 
-	wake     chan struct{} // the single pending wake slot
-	finished chan finished // handler goroutines → loop
-	tasks    chan task     // loop → idle handler goroutines
-	stopCh   chan struct{} // closed by the first Stop
-	abortCh  chan struct{} // closed when a Stop's context is done
-	exited   chan struct{} // closed when the loop has exited
+	wake   chan struct{} // the single pending wake slot
+	tasks  chan task     // loop → idle handler goroutines
+	doneCh chan struct{} // handler goroutines → loop: results are waiting
+
+	// Handler results waiting for the loop, in the order they finished.
+	doneMu  sync.Mutex
+	done    []finished
+	stopCh  chan struct{} // closed by the first Stop
+	abortCh chan struct{} // closed when a Stop's context is done
+	exited  chan struct{} // closed when the loop has exited
 
 	mu        sync.Mutex
 	started   bool
@@ -89,8 +93,8 @@ func New(cfg Config) (*Pump, error) {
 		log:      cfg.Logger.With("worker", string(cfg.Driver.Worker)),
 		serves:   make(map[string]bool),
 		wake:     make(chan struct{}, 1),
-		finished: make(chan finished),
 		tasks:    make(chan task),
+		doneCh:   make(chan struct{}, 1),
 		stopCh:   make(chan struct{}),
 		abortCh:  make(chan struct{}),
 		exited:   make(chan struct{}),
@@ -199,8 +203,8 @@ func (p *Pump) loop(ctx context.Context) {
 			if !p.drv.Stopping() && p.drv.Free() > 0 {
 				p.step(node.Poll{Now: p.now()})
 			}
-		case f := <-p.finished:
-			p.finish(f)
+		case <-p.doneCh:
+			p.finishAll()
 		case <-stopCh:
 			stopCh, startDone = nil, nil
 			drain = p.beginStop()
@@ -267,6 +271,31 @@ func (p *Pump) step(ev node.Event) {
 		}
 	}
 	p.queue, p.head = p.queue[:0], 0
+}
+
+// finished queues a handler's result for the loop and wakes it; a wake
+// already pending covers this result too.
+func (p *Pump) finished(f finished) {
+	p.doneMu.Lock()
+	p.done = append(p.done, f)
+	p.doneMu.Unlock()
+	select {
+	case p.doneCh <- struct{}{}:
+	default:
+	}
+}
+
+// finishAll takes every waiting handler result into the loop, in the order
+// they finished: a burst of results costs the loop one wake-up, not one
+// hand-off per handler.
+func (p *Pump) finishAll() {
+	p.doneMu.Lock()
+	batch := p.done
+	p.done = nil
+	p.doneMu.Unlock()
+	for _, f := range batch {
+		p.finish(f)
+	}
 }
 
 // finish takes a handler's result into the loop.
