@@ -39,12 +39,13 @@ WHERE q.name = ANY($1::text[]) AND q.concurrency_limit > 0
 ORDER BY q.name COLLATE "C"
 FOR UPDATE`
 
-// genericPlanSQL makes the rest of the claim's transaction run on cached
-// generic plans. Left to choose, PostgreSQL keeps planning a small claim
-// afresh every time — its custom plan looks cheaper than the generic one —
-// and planning the claim costs more than running it when it leases a job
-// or two: the pickup latency of a quiet Queue. The generic plan is the one
-// a busy Queue's claims settle on anyway.
+// genericPlanSQL makes the rest of a transaction run on cached generic
+// plans. Left to choose, PostgreSQL keeps planning a small claim afresh
+// every time — its custom plan looks cheaper than the generic one — and
+// planning the claim costs more than running it when it leases a job or
+// two: the pickup latency of a quiet Queue. The generic plan is the one a
+// busy Queue's claims settle on anyway. The outcome report, Renew and
+// Relinquish use it too, for a different reason (see reportSQL).
 const genericPlanSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`
 
 // claimSQL leases up to $3 due jobs over the Queues $2 in their given order.

@@ -53,9 +53,10 @@ func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.Re
 	}
 	ids, attempts := leaseArrays(p.Leases)
 	status := make(map[job.Lease]store.RenewStatus, len(p.Leases))
-	err := s.db.query(ctx, s.sql(renewSQL),
-		[]any{s.nowArg(), ids, attempts, string(p.Worker), micros(p.LeaseDuration)},
-		func(scan scanFunc) error {
+	err := s.db.batch(ctx, stmt{sql: genericPlanSQL}, stmt{
+		sql:  s.sql(renewSQL),
+		args: []any{s.nowArg(), ids, attempts, string(p.Worker), micros(p.LeaseDuration)},
+		each: func(scan scanFunc) error {
 			var l job.Lease
 			var cancel bool
 			if err := scan(&l.ID, &l.Attempt, &cancel); err != nil {
@@ -66,7 +67,8 @@ func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.Re
 				status[l] = store.RenewCancelRequested
 			}
 			return nil
-		})
+		},
+	})
 	if err != nil {
 		return nil, s.wrap(fmt.Sprintf("renew %d leases for %s", len(p.Leases), p.Worker), err)
 	}
@@ -89,6 +91,14 @@ func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.Re
 // slot freed in a limited Queue); the applied rows are grouped by Queue
 // first, so the queue table is read once per Queue, not once per row. The
 // ordinals of applied rows come back.
+//
+// The statement runs on its generic plan (genericPlanSQL goes first in the
+// same round trip): once the table has been analyzed, its statistics show
+// worker almost always NULL, and a custom plan, which sees the batch's size,
+// may then scan the job table and join the input to it row by row
+// (EXPLAIN ANALYZE, 500 outcomes over 100,000 jobs: 99 ms) where the
+// generic plan looks each job up by id (7 ms). Renew and Relinquish do the
+// same.
 //
 // The fence reads "Running" as worker = $10 AND lease_expires_at IS NOT
 // NULL, which the job table's CHECK makes equivalent to state = 'running':
@@ -231,7 +241,7 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 	}
 	// The batch's dependents are settled by a second statement in the same
 	// transaction and round trip (see settleSQL).
-	err := s.db.batch(ctx, report, s.settleStmt(ids))
+	err := s.db.batch(ctx, stmt{sql: genericPlanSQL}, report, s.settleStmt(ids))
 	if err != nil {
 		return nil, s.wrap(fmt.Sprintf("report %d outcomes for %s", len(p.Outcomes), p.Worker), err)
 	}
@@ -413,7 +423,7 @@ func (s *Store) LeaseRelinquish(ctx context.Context, p store.RelinquishParams) (
 	}
 	// A Relinquish at the attempt ceiling dead-letters: settle its
 	// dependents in the same transaction (see settleSQL).
-	err := s.db.batch(ctx, relinquish, s.settleStmt(ids))
+	err := s.db.batch(ctx, stmt{sql: genericPlanSQL}, relinquish, s.settleStmt(ids))
 	if err != nil {
 		return store.RelinquishResult{}, s.wrap(fmt.Sprintf("relinquish %d leases for %s", len(p.Leases), p.Worker), err)
 	}
