@@ -308,20 +308,7 @@ func (s *Store) insertFlat(ctx context.Context, tx *sql.Tx, own bool, p store.In
 		if record {
 			entries.int(id, 0)
 		}
-		for _, t := range nj.Tags {
-			tags.row()
-			tags.int(id)
-			tags.str(t.Key)
-			tags.str(t.Value)
-			if !seen[t] {
-				seen[t] = true
-				known.row()
-				known.str(t.Key)
-				known.str(t.Value)
-				known.str(store.FoldTag(t))
-				known.str(t.String())
-			}
-		}
+		appendTags(&tags, &known, seen, id, nj.Tags)
 		counts.add([]byte(nj.Queue), codeScheduled, 1)
 		if !slices.Contains(queues, nj.Queue) {
 			queues = append(queues, nj.Queue)
@@ -366,4 +353,24 @@ func (s *Store) insertFlat(ctx context.Context, tx *sql.Tx, own bool, p store.In
 	}
 	slices.Sort(due)
 	return ids, due, nil
+}
+
+// appendTags adds a row per Tag of job id to tags (job id, key, value) and,
+// for each Tag not yet in seen, its row of Tag Suggest's dictionary to known
+// (key, value, folded, display).
+func appendTags(tags, known *jsonRows, seen map[job.Tag]bool, id int64, ts []job.Tag) {
+	for _, t := range ts {
+		tags.row()
+		tags.int(id)
+		tags.str(t.Key)
+		tags.str(t.Value)
+		if !seen[t] {
+			seen[t] = true
+			known.row()
+			known.str(t.Key)
+			known.str(t.Value)
+			known.str(store.FoldTag(t))
+			known.str(t.String())
+		}
+	}
 }

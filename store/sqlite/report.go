@@ -177,23 +177,10 @@ func (s *Store) report(ctx context.Context, tx *sql.Tx, p store.ReportParams, ou
 				outputs.reset()
 			}
 		}
-		for _, t := range o.TagDelta {
-			tags.row()
-			tags.int(id)
-			tags.str(t.Key)
-			tags.str(t.Value)
-			if seen == nil {
-				seen = make(map[job.Tag]bool)
-			}
-			if !seen[t] {
-				seen[t] = true
-				known.row()
-				known.str(t.Key)
-				known.str(t.Value)
-				known.str(store.FoldTag(t))
-				known.str(t.String())
-			}
+		if len(o.TagDelta) > 0 && seen == nil {
+			seen = make(map[job.Tag]bool)
 		}
+		appendTags(&tags, &known, seen, id, o.TagDelta)
 		if applied.State.Terminal() {
 			terminal = append(terminal, id)
 		}
