@@ -76,6 +76,7 @@ func (p *Pump) execute(j job.Job) {
 	if p.log.Enabled(ctx, slog.LevelDebug) {
 		p.log.Debug("attempt started", p.attrs(l, a)...)
 	}
+	p.peak = max(p.peak, len(p.attempts))
 	t := task{ctx: ctx, job: j}
 	select {
 	case p.tasks <- t:
@@ -84,16 +85,37 @@ func (p *Pump) execute(j job.Job) {
 	}
 }
 
-// handle runs t and then every task handed to it while idle, until the
-// loop exits. An abandoned handler that is still running keeps its
-// goroutine busy; the next Attempt gets another.
+// handle runs t and then every task handed to it while idle, until the loop
+// retires it (see retireIdle) or exits. An abandoned handler that is still
+// running keeps its goroutine busy; the next Attempt gets another.
 func (p *Pump) handle(t task) {
 	for {
 		p.finished(finished{lease: t.job.Lease(), result: p.run(t.ctx, t.job)})
 		t = task{} // drop the finished Attempt's job and context while idle
+		p.idle.Add(1)
 		select {
 		case t = <-p.tasks:
+			p.idle.Add(-1)
+		case <-p.retire:
+			p.idle.Add(-1)
+			return
 		case <-p.exited:
+			return
+		}
+	}
+}
+
+// retireIdle runs on each heartbeat tick: it ends the idle handler
+// goroutines that the busiest moment since the previous tick did not need,
+// so the goroutines a burst started do not outlive it by more than two
+// heartbeats, while a steady load keeps its own.
+func (p *Pump) retireIdle() {
+	spare := int(p.idle.Load()) - (p.peak - len(p.attempts))
+	p.peak = len(p.attempts)
+	for ; spare > 0; spare-- {
+		select {
+		case p.retire <- struct{}{}:
+		default:
 			return
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/backwave/backwave/core"
@@ -22,16 +23,20 @@ type Pump struct {
 	log    *slog.Logger
 	serves map[string]bool
 
-	wake   chan struct{} // the single pending wake slot
-	tasks  chan task     // loop → idle handler goroutines
-	doneCh chan struct{} // handler goroutines → loop: results are waiting
-
-	// Handler results waiting for the loop, in the order they finished.
-	doneMu  sync.Mutex
-	done    []finished
+	wake    chan struct{} // the single pending wake slot
+	tasks   chan task     // loop → idle handler goroutines
+	doneCh  chan struct{} // handler goroutines → loop: results are waiting
+	retire  chan struct{} // loop → an idle handler goroutine: exit
 	stopCh  chan struct{} // closed by the first Stop
 	abortCh chan struct{} // closed when a Stop's context is done
 	exited  chan struct{} // closed when the loop has exited
+
+	// Handler results waiting for the loop, in the order they finished.
+	doneMu sync.Mutex
+	done   []finished
+
+	// Handler goroutines waiting for an Attempt.
+	idle atomic.Int32
 
 	mu        sync.Mutex
 	started   bool
@@ -49,6 +54,7 @@ type Pump struct {
 	queue    []node.Command
 	head     int
 	attempts map[job.Lease]*attempt
+	peak     int // most Attempts in flight since the last heartbeat tick
 	zones    map[string]*time.Location
 }
 
@@ -95,6 +101,7 @@ func New(cfg Config) (*Pump, error) {
 		wake:     make(chan struct{}, 1),
 		tasks:    make(chan task),
 		doneCh:   make(chan struct{}, 1),
+		retire:   make(chan struct{}),
 		stopCh:   make(chan struct{}),
 		abortCh:  make(chan struct{}),
 		exited:   make(chan struct{}),
@@ -198,6 +205,7 @@ func (p *Pump) loop(ctx context.Context) {
 			p.step(node.Poll{Now: p.now()})
 		case <-heartbeat.C:
 			p.step(node.Heartbeat{Now: p.now()})
+			p.retireIdle()
 		case <-p.wake:
 			// Coarse guard only: the Driver's capacity math is the bound.
 			if !p.drv.Stopping() && p.drv.Free() > 0 {

@@ -178,6 +178,36 @@ func TestPumpReusesHandlerGoroutines(t *testing.T) {
 	})
 }
 
+// Idle handler goroutines are retired on heartbeat ticks once no recent
+// moment needed them: after a burst of 50 concurrent Attempts and a quiet
+// minute (several heartbeats), no handler goroutine is left.
+// Not parallel: it counts goroutines by their stacks, process-wide.
+func TestPumpIdleHandlerGoroutinesExit(t *testing.T) {
+	handlers := func() int {
+		buf := make([]byte, 1<<20)
+		return strings.Count(string(buf[:runtime.Stack(buf, true)]), "shell.(*Pump).handle(")
+	}
+	synctest.Test(t, func(t *testing.T) {
+		st := newStore()
+		insert(t, st, 50, 1)
+		p := newPump(t, st, shell.ExecutorFunc(succeed), func(c *shell.Config) { c.Driver.PoolSize = 50 })
+		start(t, p)
+		waitFor(t, "all jobs succeeded", func() bool {
+			n, _ := st.JobCountByState(context.Background(), store.CountParams{})
+			return n[job.StateSucceeded] == 50
+		})
+		if n := handlers(); n == 0 {
+			t.Fatalf("no handler goroutine right after a burst of 50; want them waiting for the next Attempt")
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if n := handlers(); n != 0 {
+			t.Errorf("%d handler goroutines after a quiet minute; want the idle ones gone", n)
+		}
+		stop(t, p)
+	})
+}
+
 // A recovered panic is a failed Attempt whose Failure Detail carries the
 // panic value and the stack (glossary: Failure Detail).
 func TestPumpPanicIsFailedAttemptWithStack(t *testing.T) {
