@@ -90,7 +90,7 @@ func (p *Pump) execute(j job.Job) {
 // running keeps its goroutine busy; the next Attempt gets another.
 func (p *Pump) handle(t task) {
 	for {
-		p.finished(finished{lease: t.job.Lease(), result: p.run(t.ctx, t.job)})
+		p.queueResult(finished{lease: t.job.Lease(), result: p.run(t.ctx, t.job)})
 		t = task{} // drop the finished Attempt's job and context while idle
 		p.idle.Add(1)
 		select {

@@ -281,9 +281,9 @@ func (p *Pump) step(ev node.Event) {
 	p.queue, p.head = p.queue[:0], 0
 }
 
-// finished queues a handler's result for the loop and wakes it; a wake
+// queueResult queues a handler's result for the loop and wakes it; a wake
 // already pending covers this result too.
-func (p *Pump) finished(f finished) {
+func (p *Pump) queueResult(f finished) {
 	p.doneMu.Lock()
 	p.done = append(p.done, f)
 	p.doneMu.Unlock()

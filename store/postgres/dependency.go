@@ -156,28 +156,12 @@ input AS (
           WHERE (SELECT ok FROM ok)
           ORDER BY rank) u
 ),
-new_queue AS (
-    INSERT INTO backwave.queue (name)
-    SELECT DISTINCT i.queue FROM input i
-    WHERE NOT EXISTS (SELECT 1 FROM backwave.queue q WHERE q.name = i.queue)
-    ON CONFLICT DO NOTHING
-),
+` + insertSideSQL + `,
 new_job AS (
     INSERT INTO backwave.job (id, queue, wire_name, state, max_attempts, scheduled_at, created_at, pending_parents)
     SELECT i.id, i.queue, i.wire_name, CASE WHEN i.pending > 0 THEN 'awaiting_parent' ELSE 'scheduled' END,
            i.max_attempts, coalesce(i.scheduled_at, now.t), now.t, i.pending
     FROM input i, now
-),
-new_payload AS (
-    INSERT INTO backwave.job_payload (job_id, payload)
-    SELECT i.id, i.payload FROM input i WHERE i.payload IS NOT NULL
-),
-new_tag AS (
-    INSERT INTO backwave.job_tag (job_id, key, value)
-    SELECT i.id, t.key, t.value
-    FROM unnest($7::int[], $8::text[], $9::text[]) AS t(ord, key, value)
-    JOIN input i ON i.ord = t.ord
-    ON CONFLICT DO NOTHING
 ),
 known_tag AS (
     INSERT INTO backwave.tag (key, value, folded, display)

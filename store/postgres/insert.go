@@ -12,6 +12,28 @@ import (
 	"github.com/backwave/backwave/store"
 )
 
+// insertSideSQL holds the CTEs insertSQL and insertGraphSQL share, over
+// their CTE input (id, queue, payload, ord): the batch's Queues become
+// known, and its payloads and Tags ($7 ordinals, $8 keys, $9 values) go
+// into the side tables.
+const insertSideSQL = `new_queue AS (
+    INSERT INTO backwave.queue (name)
+    SELECT DISTINCT i.queue FROM input i
+    WHERE NOT EXISTS (SELECT 1 FROM backwave.queue q WHERE q.name = i.queue)
+    ON CONFLICT DO NOTHING
+),
+new_payload AS (
+    INSERT INTO backwave.job_payload (job_id, payload)
+    SELECT i.id, i.payload FROM input i WHERE i.payload IS NOT NULL
+),
+new_tag AS (
+    INSERT INTO backwave.job_tag (job_id, key, value)
+    SELECT i.id, t.key, t.value
+    FROM unnest($7::int[], $8::text[], $9::text[]) AS t(ord, key, value)
+    JOIN input i ON i.ord = t.ord
+    ON CONFLICT DO NOTHING
+)`
+
 // insertSQL inserts a batch of jobs in one statement: the Queues they name
 // become known, each job gets its hot row, its payload (if any) and Tags in
 // the side tables and its insert entry in the Transition Log, and one
@@ -24,27 +46,11 @@ input AS (
             WITH ORDINALITY AS u(wire_name, queue, payload, scheduled_at, max_attempts, ord)
           ORDER BY ord) u
 ),
-new_queue AS (
-    INSERT INTO backwave.queue (name)
-    SELECT DISTINCT i.queue FROM input i
-    WHERE NOT EXISTS (SELECT 1 FROM backwave.queue q WHERE q.name = i.queue)
-    ON CONFLICT DO NOTHING
-),
+` + insertSideSQL + `,
 new_job AS (
     INSERT INTO backwave.job (id, queue, wire_name, state, max_attempts, scheduled_at, created_at)
     SELECT i.id, i.queue, i.wire_name, 'scheduled', i.max_attempts, coalesce(i.scheduled_at, now.t), now.t
     FROM input i, now
-),
-new_payload AS (
-    INSERT INTO backwave.job_payload (job_id, payload)
-    SELECT i.id, i.payload FROM input i WHERE i.payload IS NOT NULL
-),
-new_tag AS (
-    INSERT INTO backwave.job_tag (job_id, key, value)
-    SELECT i.id, t.key, t.value
-    FROM unnest($7::int[], $8::text[], $9::text[]) AS t(ord, key, value)
-    JOIN input i ON i.ord = t.ord
-    ON CONFLICT DO NOTHING
 ),
 known_tag AS (
     INSERT INTO backwave.tag (key, value, folded, display)
