@@ -236,12 +236,7 @@ func (in *backwaveInstance) enqueue(ctx context.Context, stamp int64) error {
 }
 
 func (in *backwaveInstance) pending(ctx context.Context) (int, error) {
-	if in.reader != nil {
-		var n int
-		err := in.reader.QueryRowContext(ctx, in.pendingQ).Scan(&n)
-		return n, err
-	}
-	return in.b.countPG(ctx, in.pendingQ)
+	return in.b.count(ctx, in.reader, in.pendingQ)
 }
 
 func (in *backwaveInstance) close(ctx context.Context) error {

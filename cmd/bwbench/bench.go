@@ -200,6 +200,17 @@ func (b *bench) countPG(ctx context.Context, query string) (int, error) {
 	return n, err
 }
 
+// count runs a count query on reader, a system's own SQLite read
+// connection, or on the admin pool when reader is nil (PostgreSQL).
+func (b *bench) count(ctx context.Context, reader *sql.DB, query string) (int, error) {
+	if reader == nil {
+		return b.countPG(ctx, query)
+	}
+	var n int
+	err := reader.QueryRowContext(ctx, query).Scan(&n)
+	return n, err
+}
+
 // chunks calls fn with batch sizes adding up to n.
 func chunks(n, batch int, fn func(k int) error) error {
 	for left := n; left > 0; {

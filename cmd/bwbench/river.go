@@ -258,12 +258,7 @@ func (in *riverInstance) enqueue(ctx context.Context, stamp int64) error {
 }
 
 func (in *riverInstance) pending(ctx context.Context) (int, error) {
-	if in.reader != nil {
-		var n int
-		err := in.reader.QueryRowContext(ctx, in.pendingQ).Scan(&n)
-		return n, err
-	}
-	return in.b.countPG(ctx, in.pendingQ)
+	return in.b.count(ctx, in.reader, in.pendingQ)
 }
 
 func (in *riverInstance) close(ctx context.Context) error {
