@@ -4,7 +4,7 @@
 // outcomes, when to run maintenance. It is one method, Driver.Step(event) →
 // commands, plus small per-node state. It never awaits, sleeps, starts a
 // goroutine or reads a clock: time arrives on each event. The production pump
-// (package shell) and the Simulator (package sim) are its two callers; both
+// (package shell) and the Simulator (package internal/sim) are its two callers; both
 // carry out the same commands.
 //
 // # Capacity

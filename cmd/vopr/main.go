@@ -1,5 +1,5 @@
 // Command vopr is the VOPR Runner: the continuous discovery engine built on
-// the Simulator (package sim). It draws fresh seeds without end — or a fixed
+// the Simulator (package internal/sim). It draws fresh seeds without end — or a fixed
 // number, or for a while — runs each at the chosen Fault Levels on every
 // core, and on any failure writes the failing Plan to a folder and keeps
 // going. It also replays a Plan, minimizes one (the Seed Minimizer) and runs
@@ -23,7 +23,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/backwave/backwave/sim"
+	"github.com/backwave/backwave/internal/sim"
 )
 
 // Exit codes.

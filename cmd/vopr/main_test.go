@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backwave/backwave/sim"
+	"github.com/backwave/backwave/internal/sim"
 )
 
 // The VOPR Runner's interface is its exit codes per failure class (glossary:

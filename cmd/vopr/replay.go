@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/backwave/backwave/sim"
+	"github.com/backwave/backwave/internal/sim"
 )
 
 func readPlan(path string) (sim.Plan, error) {

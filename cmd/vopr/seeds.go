@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/backwave/backwave/sim"
+	"github.com/backwave/backwave/internal/sim"
 )
 
 // seedsConfig is the parsed command line of a seed run.

@@ -1,5 +1,5 @@
 // Package boundary holds the test that keeps the determinism boundary true:
-// the packages below it (job, core, node, store, store/memstore, vtime, sim)
+// the packages below it (job, core, node, store, store/memstore, vtime, internal/sim)
 // import no I/O, read no wall clock, start no goroutines and use no global
 // randomness. See DESIGN.md, "The determinism boundary".
 package boundary
@@ -24,7 +24,7 @@ const module = "github.com/backwave/backwave"
 
 // pure lists the package roots below the boundary; a root covers its
 // subpackages unless excluded.
-var pure = []string{"job", "core", "node", "store", "store/memstore", "vtime", "sim"}
+var pure = []string{"job", "core", "node", "store", "store/memstore", "vtime", "internal/sim"}
 
 // above lists subpackages of pure roots that live above the boundary.
 var above = []string{"store/storetest", "store/sqlite", "store/postgres"}
