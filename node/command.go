@@ -19,6 +19,8 @@ type Command interface {
 
 // Claim asks the Shell to call store JobClaim for Worker with these Queues
 // (in claim order), Limit and LeaseDuration, then feed back ClaimDone{Op}.
+// Queues is the Driver's and shared between commands: read it, never change
+// or keep it.
 type Claim struct {
 	Op            OpID
 	Queues        []string
@@ -34,7 +36,7 @@ type Execute struct {
 }
 
 // Renew asks the Shell to call store LeaseRenew for these Leases, then feed
-// back RenewDone{Op}.
+// back RenewDone{Op}. Leases is fresh for each command: the Shell may keep it.
 type Renew struct {
 	Op            OpID
 	Leases        []job.Lease
@@ -80,14 +82,17 @@ type SignalCancel struct {
 
 // Report asks the Shell to call store OutcomeReport with these outcomes (each
 // joined with the Failure Detail, Job Output and Tag delta the Shell kept for
-// its Lease), then feed back ReportDone{Op}.
+// its Lease), then feed back ReportDone{Op}. Outcomes is the Driver's: after
+// a failed report it reuses the array, so a Shell that keeps the command past
+// its ReportDone (a delayed response) must copy it.
 type Report struct {
 	Op       OpID
 	Outcomes []core.Outcome
 }
 
 // ExpireLeases asks the Shell to call store LeaseExpire over these Queues with
-// this Limit, then feed back ExpireDone{Op}.
+// this Limit, then feed back ExpireDone{Op}. Queues is the Driver's and
+// shared: read it, never change or keep it.
 type ExpireLeases struct {
 	Op     OpID
 	Queues []string
@@ -95,20 +100,159 @@ type ExpireLeases struct {
 }
 
 // Relinquish asks the Shell to call store LeaseRelinquish for these Leases,
-// best effort, then feed back RelinquishDone{Op}.
+// best effort, then feed back RelinquishDone{Op}. Leases is fresh for each
+// command: the Shell may keep it.
 type Relinquish struct {
 	Op     OpID
 	Leases []job.Lease
 }
 
-func (Claim) command()        {}
-func (Execute) command()      {}
-func (Renew) command()        {}
-func (Abandon) command()      {}
-func (SignalCancel) command() {}
-func (Report) command()       {}
-func (ExpireLeases) command() {}
-func (Relinquish) command()   {}
+// LoadSchedules asks the Shell to call store ScheduleList, load the time
+// zone of each schedule, and feed back SchedulesLoaded{Op}.
+type LoadSchedules struct {
+	Op OpID
+}
+
+// Mint asks the Shell to call store ScheduleMint with these plans, then
+// feed back MintDone{Op}. Plans is fresh for each command: the Shell may
+// keep it.
+type Mint struct {
+	Op    OpID
+	Plans []core.MintPlan
+}
+
+// Purge asks the Shell to call store JobPurge for the sweep's States with
+// KeepFor and Limit, then feed back PurgeDone{Op}.
+type Purge struct {
+	Op      OpID
+	Sweep   Sweep
+	KeepFor time.Duration
+	Limit   int
+}
+
+// String renders the command for logs and Driver scripts.
+func (c LoadSchedules) String() string { return fmt.Sprintf("load-schedules op=%d", c.Op) }
+
+// String renders the command for logs and Driver scripts.
+func (c Mint) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "mint op=%d", c.Op)
+	for _, p := range c.Plans {
+		fmt.Fprintf(&b, " %s(rev=%d cursor=%s", p.Schedule, p.Revision, p.Cursor.Format(time.RFC3339))
+		for _, m := range p.Mints {
+			kind := "mint"
+			if m.MakeUp {
+				kind = "makeup"
+			}
+			fmt.Fprintf(&b, " %s@%s", kind, m.At.Format(time.RFC3339))
+		}
+		for _, s := range p.Skips {
+			fmt.Fprintf(&b, " skip-%s@%s", s.Reason, s.At.Format(time.RFC3339))
+			if !s.First.Equal(s.At) {
+				fmt.Fprintf(&b, "(from %s)", s.First.Format(time.RFC3339))
+			}
+		}
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// String renders the command for logs and Driver scripts.
+func (c Purge) String() string {
+	states := make([]string, 0, 2)
+	for _, s := range c.Sweep.States() {
+		states = append(states, s.String())
+	}
+	return fmt.Sprintf("purge op=%d sweep=%s states=%s keep=%v limit=%d", c.Op, c.Sweep, strings.Join(states, ","), c.KeepFor, c.Limit)
+}
+
+// ForgetReason says why the Driver is done with a set of Attempts.
+type ForgetReason uint8
+
+const (
+	// ForgetReported: the store answered the Report that carried their
+	// outcomes, applied or fenced out; they are settled.
+	ForgetReported ForgetReason = iota + 1
+	// ForgetRefused: the store refused the Report that carried their
+	// outcomes as invalid and always will (store.ErrInvalidParams). The
+	// Driver drops the batch; the Leases lapse and expiry hands the jobs to
+	// another Attempt.
+	ForgetRefused
+)
+
+// String names the reason.
+func (r ForgetReason) String() string {
+	switch r {
+	case ForgetReported:
+		return "reported"
+	case ForgetRefused:
+		return "refused"
+	}
+	return "forget_reason(?)"
+}
+
+// Forget tells the Shell the Driver is done with these finished Attempts: it
+// will never name them again, so what the Shell keeps for them (Failure
+// Detail, Job Output, Tag delta) must go now. It follows the ReportDone of
+// the Report that carried their outcomes, unless that report failed with an
+// unknown fate (then the Driver reports them again and they are not
+// forgotten). Nothing is written to the store. Leases is the Driver's own
+// slice, handed over: the Shell may keep it.
+type Forget struct {
+	Leases []job.Lease
+	Reason ForgetReason
+}
+
+// StoreCommand is a Command carried out by one store call. Caller.Call is the
+// one mapping of each to its call and its result; the Shell and the
+// Simulator both go through it.
+type StoreCommand interface {
+	Command
+	// OpID is the id the result event must carry.
+	OpID() OpID
+}
+
+func (Claim) command()         {}
+func (Execute) command()       {}
+func (Renew) command()         {}
+func (Abandon) command()       {}
+func (SignalCancel) command()  {}
+func (Report) command()        {}
+func (ExpireLeases) command()  {}
+func (Relinquish) command()    {}
+func (LoadSchedules) command() {}
+func (Mint) command()          {}
+func (Purge) command()         {}
+func (Forget) command()        {}
+
+// OpID implements StoreCommand.
+func (c Claim) OpID() OpID { return c.Op }
+
+// OpID implements StoreCommand.
+func (c Renew) OpID() OpID { return c.Op }
+
+// OpID implements StoreCommand.
+func (c Report) OpID() OpID { return c.Op }
+
+// OpID implements StoreCommand.
+func (c ExpireLeases) OpID() OpID { return c.Op }
+
+// OpID implements StoreCommand.
+func (c Relinquish) OpID() OpID { return c.Op }
+
+// OpID implements StoreCommand.
+func (c LoadSchedules) OpID() OpID { return c.Op }
+
+// OpID implements StoreCommand.
+func (c Mint) OpID() OpID { return c.Op }
+
+// OpID implements StoreCommand.
+func (c Purge) OpID() OpID { return c.Op }
+
+// String renders the command for logs and Driver scripts.
+func (c Forget) String() string {
+	return fmt.Sprintf("forget %s reason=%s", leaseList(c.Leases), c.Reason)
+}
 
 // String renders the command for logs and Driver scripts.
 func (c Claim) String() string {

@@ -115,6 +115,11 @@ func (d *Driver) Step(ev Event, out []Command) []Command {
 	switch e := ev.(type) {
 	case Poll:
 		return d.poll(e.Now, out)
+	case Hint:
+		if d.stopping || d.Free() <= 0 {
+			return out
+		}
+		return d.poll(e.Now, out)
 	case Heartbeat:
 		return d.heartbeat(out)
 	case ClaimDone:
@@ -373,7 +378,7 @@ func (d *Driver) reportDone(e ReportDone, out []Command) []Command {
 		// The store refused the batch and always will: reporting it again
 		// would hold its Leases, and the node's capacity, forever. Drop it;
 		// the Leases lapse and expiry hands the jobs to another Attempt.
-		return out
+		return append(out, Forget{Leases: outcomeLeases(batch), Reason: ForgetRefused})
 	}
 	if e.Err != nil {
 		// Fate unknown: report again at the next flush. Older outcomes go
@@ -382,6 +387,7 @@ func (d *Driver) reportDone(e ReportDone, out []Command) []Command {
 		d.buffer = append(batch, d.buffer...)
 		return out
 	}
+	out = append(out, Forget{Leases: outcomeLeases(batch), Reason: ForgetReported})
 	applied := false
 	for _, r := range e.Results {
 		applied = applied || r.Applied
@@ -438,4 +444,13 @@ func (d *Driver) drainTimeout(out []Command) []Command {
 	}
 	clear(d.executing)
 	return append(out, Relinquish{Op: d.op(), Leases: leases})
+}
+
+// outcomeLeases returns the Leases of a batch of outcomes.
+func outcomeLeases(batch []core.Outcome) []job.Lease {
+	out := make([]job.Lease, len(batch))
+	for i, o := range batch {
+		out[i] = o.Lease
+	}
+	return out
 }

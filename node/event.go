@@ -27,6 +27,13 @@ type Event interface {
 // buffered outcomes and runs maintenance when it is due.
 type Poll struct{ Now time.Time }
 
+// Hint is a Wake-Up Hint the Shell took from its one pending slot: an
+// earlier Poll, taken only when the node is not stopping and has a free
+// Worker. Without capacity the Driver drops it: a claim now would claim
+// nothing, and the Poll that follows a freed slot finds the work. Dropping
+// it costs latency only, never a job (glossary: Wake-Up Hint).
+type Hint struct{ Now time.Time }
+
 // Heartbeat is the heartbeat ticker firing. The Driver flushes buffered
 // outcomes and renews the Leases of every executing job.
 type Heartbeat struct{ Now time.Time }
@@ -98,8 +105,55 @@ type Stop struct{ Now time.Time }
 // cause and their results ignored) and relinquishes their Leases.
 type DrainTimeout struct{ Now time.Time }
 
+// LoadedSchedule is one stored Recurring Schedule with its time zone,
+// loaded by the Shell (zone data is I/O). A nil Location means the zone
+// could not be loaded: the Driver leaves the schedule alone.
+type LoadedSchedule struct {
+	Schedule store.Schedule
+	Location *time.Location
+}
+
+// SchedulesLoaded reports the result of a LoadSchedules command.
+type SchedulesLoaded struct {
+	Now time.Time
+	Op  OpID
+	// StoreNow is the store's clock at the load: minting plans by it, so
+	// every node's plan agrees whatever its own clock's skew.
+	StoreNow  time.Time
+	Schedules []LoadedSchedule
+	Err       error
+}
+
+// MintDone reports the result of a Mint command.
+type MintDone struct {
+	Now     time.Time
+	Op      OpID
+	Results []store.MintResult
+	Err     error
+}
+
+// PurgeDone reports the result of a Purge command.
+type PurgeDone struct {
+	Now    time.Time
+	Op     OpID
+	Purged int
+	Err    error
+}
+
+// At implements Event.
+func (e SchedulesLoaded) At() time.Time { return e.Now }
+
+// At implements Event.
+func (e MintDone) At() time.Time { return e.Now }
+
+// At implements Event.
+func (e PurgeDone) At() time.Time { return e.Now }
+
 // At implements Event.
 func (e Poll) At() time.Time { return e.Now }
+
+// At implements Event.
+func (e Hint) At() time.Time { return e.Now }
 
 // At implements Event.
 func (e Heartbeat) At() time.Time { return e.Now }

@@ -3,13 +3,11 @@ package node
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/core/cron"
 	"github.com/backwave/backwave/job"
-	"github.com/backwave/backwave/store"
 )
 
 // The maintenance beat's other two duties (node-driver.txt, "Cadence"):
@@ -93,112 +91,6 @@ func (p *RetentionPolicy) Validate() error {
 	}
 	return nil
 }
-
-// LoadSchedules asks the Shell to call store ScheduleList, load the time
-// zone of each schedule, and feed back SchedulesLoaded{Op}.
-type LoadSchedules struct {
-	Op OpID
-}
-
-// Mint asks the Shell to call store ScheduleMint with these plans, then
-// feed back MintDone{Op}.
-type Mint struct {
-	Op    OpID
-	Plans []core.MintPlan
-}
-
-// Purge asks the Shell to call store JobPurge for the sweep's States with
-// KeepFor and Limit, then feed back PurgeDone{Op}.
-type Purge struct {
-	Op      OpID
-	Sweep   Sweep
-	KeepFor time.Duration
-	Limit   int
-}
-
-func (LoadSchedules) command() {}
-func (Mint) command()          {}
-func (Purge) command()         {}
-
-// String renders the command for logs and Driver scripts.
-func (c LoadSchedules) String() string { return fmt.Sprintf("load-schedules op=%d", c.Op) }
-
-// String renders the command for logs and Driver scripts.
-func (c Mint) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "mint op=%d", c.Op)
-	for _, p := range c.Plans {
-		fmt.Fprintf(&b, " %s(rev=%d cursor=%s", p.Schedule, p.Revision, p.Cursor.Format(time.RFC3339))
-		for _, m := range p.Mints {
-			kind := "mint"
-			if m.MakeUp {
-				kind = "makeup"
-			}
-			fmt.Fprintf(&b, " %s@%s", kind, m.At.Format(time.RFC3339))
-		}
-		for _, s := range p.Skips {
-			fmt.Fprintf(&b, " skip-%s@%s", s.Reason, s.At.Format(time.RFC3339))
-			if !s.First.Equal(s.At) {
-				fmt.Fprintf(&b, "(from %s)", s.First.Format(time.RFC3339))
-			}
-		}
-		b.WriteString(")")
-	}
-	return b.String()
-}
-
-// String renders the command for logs and Driver scripts.
-func (c Purge) String() string {
-	states := make([]string, 0, 2)
-	for _, s := range c.Sweep.States() {
-		states = append(states, s.String())
-	}
-	return fmt.Sprintf("purge op=%d sweep=%s states=%s keep=%v limit=%d", c.Op, c.Sweep, strings.Join(states, ","), c.KeepFor, c.Limit)
-}
-
-// LoadedSchedule is one stored Recurring Schedule with its time zone,
-// loaded by the Shell (zone data is I/O). A nil Location means the zone
-// could not be loaded: the Driver leaves the schedule alone.
-type LoadedSchedule struct {
-	Schedule store.Schedule
-	Location *time.Location
-}
-
-// SchedulesLoaded reports the result of a LoadSchedules command.
-type SchedulesLoaded struct {
-	Now time.Time
-	Op  OpID
-	// StoreNow is the store's clock at the load: minting plans by it, so
-	// every node's plan agrees whatever its own clock's skew.
-	StoreNow  time.Time
-	Schedules []LoadedSchedule
-	Err       error
-}
-
-// MintDone reports the result of a Mint command.
-type MintDone struct {
-	Now     time.Time
-	Op      OpID
-	Results []store.MintResult
-	Err     error
-}
-
-// PurgeDone reports the result of a Purge command.
-type PurgeDone struct {
-	Now    time.Time
-	Op     OpID
-	Purged int
-	Err    error
-}
-
-// At implements Event.
-func (e SchedulesLoaded) At() time.Time { return e.Now }
-
-// At implements Event.
-func (e MintDone) At() time.Time { return e.Now }
-
-// At implements Event.
-func (e PurgeDone) At() time.Time { return e.Now }
 
 // maintenance is the Driver's state for minting and retention.
 type maintenance struct {

@@ -83,68 +83,50 @@ func (w *world) step(ev Event) {
 }
 
 func (w *world) do(c Command) Event {
-	ctx, now := context.Background(), w.clock.Now()
-	must := func(err error) {
-		if err != nil {
-			w.t.Fatalf("%s: %v", c, err)
-		}
-	}
 	switch c := c.(type) {
-	case Claim:
-		jobs, err := w.st.JobClaim(ctx, store.ClaimParams{Worker: w.d.Config().Worker, Queues: c.Queues, Limit: c.Limit, LeaseDuration: c.LeaseDuration})
-		must(err)
-		return ClaimDone{Now: now, Op: c.Op, Jobs: jobs}
+	case StoreCommand:
+		r := w.caller().Call(context.Background(), c)
+		if r.Err != nil {
+			w.t.Fatalf("%s: %v", c, r.Err)
+		}
+		switch c.(type) {
+		case Mint:
+			for _, res := range r.Minted {
+				if !res.Applied {
+					w.t.Fatalf("a plan of the only node is stale: %+v", res)
+				}
+				for _, j := range res.Jobs {
+					w.minted[res.Schedule] = append(w.minted[res.Schedule], j.At)
+				}
+			}
+		case Purge:
+			w.purged += r.Purged.Purged
+		}
+		return r.Event(w.clock.Now())
 	case Execute:
 		w.ran++
-		return JobDone{Now: now, Lease: c.Job.Lease(), Result: core.ResultSucceeded}
-	case Report:
-		outs := make([]store.Outcome, len(c.Outcomes))
-		for i, o := range c.Outcomes {
-			outs[i] = store.Outcome{Outcome: o}
-		}
-		res, err := w.st.OutcomeReport(ctx, store.ReportParams{Worker: w.d.Config().Worker, Outcomes: outs})
-		must(err)
-		return ReportDone{Now: now, Op: c.Op, Results: res}
-	case ExpireLeases:
-		res, err := w.st.LeaseExpire(ctx, store.ExpireParams{Queues: c.Queues, Limit: c.Limit})
-		must(err)
-		return ExpireDone{Now: now, Op: c.Op, Expired: len(res.Expired)}
-	case LoadSchedules:
-		res, err := w.st.ScheduleList(ctx)
-		must(err)
-		ev := SchedulesLoaded{Now: now, Op: c.Op, StoreNow: res.Now}
-		for _, s := range res.Schedules {
-			loc, ok := w.zones[s.Zone]
-			if !ok {
-				var err error
-				loc, err = time.LoadLocation(s.Zone)
-				must(err)
-				w.zones[s.Zone] = loc
-			}
-			ev.Schedules = append(ev.Schedules, LoadedSchedule{Schedule: s, Location: loc})
-		}
-		return ev
-	case Mint:
-		res, err := w.st.ScheduleMint(ctx, store.MintParams{Plans: c.Plans})
-		must(err)
-		for _, r := range res {
-			if !r.Applied {
-				w.t.Fatalf("a plan of the only node is stale: %+v", r)
-			}
-			for _, j := range r.Jobs {
-				w.minted[r.Schedule] = append(w.minted[r.Schedule], j.At)
-			}
-		}
-		return MintDone{Now: now, Op: c.Op, Results: res}
-	case Purge:
-		res, err := w.st.JobPurge(ctx, store.PurgeParams{States: c.Sweep.States(), KeepFor: c.KeepFor, Limit: c.Limit})
-		must(err)
-		w.purged += res.Purged
-		return PurgeDone{Now: now, Op: c.Op, Purged: res.Purged}
+		return JobDone{Now: w.clock.Now(), Lease: c.Job.Lease(), Result: core.ResultSucceeded}
+	case Forget:
+		return nil
 	default:
 		w.t.Fatalf("unexpected command %s", c)
 	}
 	return nil
+}
+
+// caller is the world's Caller, loading zones with the host's zone data.
+func (w *world) caller() *Caller {
+	return &Caller{Worker: w.d.Config().Worker, Store: w.st, Schedules: w.st, Retention: w.st, Zone: func(name string) (*time.Location, error) {
+		loc, ok := w.zones[name]
+		if !ok {
+			var err error
+			if loc, err = time.LoadLocation(name); err != nil {
+				w.t.Fatalf("load zone %q: %v", name, err)
+			}
+			w.zones[name] = loc
+		}
+		return loc, nil
+	}}
 }
 
 // twin lists a five-field expression's occurrences in (from, to] by

@@ -187,6 +187,8 @@ func (e *env) run(directive string) (string, error) {
 		return e.state(), nil
 	case "poll":
 		ev = Poll{Now: e.now}
+	case "hint":
+		ev = Hint{Now: e.now}
 	case "heartbeat":
 		ev = Heartbeat{Now: e.now}
 	case "stop":

@@ -12,16 +12,18 @@ import (
 )
 
 // do carries out one command and returns the event that reports its result,
-// or nil for commands that have none.
+// or nil for commands that have none. Store commands go through the
+// Driver's Caller, the one Command → store call → Event mapping; the Pump
+// adds the deadline (call) and the logs (logReply).
 func (p *Pump) do(c node.Command) node.Event {
 	switch c := c.(type) {
-	case node.Claim:
-		return p.claim(c)
+	case node.StoreCommand:
+		r := p.call(c)
+		p.logReply(r)
+		return r.Event(p.now())
 	case node.Execute:
 		p.execute(c.Job)
 		return nil
-	case node.Renew:
-		return p.renew(c)
 	case node.Abandon:
 		p.abandon(c)
 		return nil
@@ -31,18 +33,9 @@ func (p *Pump) do(c node.Command) node.Event {
 			a.cancel(ErrCancelRequested)
 		}
 		return nil
-	case node.Report:
-		return p.report(c)
-	case node.ExpireLeases:
-		return p.expire(c)
-	case node.Relinquish:
-		return p.relinquish(c)
-	case node.LoadSchedules:
-		return p.loadSchedules(c)
-	case node.Mint:
-		return p.mint(c)
-	case node.Purge:
-		return p.purge(c)
+	case node.Forget:
+		p.forget(c)
+		return nil
 	default:
 		// A Command the Shell does not know is a broken internal invariant
 		// between two packages of this module.
@@ -50,18 +43,34 @@ func (p *Pump) do(c node.Command) node.Event {
 	}
 }
 
-func (p *Pump) claim(c node.Claim) node.Event {
-	jobs, err := p.cfg.Store.JobClaim(p.ioCtx, store.ClaimParams{
-		Worker:        p.cfg.Driver.Worker,
-		Queues:        c.Queues,
-		Limit:         c.Limit,
-		LeaseDuration: c.LeaseDuration,
-	})
-	if err != nil {
-		p.log.Error("claim failed", "queues", c.Queues, "limit", c.Limit, "error", err)
-		jobs = nil
+// call makes one store call through the Caller. Relinquish is best effort
+// and gets its own short timeout, so a hand-back never blocks exit for long.
+func (p *Pump) call(c node.StoreCommand) node.Reply {
+	ctx := p.ioCtx
+	if _, ok := c.(node.Relinquish); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(p.ioCtx), p.cfg.RelinquishTimeout)
+		defer cancel()
 	}
-	return node.ClaimDone{Now: p.now(), Op: c.Op, Jobs: jobs, Err: err}
+	return p.caller.Call(ctx, c)
+}
+
+// detail joins the Failure Detail, Job Output and Tag delta kept for an
+// outcome's Attempt onto it; the Caller calls it for each reported outcome.
+func (p *Pump) detail(o *store.Outcome) {
+	if a := p.attempts[o.Lease]; a != nil {
+		o.FailureDetail, o.Output, o.TagDelta = a.detail, a.output, a.tags
+	}
+}
+
+// forget drops what the Pump kept for Attempts the Driver is done with.
+func (p *Pump) forget(c node.Forget) {
+	if c.Reason == node.ForgetRefused {
+		p.log.Error("outcome batch refused by the store: dropped, its leases will lapse", "outcomes", len(c.Leases))
+	}
+	for _, l := range c.Leases {
+		delete(p.attempts, l)
+	}
 }
 
 // execute starts the handler of one claimed Attempt on a handler goroutine:
@@ -132,19 +141,6 @@ func (p *Pump) run(ctx context.Context, j job.Job) (r Result) {
 	return p.cfg.Executor.Execute(ctx, j)
 }
 
-func (p *Pump) renew(c node.Renew) node.Event {
-	res, err := p.cfg.Store.LeaseRenew(p.ioCtx, store.RenewParams{
-		Worker:        p.cfg.Driver.Worker,
-		Leases:        c.Leases,
-		LeaseDuration: c.LeaseDuration,
-	})
-	if err != nil {
-		p.log.Error("lease renewal failed", "leases", len(c.Leases), "error", err)
-		res = nil
-	}
-	return node.RenewDone{Now: p.now(), Op: c.Op, Results: res, Err: err}
-}
-
 func (p *Pump) abandon(c node.Abandon) {
 	a := p.attempts[c.Lease]
 	delete(p.attempts, c.Lease)
@@ -160,73 +156,9 @@ func (p *Pump) abandon(c node.Abandon) {
 	}
 }
 
-// report joins the Failure Detail, Job Output and Tag delta kept for each
-// Lease onto its outcome and reports the batch.
-func (p *Pump) report(c node.Report) node.Event {
-	outs := make([]store.Outcome, len(c.Outcomes))
-	for i, o := range c.Outcomes {
-		outs[i] = store.Outcome{Outcome: o}
-		if a := p.attempts[o.Lease]; a != nil {
-			outs[i].FailureDetail, outs[i].Output, outs[i].TagDelta = a.detail, a.output, a.tags
-		}
-	}
-	res, err := p.cfg.Store.OutcomeReport(p.ioCtx, store.ReportParams{Worker: p.cfg.Driver.Worker, Outcomes: outs})
-	if err != nil {
-		// The Driver reports these outcomes again; keep their data.
-		p.log.Error("outcome report failed", "outcomes", len(outs), "error", err)
-		return node.ReportDone{Now: p.now(), Op: c.Op, Err: err}
-	}
-	applied := make(map[job.Lease]bool, len(res))
-	for _, r := range res {
-		applied[r.Lease] = r.Applied
-	}
-	for _, o := range c.Outcomes {
-		a := p.attempts[o.Lease]
-		delete(p.attempts, o.Lease)
-		switch {
-		case !applied[o.Lease]:
-			p.log.Warn("outcome rejected by the fence: the lease was no longer held", p.attrs(o.Lease, a, "state", o.State.String())...)
-		case o.State == job.StateQuarantined:
-			p.log.Error("job quarantined", p.attrs(o.Lease, a, "failure_detail", detailOf(a))...)
-		case o.State == job.StateDeadLettered:
-			p.log.Warn("job dead-lettered", p.attrs(o.Lease, a, "failure_detail", detailOf(a))...)
-		case o.State == job.StateScheduled:
-			p.log.Info("attempt failed: retry scheduled", p.attrs(o.Lease, a, "retry_delay", o.RetryDelay, "failure_detail", detailOf(a))...)
-		case p.log.Enabled(p.ioCtx, slog.LevelDebug):
-			p.log.Debug("outcome applied", p.attrs(o.Lease, a, "state", o.State.String())...)
-		}
-	}
-	return node.ReportDone{Now: p.now(), Op: c.Op, Results: res}
-}
-
 func detailOf(a *attempt) string {
 	if a == nil {
 		return ""
 	}
 	return a.detail
-}
-
-func (p *Pump) expire(c node.ExpireLeases) node.Event {
-	res, err := p.cfg.Store.LeaseExpire(p.ioCtx, store.ExpireParams{Queues: c.Queues, Limit: c.Limit})
-	if err != nil {
-		p.log.Error("lease expiry sweep failed", "queues", c.Queues, "error", err)
-		return node.ExpireDone{Now: p.now(), Op: c.Op, Err: err}
-	}
-	if len(res.Expired) > 0 {
-		p.log.Info("expired lapsed leases", "queues", c.Queues, "expired", len(res.Expired))
-	}
-	return node.ExpireDone{Now: p.now(), Op: c.Op, Expired: len(res.Expired)}
-}
-
-// relinquish hands Leases back, best effort, under its own short timeout.
-func (p *Pump) relinquish(c node.Relinquish) node.Event {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(p.ioCtx), p.cfg.RelinquishTimeout)
-	defer cancel()
-	res, err := p.cfg.Store.LeaseRelinquish(ctx, store.RelinquishParams{Worker: p.cfg.Driver.Worker, Leases: c.Leases})
-	if err != nil {
-		p.log.Warn("relinquish failed: the leases will lapse instead", "leases", len(c.Leases), "error", err)
-	} else {
-		p.log.Info("relinquished leases", "leases", len(c.Leases), "relinquished", len(res.Relinquished))
-	}
-	return node.RelinquishDone{Now: p.now(), Op: c.Op, Err: err}
 }

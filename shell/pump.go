@@ -20,6 +20,7 @@ import (
 type Pump struct {
 	cfg    Config
 	drv    *node.Driver
+	caller node.Caller
 	log    *slog.Logger
 	serves map[string]bool
 
@@ -110,6 +111,14 @@ func New(cfg Config) (*Pump, error) {
 	}
 	for _, q := range cfg.Driver.Policy.QueueNames() {
 		p.serves[q] = true
+	}
+	p.caller = node.Caller{
+		Worker:    cfg.Driver.Worker,
+		Store:     cfg.Store,
+		Schedules: cfg.Schedules,
+		Retention: cfg.Retention,
+		Detail:    p.detail,
+		Zone:      p.zone,
 	}
 	return p, nil
 }
@@ -207,10 +216,7 @@ func (p *Pump) loop(ctx context.Context) {
 			p.step(node.Heartbeat{Now: p.now()})
 			p.retireIdle()
 		case <-p.wake:
-			// Coarse guard only: the Driver's capacity math is the bound.
-			if !p.drv.Stopping() && p.drv.Free() > 0 {
-				p.step(node.Poll{Now: p.now()})
-			}
+			p.step(node.Hint{Now: p.now()})
 		case <-p.doneCh:
 			p.finishAll()
 		case <-stopCh:

@@ -93,11 +93,8 @@ func (n *simNode) handle(ev *event) {
 		n.step(node.Heartbeat{Now: n.now()})
 	case evWake:
 		n.wakePending = false
-		// The production pump's coarse guard; the Driver's capacity math is
-		// the bound.
-		if n.noteBackpressure(); !n.drv.Stopping() && n.drv.Free() > 0 {
-			n.step(node.Poll{Now: n.now()})
-		}
+		n.noteBackpressure()
+		n.step(node.Hint{Now: n.now()})
 	case evHintArrive:
 		n.fillWake()
 	case evHandlerDone:
@@ -172,6 +169,17 @@ func (n *simNode) start() {
 	n.step(node.Poll{Now: n.now()})
 }
 
+// caller is the node's Caller over the store as it is now: a store restart
+// replaces the store with its crash clone, so the Caller is made per call.
+func (n *simNode) caller() node.Caller {
+	st := n.w.st
+	return node.Caller{Worker: n.worker, Store: st, Schedules: st, Retention: st, Zone: simZone}
+}
+
+// simZone loads every zone as UTC: every simulated schedule is in UTC, since
+// zone data is I/O, loaded above the determinism boundary in production.
+func simZone(string) (*time.Location, error) { return time.UTC, nil }
+
 // exit ends the incarnation: the Driver, its outcome buffer and its handlers
 // are gone, and requests not yet at the store never arrive.
 func (n *simNode) exit() {
@@ -228,9 +236,12 @@ func (n *simNode) step(ev node.Event) {
 func (n *simNode) do(c node.Command) node.Event {
 	w := n.w
 	switch c := c.(type) {
-	case node.Claim, node.Renew, node.Report, node.ExpireLeases, node.Relinquish,
-		node.LoadSchedules, node.Mint, node.Purge:
+	case node.StoreCommand:
 		return n.send(c)
+	case node.Forget:
+		for _, l := range c.Leases {
+			delete(n.attempts, l)
+		}
 	case node.Execute:
 		n.execute(c.Job)
 	case node.Abandon:

@@ -3,11 +3,8 @@ package sim
 import (
 	"errors"
 	"slices"
-	"time"
 
-	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/node"
-	"github.com/backwave/backwave/store"
 )
 
 // The errors a faulty path answers a store operation with.
@@ -21,7 +18,7 @@ var (
 type op struct {
 	ref   OpRef
 	inc   int
-	cmd   node.Command
+	cmd   node.StoreCommand
 	fault OpFault
 	sent  uint64
 	// withheld: held by an isolation until it heals.
@@ -29,36 +26,9 @@ type op struct {
 	wasWithheld bool
 	isolated    bool // answered with errIsolated
 
-	jobs    []job.Job
-	renew   []store.RenewResult
-	report  []store.ReportResult
-	expired int
-	loaded  store.ScheduleListResult
-	minted  []store.MintResult
-	purged  int
-	err     error
-}
-
-func opID(c node.Command) node.OpID {
-	switch c := c.(type) {
-	case node.Claim:
-		return c.Op
-	case node.Renew:
-		return c.Op
-	case node.Report:
-		return c.Op
-	case node.ExpireLeases:
-		return c.Op
-	case node.Relinquish:
-		return c.Op
-	case node.LoadSchedules:
-		return c.Op
-	case node.Mint:
-		return c.Op
-	case node.Purge:
-		return c.Op
-	}
-	return 0
+	// reply is what the store answered (or the fault answered in its
+	// place), made by the node's Caller: the mapping production runs.
+	reply node.Reply
 }
 
 // send carries out a store command. Operations of one node reach the store in
@@ -66,13 +36,13 @@ func opID(c node.Command) node.OpID {
 // and nothing ahead of it, the operation applies at once and its result is
 // returned for the step to feed straight back — exactly the production
 // pump's synchronous round trip.
-func (n *simNode) send(c node.Command) node.Event {
+func (n *simNode) send(c node.StoreCommand) node.Event {
 	w := n.w
 	if r, ok := c.(node.Report); ok {
 		r.Outcomes = slices.Clone(r.Outcomes) // the Driver may reuse the array
 		c = r
 	}
-	o := &op{ref: OpRef{Node: n.idx, Inc: n.inc, Op: uint64(opID(c))}, inc: n.inc, cmd: c}
+	o := &op{ref: OpRef{Node: n.idx, Inc: n.inc, Op: uint64(c.OpID())}, inc: n.inc, cmd: c}
 	o.fault = w.opFault(o.ref)
 	n.sendSeq++
 	o.sent = n.sendSeq
@@ -126,26 +96,24 @@ func (n *simNode) apply(o *op) {
 			w.cov.hit(SitIsolationWithheld)
 			return
 		}
-		o.err, o.isolated = errIsolated, true
+		o.reply, o.isolated = node.Failed(o.cmd, errIsolated), true
 		w.cov.hit(SitIsolationRejected)
 		return
 	}
 	if w.storeDown > 0 {
-		o.err = errDown
+		o.reply = node.Failed(o.cmd, errDown)
 		w.cov.hit(SitStoreOutageOp)
 		return
 	}
 	if o.fault.Unknown == UnknownLost {
-		o.err = errUnknown
+		o.reply = node.Failed(o.cmd, errUnknown)
 		w.cov.hit(SitUnknownLost)
 		w.reportSituation(o.cmd, SitParentOutcomeUnknown)
 		return
 	}
 	w.callStore(n, o)
-	if o.fault.Unknown == UnknownApplied && o.err == nil {
-		o.jobs, o.renew, o.report, o.expired = nil, nil, nil, 0
-		o.loaded, o.minted, o.purged = store.ScheduleListResult{}, nil, 0
-		o.err = errUnknown
+	if o.fault.Unknown == UnknownApplied && o.reply.Err == nil {
+		o.reply = node.Failed(o.cmd, errUnknown)
 		w.cov.hit(SitUnknownApplied)
 		w.reportSituation(o.cmd, SitParentOutcomeUnknown)
 	}
@@ -159,7 +127,7 @@ func (n *simNode) respond(o *op) node.Event {
 		w.schedule(event{at: w.now.Add(d), kind: evOpResponse, node: n.idx, inc: o.inc, op: o})
 		return nil
 	}
-	return o.result(n.now())
+	return o.reply.Event(n.now())
 }
 
 // deliver feeds a response to the Driver.
@@ -168,7 +136,7 @@ func (n *simNode) deliver(o *op) {
 		return
 	}
 	n.noteResponse(o)
-	n.step(o.result(n.now()))
+	n.step(o.reply.Event(n.now()))
 }
 
 // noteResponse does the pump's bookkeeping on a response.
@@ -178,44 +146,9 @@ func (n *simNode) noteResponse(o *op) {
 		w.cov.hit(SitResponseReordered)
 	}
 	n.lastResp = max(n.lastResp, o.sent)
-	if r, ok := o.cmd.(node.Report); ok {
-		if o.err != nil {
-			w.cov.hit(SitReportRetried)
-			return
-		}
-		for _, oc := range r.Outcomes {
-			delete(n.attempts, oc.Lease)
-		}
+	if _, ok := o.cmd.(node.Report); ok && o.reply.Err != nil {
+		w.cov.hit(SitReportRetried)
 	}
-}
-
-// result is the Driver event that reports the operation, stamped now.
-func (o *op) result(now time.Time) node.Event {
-	switch c := o.cmd.(type) {
-	case node.Claim:
-		return node.ClaimDone{Now: now, Op: c.Op, Jobs: o.jobs, Err: o.err}
-	case node.Renew:
-		return node.RenewDone{Now: now, Op: c.Op, Results: o.renew, Err: o.err}
-	case node.Report:
-		return node.ReportDone{Now: now, Op: c.Op, Results: o.report, Err: o.err}
-	case node.ExpireLeases:
-		return node.ExpireDone{Now: now, Op: c.Op, Expired: o.expired, Err: o.err}
-	case node.Relinquish:
-		return node.RelinquishDone{Now: now, Op: c.Op, Err: o.err}
-	case node.LoadSchedules:
-		ev := node.SchedulesLoaded{Now: now, Op: c.Op, StoreNow: o.loaded.Now, Err: o.err}
-		for _, s := range o.loaded.Schedules {
-			// Every simulated schedule is in UTC: zone data is I/O, loaded
-			// above the determinism boundary in production.
-			ev.Schedules = append(ev.Schedules, node.LoadedSchedule{Schedule: s, Location: time.UTC})
-		}
-		return ev
-	case node.Mint:
-		return node.MintDone{Now: now, Op: c.Op, Results: o.minted, Err: o.err}
-	case node.Purge:
-		return node.PurgeDone{Now: now, Op: c.Op, Purged: o.purged, Err: o.err}
-	}
-	return nil
 }
 
 // heal ends a Node Isolation episode (or, with all, every healing one at the

@@ -172,18 +172,58 @@ func holds(j *job.Job, worker job.WorkerID, l job.Lease) bool {
 	return j.State == job.StateRunning && j.Worker == worker && j.Attempt == l.Attempt
 }
 
-// callStore makes the store call of one operation on behalf of node n and
-// checks what the store answered.
+// callStore makes the store call of one operation on behalf of node n,
+// through the node's Caller (the one Command → store call mapping production
+// runs), with the oracle's reads of the store's rows before it and its checks
+// of what the store answered after it.
 func (w *world) callStore(n *simNode, o *op) {
 	w.src = o.ref
 	defer func() { w.src, w.scope = OpRef{}, nil }()
 	defer w.checkSettled()
-	switch c := o.cmd.(type) {
+	before := w.beforeCall(n, o.cmd)
+	cl := n.caller()
+	o.reply = cl.Call(w.ctx, o.cmd)
+	if o.reply.Err != nil {
+		w.failf(ClassSafety, InvStoreError, "%s by %s: %v", o.cmd, n.worker, o.reply.Err)
+		return
+	}
+	w.afterCall(n, o.reply, before)
+}
+
+// beforeCall reads what the oracles compare an answer with: for each Lease
+// the command names, whether the store's row shows n holding it. It also
+// sets the scope a claim or an expiry sweep may touch, and holds reported
+// outcomes and mint plans to their simple twins.
+func (w *world) beforeCall(n *simNode, c node.StoreCommand) []bool {
+	switch c := c.(type) {
 	case node.Claim:
 		w.scope = c.Queues
-		o.jobs, o.err = w.st.JobClaim(w.ctx, store.ClaimParams{Worker: n.worker, Queues: c.Queues, Limit: c.Limit, LeaseDuration: c.LeaseDuration})
-		for i := range o.jobs {
-			j := &o.jobs[i]
+	case node.ExpireLeases:
+		w.scope = c.Queues
+	case node.Renew:
+		return w.readHeld(n.worker, c.Leases)
+	case node.Relinquish:
+		return w.readHeld(n.worker, c.Leases)
+	case node.Report:
+		leases := make([]job.Lease, len(c.Outcomes))
+		for i, oc := range c.Outcomes {
+			leases[i] = oc.Lease
+			w.checkDecision(n, oc)
+		}
+		return w.readHeld(n.worker, leases)
+	case node.Mint:
+		w.checkMakeUps(n, c)
+	}
+	return nil
+}
+
+// afterCall checks what the store answered a command that succeeded, given
+// what beforeCall read.
+func (w *world) afterCall(n *simNode, r node.Reply, before []bool) {
+	switch c := r.Command.(type) {
+	case node.Claim:
+		for i := range r.Jobs {
+			j := &r.Jobs[i]
 			w.job(j.ID).leaseExp = j.LeaseExpiresAt
 			for a := job.Attempt(1); a < j.Attempt; a++ {
 				if x := n.attempts[job.Lease{ID: j.ID, Attempt: a}]; x != nil && !x.done {
@@ -197,73 +237,57 @@ func (w *world) callStore(n *simNode, o *op) {
 			}
 		}
 	case node.Renew:
-		before := w.readHeld(n.worker, c.Leases)
-		o.renew, o.err = w.st.LeaseRenew(w.ctx, store.RenewParams{Worker: n.worker, Leases: c.Leases, LeaseDuration: c.LeaseDuration})
-		for i, r := range o.renew {
-			renewed := r.Status != store.RenewLost
+		for i, res := range r.Renewed {
+			renewed := res.Status != store.RenewLost
 			if renewed {
-				w.job(r.Lease.ID).leaseExp = w.now.Add(c.LeaseDuration)
+				w.job(res.Lease.ID).leaseExp = w.now.Add(c.LeaseDuration)
 			} else {
 				w.cov.hit(SitRenewLost)
 			}
 			if i < len(before) && before[i] != renewed {
-				w.failf(ClassSafety, InvFenceExact, "renewal of %s by %s answered %s, but the store's row %s", r.Lease, n.worker, r.Status, heldWord(before[i]))
+				w.failf(ClassSafety, InvFenceExact, "renewal of %s by %s answered %s, but the store's row %s", res.Lease, n.worker, res.Status, heldWord(before[i]))
 			}
 		}
 	case node.Report:
-		leases := make([]job.Lease, len(c.Outcomes))
-		outs := make([]store.Outcome, len(c.Outcomes))
-		for i, oc := range c.Outcomes {
-			leases[i] = oc.Lease
-			outs[i] = store.Outcome{Outcome: oc}
-		}
-		for _, oc := range c.Outcomes {
-			w.checkDecision(n, oc)
-		}
-		before := w.readHeld(n.worker, leases)
-		o.report, o.err = w.st.OutcomeReport(w.ctx, store.ReportParams{Worker: n.worker, Outcomes: outs})
-		for i, r := range o.report {
-			if i >= len(before) {
-				break
-			}
-			if r.Applied && c.Outcomes[i].State == job.StateScheduled {
-				w.job(r.Lease.ID).due = w.now.Add(c.Outcomes[i].RetryDelay)
-			}
-			switch {
-			case r.Applied && !before[i]:
-				w.failf(ClassSafety, InvEffectOnce, "outcome %s:%s from %s applied, but the store's row did not show %s holding that Attempt's live Lease", r.Lease, c.Outcomes[i].State, n.worker, n.worker)
-			case !r.Applied && before[i]:
-				w.failf(ClassSafety, InvFenceExact, "outcome %s from %s fenced out, but %s held that Attempt's live Lease", r.Lease, n.worker, n.worker)
-			case !r.Applied:
-				w.cov.hit(SitStaleOutcomeFenced)
-				w.parentSituation(r.Lease.ID, SitParentOutcomeFenced)
-				if n.isoTouched && n.isoDepth == 0 {
-					w.cov.hit(SitIsolationHealedStaleWrite)
-				}
-			}
-		}
+		w.checkReport(n, c, r.Reported, before)
 	case node.ExpireLeases:
-		var res store.ExpireResult
-		w.scope = c.Queues
-		res, o.err = w.st.LeaseExpire(w.ctx, store.ExpireParams{Queues: c.Queues, Limit: c.Limit})
-		o.expired = len(res.Expired)
-		if c.Limit > 0 && o.expired >= c.Limit {
+		if c.Limit > 0 && len(r.Expired.Expired) >= c.Limit {
 			w.cov.hit(SitExpireFullSweep)
 		}
-	case node.LoadSchedules, node.Mint, node.Purge:
-		w.callMaintenance(n, o)
 	case node.Relinquish:
-		before := w.readHeld(n.worker, c.Leases)
-		var res store.RelinquishResult
-		res, o.err = w.st.LeaseRelinquish(w.ctx, store.RelinquishParams{Worker: n.worker, Leases: c.Leases})
 		for i, l := range c.Leases {
-			if done := slices.Contains(res.Relinquished, l); o.err == nil && done != before[i] {
+			if done := slices.Contains(r.Relinquished.Relinquished, l); done != before[i] {
 				w.failf(ClassSafety, InvFenceExact, "Relinquish of %s by %s: relinquished=%v, but the store's row %s", l, n.worker, done, heldWord(before[i]))
 			}
 		}
+	case node.LoadSchedules, node.Mint, node.Purge:
+		w.afterMaintenance(n, r)
 	}
-	if o.err != nil {
-		w.failf(ClassSafety, InvStoreError, "%s by %s: %v", o.cmd, n.worker, o.err)
+}
+
+// checkReport holds a report's answer to the fence: an outcome applies only
+// for the live holder of that exact Attempt (Effect-Once), and the live
+// holder is never fenced out.
+func (w *world) checkReport(n *simNode, c node.Report, results []store.ReportResult, before []bool) {
+	for i, r := range results {
+		if i >= len(before) {
+			break
+		}
+		if r.Applied && c.Outcomes[i].State == job.StateScheduled {
+			w.job(r.Lease.ID).due = w.now.Add(c.Outcomes[i].RetryDelay)
+		}
+		switch {
+		case r.Applied && !before[i]:
+			w.failf(ClassSafety, InvEffectOnce, "outcome %s:%s from %s applied, but the store's row did not show %s holding that Attempt's live Lease", r.Lease, c.Outcomes[i].State, n.worker, n.worker)
+		case !r.Applied && before[i]:
+			w.failf(ClassSafety, InvFenceExact, "outcome %s from %s fenced out, but %s held that Attempt's live Lease", r.Lease, n.worker, n.worker)
+		case !r.Applied:
+			w.cov.hit(SitStaleOutcomeFenced)
+			w.parentSituation(r.Lease.ID, SitParentOutcomeFenced)
+			if n.isoTouched && n.isoDepth == 0 {
+				w.cov.hit(SitIsolationHealedStaleWrite)
+			}
+		}
 	}
 }
 

@@ -264,41 +264,40 @@ func (w *world) noteTerminal(id job.ID, e core.Edge) {
 	}
 }
 
-// callMaintenance makes the store call of a schedule or retention operation
-// and checks what the store answered.
-func (w *world) callMaintenance(n *simNode, o *op) {
-	switch c := o.cmd.(type) {
-	case node.LoadSchedules:
-		o.loaded, o.err = w.st.ScheduleList(w.ctx)
-	case node.Mint:
-		for _, p := range c.Plans {
-			makeUps := 0
-			for _, m := range p.Mints {
-				if m.MakeUp {
-					makeUps++
-				}
-			}
-			if makeUps > 1 {
-				w.failf(ClassSafety, InvMakeUpPerOutage, "%s planned %d make-up jobs for schedule %s in one plan", n.worker, makeUps, p.Schedule)
+// checkMakeUps holds a mint's plans to the Catch-Up Policy: at most one
+// make-up job per schedule per plan.
+func (w *world) checkMakeUps(n *simNode, c node.Mint) {
+	for _, p := range c.Plans {
+		makeUps := 0
+		for _, m := range p.Mints {
+			if m.MakeUp {
+				makeUps++
 			}
 		}
-		o.minted, o.err = w.st.ScheduleMint(w.ctx, store.MintParams{Plans: c.Plans})
-		for i, r := range o.minted {
-			if r.Applied {
-				w.applied(n, c.Plans[i], r)
+		if makeUps > 1 {
+			w.failf(ClassSafety, InvMakeUpPerOutage, "%s planned %d make-up jobs for schedule %s in one plan", n.worker, makeUps, p.Schedule)
+		}
+	}
+}
+
+// afterMaintenance checks what the store answered a schedule or retention
+// operation.
+func (w *world) afterMaintenance(n *simNode, r node.Reply) {
+	switch c := r.Command.(type) {
+	case node.Mint:
+		for i, res := range r.Minted {
+			if res.Applied {
+				w.applied(n, c.Plans[i], res)
 			} else {
 				w.cov.hit(SitMintStale)
 			}
 		}
 	case node.Purge:
-		var res store.PurgeResult
-		res, o.err = w.st.JobPurge(w.ctx, store.PurgeParams{States: c.Sweep.States(), KeepFor: c.KeepFor, Limit: c.Limit})
-		o.purged = res.Purged
 		w.sched.lastPurge = w.now
-		if res.Purged > 0 {
+		if r.Purged.Purged > 0 {
 			w.cov.hit(SitPurged)
 		}
-		if res.Purged >= c.Limit {
+		if r.Purged.Purged >= c.Limit {
 			w.cov.hit(SitPurgeFullBatch)
 		}
 	}

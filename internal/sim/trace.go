@@ -49,6 +49,8 @@ func (w *world) traceInput(n *simNode, ev node.Event) {
 		code = 1
 	case node.Heartbeat:
 		code = 2
+	case node.Hint:
+		code = 14
 	case node.ClaimDone:
 		code, a, b = 3, uint64(e.Op), uint64(len(e.Jobs))
 		for i := range e.Jobs {
@@ -136,6 +138,8 @@ func (w *world) traceCommand(n *simNode, c node.Command) {
 		}
 	case node.Purge:
 		code, a, b = 11, uint64(c.Op), uint64(c.Sweep)<<32|uint64(c.Limit)
+	case node.Forget:
+		code, a, b = 12, uint64(len(c.Leases)), uint64(c.Reason)
 	}
 	w.mix(code<<56 | uint64(n.idx)<<40 | uint64(n.inc)<<24)
 	w.mix(a)
