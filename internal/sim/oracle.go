@@ -73,7 +73,7 @@ func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
 			w.failf(ClassSafety, InvAttemptMonotonic, "job %d claimed at Attempt %d after Attempt %d", id, a, js.maxAttempt)
 		}
 		js.maxAttempt = a
-		if ceiling := int(js.base) + w.wl.jobs[w.byID[id-1]].maxAttempts; int(a) > ceiling {
+		if ceiling := int(js.baseOf(a)) + w.wl.jobs[w.byID[id-1]].maxAttempts; int(a) > ceiling {
 			w.failf(ClassSafety, InvAttemptCeiling, "job %d claimed at Attempt %d past its ceiling %d", id, a, ceiling)
 		}
 		if js.due.After(w.now) {
@@ -130,7 +130,7 @@ func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
 	case core.ViaRequeue:
 		js.cause = job.RetryCauseNone
 		js.due = w.now
-		js.base = js.maxAttempt
+		js.bases = append(js.bases, js.maxAttempt)
 	}
 	if !e.From.Terminal() && e.To.Terminal() && e.From != job.StateUnknown {
 		w.live--
@@ -293,13 +293,15 @@ func (w *world) checkReport(n *simNode, c node.Report, results []store.ReportRes
 
 // checkDecision holds a reported outcome to a deliberately simple twin of
 // core.Decide, fed with what the handler returned and whether the Driver
-// signalled it to stop.
+// signalled it to stop. The ceiling is that of the life the Attempt was
+// charged in, so an outcome decided before an operator requeue and
+// reported again after it is held to the budget it was decided against.
 func (w *world) checkDecision(n *simNode, oc core.Outcome) {
 	a := n.attempts[oc.Lease]
 	if a == nil || !a.done {
 		return
 	}
-	maxAttempts := int(w.job(oc.Lease.ID).base) + w.wl.jobs[w.byID[oc.Lease.ID-1]].maxAttempts
+	maxAttempts := int(w.job(oc.Lease.ID).baseOf(oc.Lease.Attempt)) + w.wl.jobs[w.byID[oc.Lease.ID-1]].maxAttempts
 	var want job.State
 	switch {
 	case a.result == core.ResultSucceeded:

@@ -120,9 +120,24 @@ type jobState struct {
 	// cause is the Retry Cause the sticky rule says the job carries.
 	cause           job.RetryCause
 	cancelRequested bool
-	// base is the Attempt an operator requeue left the job at: its current
-	// attempt budget counts Attempts above it.
-	base job.Attempt
+	// bases lists, oldest first, the Attempt each operator requeue left the
+	// job at: each starts a new life whose attempt budget counts Attempts
+	// above it.
+	bases []job.Attempt
+}
+
+// baseOf returns the base of the life Attempt a was charged in: the last
+// requeue below a, 0 before any. A requeue starts a new budget for the
+// Attempts it is followed by; an Attempt charged before it keeps the
+// ceiling of its own life, which is the one the Driver decided against.
+func (js *jobState) baseOf(a job.Attempt) job.Attempt {
+	var b job.Attempt
+	for _, x := range js.bases {
+		if x < a {
+			b = x
+		}
+	}
+	return b
 }
 
 // eventBudget bounds one run; a run past it is a harness failure.
