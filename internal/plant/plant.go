@@ -1,0 +1,63 @@
+// Package plant names the bugs the Simulator's self-tests plant in the Node
+// Driver and the In-Memory Store, to prove each oracle catches the bug it is
+// written for (a safety check that never bit proves nothing).
+//
+// A planted bug is compiled in only by a build with the tag backwave_plant
+// (go test -tags backwave_plant ./internal/sim/...): in every other build
+// Enabled is the constant false, so each check `plant.Enabled && bug == …`
+// folds away and no planted branch is left in a production hot path. The
+// field that carries the Bug (node.Config.Plant, memstore.Options.Plant) is
+// ignored there, whatever it holds.
+package plant
+
+import "slices"
+
+// Bug names one planted bug. Its text is the name Plans carry.
+type Bug string
+
+// The planted bugs.
+const (
+	// None plants nothing.
+	None Bug = ""
+
+	// FenceIgnoresAttempt: the store's (worker, Attempt) fence checks only
+	// the worker, so a stale Attempt's write lands on a newer one
+	// (memstore).
+	FenceIgnoresAttempt Bug = "fence-ignores-attempt"
+	// ClaimIgnoresLimit: claims ignore every Queue's Concurrency Limit
+	// (memstore).
+	ClaimIgnoresLimit Bug = "claim-ignores-limit"
+	// LatchRecountsEdges: a parent that reaches a terminal state again
+	// after an operator requeue counts its edges again, so one parent counts
+	// twice against a latch (memstore).
+	LatchRecountsEdges Bug = "latch-recounts-edges"
+	// CascadeStopsEarly: a parent-failure cancel stops at the first level:
+	// an on-success dependent of a job its parent cancelled is left
+	// Awaiting Parent, orphaned (memstore).
+	CascadeStopsEarly Bug = "cascade-stops-early"
+	// MintIgnoresFence: the store applies a stale mint plan whatever the
+	// schedule's revision and mints an occurrence again (memstore).
+	MintIgnoresFence Bug = "mint-ignores-fence"
+
+	// CapacityForgetsBuffered: the Driver's free-capacity math forgets
+	// buffered outcomes, whose Leases still occupy Workers, so a claim pass
+	// may take the node past PoolSize (node).
+	CapacityForgetsBuffered Bug = "capacity-forgets-buffered"
+	// CoalesceEveryMissed: a Coalesce mint plan makes up every missed
+	// occurrence instead of exactly one (node).
+	CoalesceEveryMissed Bug = "coalesce-every-missed"
+	// MintDropsOccurrence: a mint plan silently drops every second on-time
+	// occurrence (node).
+	MintDropsOccurrence Bug = "mint-drops-occurrence"
+)
+
+// All returns every planted bug, in a new slice.
+func All() []Bug {
+	return []Bug{
+		FenceIgnoresAttempt, ClaimIgnoresLimit, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence,
+		CapacityForgetsBuffered, CoalesceEveryMissed, MintDropsOccurrence,
+	}
+}
+
+// Known reports whether b is None or one of All.
+func (b Bug) Known() bool { return b == None || slices.Contains(All(), b) }
