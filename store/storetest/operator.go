@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -146,6 +147,58 @@ func testOperator(t *testing.T, s *suite) {
 		}
 	})
 
+	// Every Operator Action on every state: "An action the job's current
+	// state does not allow fails with ErrIllegalTransition and writes
+	// nothing". Requeue acts on Dead-Lettered and Quarantined jobs,
+	// Reschedule on waiting ones, and cancel on any live one (at once when
+	// it waits, as a request when it runs).
+	s.run(t, "StateGuards", func(t *testing.T, e *env) {
+		type effect struct{ requeue, reschedule, cancel job.State } // 0: refused
+		for _, tc := range []struct {
+			state job.State
+			want  effect
+		}{
+			{job.StateScheduled, effect{0, job.StateScheduled, job.StateCancelled}},
+			{job.StateAwaitingParent, effect{0, job.StateAwaitingParent, job.StateCancelled}},
+			{job.StateRunning, effect{0, 0, job.StateRunning}},
+			{job.StateSucceeded, effect{}},
+			{job.StateDeadLettered, effect{job.StateScheduled, 0, 0}},
+			{job.StateCancelled, effect{}},
+			{job.StateQuarantined, effect{job.StateScheduled, 0, 0}},
+		} {
+			for _, a := range []struct {
+				name string
+				want job.State
+				act  func(id job.ID) (job.Job, error)
+			}{
+				{"JobRequeue", tc.want.requeue, func(id job.ID) (job.Job, error) {
+					return e.s.JobRequeue(e.ctx, store.JobRequeueParams{ID: id, Actor: actor})
+				}},
+				{"JobReschedule", tc.want.reschedule, func(id job.ID) (job.Job, error) {
+					return e.s.JobReschedule(e.ctx, store.JobRescheduleParams{ID: id, Actor: actor, ScheduledAt: e.now().Add(time.Hour)})
+				}},
+				{"JobCancel", tc.want.cancel, func(id job.ID) (job.Job, error) {
+					return e.s.JobCancel(e.ctx, store.JobCancelParams{ID: id, Actor: actor})
+				}},
+			} {
+				what := a.name + "(" + tc.state.String() + " job)"
+				before := e.inState(tc.state)
+				got, err := a.act(before.ID)
+				if a.want == 0 {
+					e.wantErr(what, err, store.ErrIllegalTransition)
+					e.unchanged(before)
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				if got.State != a.want || e.get(before.ID).State != a.want {
+					t.Fatalf("%s left the job %s (stored %s), want %s", what, got.State, e.get(before.ID).State, a.want)
+				}
+			}
+		}
+	})
+
 	// Glossary, Reschedule: "moves the due time of a job that waits ... The
 	// job keeps its id, payload, Attempt, and Retry Cause ... writes an
 	// audit record and no Transition Log entry".
@@ -254,4 +307,38 @@ func (e *env) audit(p store.AuditListParams) []store.AuditEntry {
 		e.t.Fatalf("AuditList: %v", err)
 	}
 	return out
+}
+
+// inState makes a job in state st, alone in a Queue of its own, and returns
+// it as stored.
+func (e *env) inState(st job.State) job.Job {
+	e.t.Helper()
+	e.queues++
+	q := "guard-" + strconv.Itoa(e.queues)
+	id := e.insert(withMax(q, 1))[0]
+	switch st {
+	case job.StateScheduled:
+	case job.StateAwaitingParent:
+		child := newJob(q)
+		child.Dependency = store.Dependency{Parents: []store.ParentRef{store.Existing(id)}}
+		id = e.insert(child)[0]
+	case job.StateCancelled:
+		if err := e.cancel(id); err != nil {
+			e.t.Fatal(err)
+		}
+	default:
+		j := e.claimOne(w1, q)
+		switch st {
+		case job.StateRunning:
+		case job.StateSucceeded:
+			e.reportApplied(w1, succeeded(j))
+		case job.StateDeadLettered:
+			e.reportApplied(w1, failed(j, 0))
+		case job.StateQuarantined:
+			e.reportApplied(w1, decide(j, core.ResultUnroutable, 0))
+		default:
+			e.t.Fatalf("storetest: no way to make a %s job", st)
+		}
+	}
+	return e.wantState(id, st)
 }
