@@ -126,7 +126,7 @@ func (s *Store) JobRequeue(ctx context.Context, p store.JobRequeueParams) (job.J
 		if err != nil {
 			return err
 		}
-		if h.state != job.StateDeadLettered && h.state != job.StateQuarantined {
+		if !core.Requeueable(h.state) {
 			return fmt.Errorf("job %d is %s: %w", p.ID, h.state, store.ErrIllegalTransition)
 		}
 		if _, err := q.exec(ctx, s.sql(`UPDATE backwave.job SET state = 'scheduled', attempt_base = attempt,
@@ -172,8 +172,8 @@ func (s *Store) JobCancel(ctx context.Context, p store.JobCancelParams) (job.Job
 		if err != nil {
 			return err
 		}
-		switch h.state {
-		case job.StateScheduled, job.StateAwaitingParent:
+		switch core.OperatorCancel(h.state) {
+		case core.CancelAtOnce:
 			if _, err := q.exec(ctx, s.sql(`UPDATE backwave.job SET state = 'cancelled', cancel_cause = 'operator', finalized_at = $2
 WHERE id = $1`), int64(p.ID), h.now.Time); err != nil {
 				return err
@@ -185,12 +185,12 @@ WHERE id = $1`), int64(p.ID), h.now.Time); err != nil {
 				return err
 			}
 			err = s.settle(ctx, q, []int64{int64(p.ID)}) // its dependents' latches
-		case job.StateRunning:
+		case core.CancelRequest:
 			if _, err := q.exec(ctx, s.sql(`UPDATE backwave.job SET cancel_requested = true WHERE id = $1`), int64(p.ID)); err != nil {
 				return err
 			}
 			err = s.audit(ctx, q, p.Actor, store.AuditCancelRequest, p.ID, h.queue, "")
-		default:
+		case core.CancelRefused:
 			return fmt.Errorf("job %d is %s: %w", p.ID, h.state, store.ErrIllegalTransition)
 		}
 		if err != nil {
@@ -266,7 +266,7 @@ func (s *Store) reschedule(ctx context.Context, q querier, p store.JobReschedule
 	if err != nil {
 		return job.Job{}, err
 	}
-	if h.state != job.StateScheduled && h.state != job.StateAwaitingParent {
+	if !core.Reschedulable(h.state) {
 		return job.Job{}, fmt.Errorf("job %d is %s: %w", p.ID, h.state, store.ErrIllegalTransition)
 	}
 	if _, err := q.exec(ctx, s.sql(`UPDATE backwave.job SET scheduled_at = $2 WHERE id = $1`), int64(p.ID), p.ScheduledAt); err != nil {

@@ -27,7 +27,7 @@ func (s *Store) JobRequeue(ctx context.Context, p store.JobRequeueParams) (job.J
 		if err != nil {
 			return err
 		}
-		if h.state != job.StateDeadLettered && h.state != job.StateQuarantined {
+		if !core.Requeueable(h.state) {
 			return fmt.Errorf("job %d is %s: %w", p.ID, h.state, store.ErrIllegalTransition)
 		}
 		now := s.clock.Now()
@@ -70,8 +70,8 @@ func (s *Store) JobCancel(ctx context.Context, p store.JobCancelParams) (job.Job
 			return err
 		}
 		now := s.clock.Now()
-		switch h.state {
-		case job.StateScheduled, job.StateAwaitingParent:
+		switch core.OperatorCancel(h.state) {
+		case core.CancelAtOnce:
 			if _, err := tx.ExecContext(ctx, s.q.cancelNow, stateCode(job.StateCancelled),
 				encode(cancelCauseCodes, job.CancelCauseOperator), micros(now), int64(p.ID)); err != nil {
 				return err
@@ -83,12 +83,12 @@ func (s *Store) JobCancel(ctx context.Context, p store.JobCancelParams) (job.Job
 				return err
 			}
 			released, err = s.settle(ctx, tx, []int64{int64(p.ID)}, now)
-		case job.StateRunning:
+		case core.CancelRequest:
 			if _, err := tx.ExecContext(ctx, s.q.requestCancel, int64(p.ID)); err != nil {
 				return err
 			}
 			err = s.audit(ctx, tx, now, p.Actor, store.AuditCancelRequest, p.ID, h.queue, "")
-		default:
+		case core.CancelRefused:
 			return fmt.Errorf("job %d is %s: %w", p.ID, h.state, store.ErrIllegalTransition)
 		}
 		if err != nil {
@@ -159,7 +159,7 @@ func (s *Store) reschedule(ctx context.Context, tx *sql.Tx, p store.JobReschedul
 	if err != nil {
 		return job.Job{}, err
 	}
-	if h.state != job.StateScheduled && h.state != job.StateAwaitingParent {
+	if !core.Reschedulable(h.state) {
 		return job.Job{}, fmt.Errorf("job %d is %s: %w", p.ID, h.state, store.ErrIllegalTransition)
 	}
 	if _, err := tx.ExecContext(ctx, s.m.reschedule, micros(p.ScheduledAt), int64(p.ID)); err != nil {

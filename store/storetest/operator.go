@@ -149,42 +149,44 @@ func testOperator(t *testing.T, s *suite) {
 
 	// Every Operator Action on every state: "An action the job's current
 	// state does not allow fails with ErrIllegalTransition and writes
-	// nothing". Requeue acts on Dead-Lettered and Quarantined jobs,
-	// Reschedule on waiting ones, and cancel on any live one (at once when
-	// it waits, as a request when it runs).
+	// nothing". Which states allow which action is the Core's rule
+	// (core.Requeueable, core.Reschedulable, core.OperatorCancel); every
+	// store applies it.
 	s.run(t, "StateGuards", func(t *testing.T, e *env) {
-		type effect struct{ requeue, reschedule, cancel job.State } // 0: refused
-		for _, tc := range []struct {
-			state job.State
-			want  effect
-		}{
-			{job.StateScheduled, effect{0, job.StateScheduled, job.StateCancelled}},
-			{job.StateAwaitingParent, effect{0, job.StateAwaitingParent, job.StateCancelled}},
-			{job.StateRunning, effect{0, 0, job.StateRunning}},
-			{job.StateSucceeded, effect{}},
-			{job.StateDeadLettered, effect{job.StateScheduled, 0, 0}},
-			{job.StateCancelled, effect{}},
-			{job.StateQuarantined, effect{job.StateScheduled, 0, 0}},
-		} {
+		for _, st := range job.States {
+			requeue, reschedule, cancel := job.StateUnknown, job.StateUnknown, job.StateUnknown // refused
+			if core.Requeueable(st) {
+				requeue = job.StateScheduled
+			}
+			if core.Reschedulable(st) {
+				reschedule = st
+			}
+			switch core.OperatorCancel(st) {
+			case core.CancelAtOnce:
+				cancel = job.StateCancelled
+			case core.CancelRequest:
+				cancel = job.StateRunning
+			case core.CancelRefused:
+			}
 			for _, a := range []struct {
 				name string
 				want job.State
 				act  func(id job.ID) (job.Job, error)
 			}{
-				{"JobRequeue", tc.want.requeue, func(id job.ID) (job.Job, error) {
+				{"JobRequeue", requeue, func(id job.ID) (job.Job, error) {
 					return e.s.JobRequeue(e.ctx, store.JobRequeueParams{ID: id, Actor: actor})
 				}},
-				{"JobReschedule", tc.want.reschedule, func(id job.ID) (job.Job, error) {
+				{"JobReschedule", reschedule, func(id job.ID) (job.Job, error) {
 					return e.s.JobReschedule(e.ctx, store.JobRescheduleParams{ID: id, Actor: actor, ScheduledAt: e.now().Add(time.Hour)})
 				}},
-				{"JobCancel", tc.want.cancel, func(id job.ID) (job.Job, error) {
+				{"JobCancel", cancel, func(id job.ID) (job.Job, error) {
 					return e.s.JobCancel(e.ctx, store.JobCancelParams{ID: id, Actor: actor})
 				}},
 			} {
-				what := a.name + "(" + tc.state.String() + " job)"
-				before := e.inState(tc.state)
+				what := a.name + "(" + st.String() + " job)"
+				before := e.inState(st)
 				got, err := a.act(before.ID)
-				if a.want == 0 {
+				if a.want == job.StateUnknown {
 					e.wantErr(what, err, store.ErrIllegalTransition)
 					e.unchanged(before)
 					continue
@@ -192,8 +194,8 @@ func testOperator(t *testing.T, s *suite) {
 				if err != nil {
 					t.Fatalf("%s: %v", what, err)
 				}
-				if got.State != a.want || e.get(before.ID).State != a.want {
-					t.Fatalf("%s left the job %s (stored %s), want %s", what, got.State, e.get(before.ID).State, a.want)
+				if stored := e.get(before.ID); got.State != a.want || stored.State != a.want {
+					t.Fatalf("%s left the job %s (stored %s), want %s", what, got.State, stored.State, a.want)
 				}
 			}
 		}
