@@ -31,6 +31,9 @@ func testScheduleDef(t *testing.T, s *suite) {
 		}
 		again := d
 		again.Template.Tags = []job.Tag{job.Label("nightly"), job.Label("a"), odd, job.Keyed("team", "ops"), job.Label("a")}
+		if !again.SameDefinition(&d) {
+			t.Fatal("store.ScheduleDef.SameDefinition tells two orders of one Tag set apart")
+		}
 		if res := e.upsert(again); res.Outcome != store.UpsertUnchanged || res.Revision != first.Revision {
 			t.Fatalf("upsert of the same Tag set in another order = %+v, want unchanged at revision %d", res, first.Revision)
 		}
@@ -78,6 +81,10 @@ func testScheduleDef(t *testing.T, s *suite) {
 			d := base
 			d.Template.Tags = slices.Clone(base.Template.Tags)
 			tc.edit(&d)
+			if d.SameDefinition(&base) || d.MovesCursorFrom(&base) != tc.moves {
+				t.Fatalf("%s: store.ScheduleDef says same %v, moves the cursor %v; want a change that moves it %v",
+					tc.field, d.SameDefinition(&base), d.MovesCursorFrom(&base), tc.moves)
+			}
 			before := e.now()
 			res := e.upsert(d)
 			if res.Outcome != store.UpsertUpdated || res.Revision <= first.Revision {
@@ -105,6 +112,9 @@ func testScheduleDef(t *testing.T, s *suite) {
 		d.Template.Tags = []job.Tag{job.Keyed(store.ScheduleTagKey, "s"), job.Label("nightly"), job.Keyed(store.ScheduleTagKey, "other")}
 		e.upsert(d)
 		want := []job.Tag{job.Label("nightly"), job.Keyed(store.ScheduleTagKey, "other"), job.Keyed(store.ScheduleTagKey, "s")}
+		if got := d.NewJob(time.Time{}).Tags; !slices.Equal(got, want) {
+			t.Fatalf("store.ScheduleDef.NewJob Tags %v, want %v", got, want)
+		}
 		id, err := e.s.ScheduleTrigger(e.ctx, store.ScheduleTriggerParams{Name: "s"})
 		if err != nil {
 			t.Fatalf("ScheduleTrigger: %v", err)
