@@ -29,6 +29,9 @@ ORDER BY s.name`
 SELECT $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, n.t, n.t, n.t
 FROM (SELECT coalesce($1::timestamptz, now()) AS t) n
 ON CONFLICT (name) DO NOTHING`
+	// scheduleUpdateSQL replaces a definition; $12 is
+	// store.ScheduleDef.MovesCursorFrom, and greatest never moves the cursor
+	// backwards.
 	scheduleUpdateSQL = `UPDATE backwave.schedule
 SET spec = $3, zone = $4, wire_name = $5, queue = $6, payload = $7, max_attempts = $8, tags = $9,
     catch_up = $10, no_overlap = $11, revision = revision + 1, updated_at = n.t,

@@ -207,16 +207,6 @@ func (s *Store) getIn(ctx context.Context, tx *sql.Tx, id job.ID) (job.Job, erro
 	return jobs[0], nil
 }
 
-// logOne writes one Transition Log entry outside a prepared batch.
-func (s *Store) logOne(ctx context.Context, tx *sql.Tx, id int64, at time.Time, from, to job.State, via core.Via, attempt job.Attempt) error {
-	st, err := s.prepare(ctx, tx, s.q.transition)
-	if err != nil {
-		return err
-	}
-	defer st.close()
-	return s.logEntry(ctx, tx, st[0], id, micros(at), stateCode(from), stateCode(to), viaCode(via), attempt, "")
-}
-
 // audit writes one audit record.
 func (s *Store) audit(ctx context.Context, tx *sql.Tx, at time.Time, a store.Actor, action store.AuditAction, id job.ID, queue, detail string) error {
 	var jobID any

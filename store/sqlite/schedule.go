@@ -28,6 +28,9 @@ const (
 	sqlScheduleInsert = `INSERT INTO backwave_schedule (name, spec, zone, wire_name, queue, payload, max_attempts, tags,
 		catch_up, no_overlap, paused, revision, cursor_at, created_at, updated_at)
 	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, 1, ?11, ?11, ?11)`
+	// sqlScheduleUpdate replaces a definition; ?11 is the store's now when
+	// store.ScheduleDef.MovesCursorFrom says the cursor moves, else 0, and
+	// MAX never moves it backwards.
 	sqlScheduleUpdate = `UPDATE backwave_schedule
 	SET spec = ?2, zone = ?3, wire_name = ?4, queue = ?5, payload = ?6, max_attempts = ?7, tags = ?8,
 		catch_up = ?9, no_overlap = ?10, cursor_at = MAX(cursor_at, ?11), revision = revision + 1, updated_at = ?12
@@ -132,14 +135,6 @@ func (s *Store) ScheduleUpsert(ctx context.Context, p store.ScheduleUpsertParams
 		return store.ScheduleUpsertResult{}, err
 	}
 	return res, nil
-}
-
-// nullBytes stores an empty payload as NULL.
-func nullBytes(b []byte) any {
-	if len(b) == 0 {
-		return nil
-	}
-	return b
 }
 
 // ScheduleRemove deletes the schedule and its occurrence records.
