@@ -110,13 +110,8 @@ func (s *Store) claimedTags(ctx context.Context, tx *sql.Tx, jobs []job.Job) err
 	if !tagged {
 		return nil
 	}
-	index := make(map[job.ID]int, len(jobs))
-	ids := make([]int64, len(jobs))
-	for i := range jobs {
-		index[jobs[i].ID] = i
-		ids[i] = int64(jobs[i].ID)
-	}
-	return s.attachTags(ctx, tx, jobs, index, jsonArray(ids), s.query)
+	index, ids := indexJobs(jobs)
+	return s.attachTags(ctx, tx, jobs, index, ids, s.query)
 }
 
 // scanClaimed appends to out the rows sqlClaimDue returns, as they will be

@@ -272,19 +272,23 @@ func scanJob(rows *sql.Rows) (job.Job, error) {
 	return j, nil
 }
 
+// indexJobs maps each job's id to its index in jobs, and encodes the ids
+// as a JSON array for json_each(?).
+func indexJobs(jobs []job.Job) (index map[job.ID]int, ids string) {
+	index = make(map[job.ID]int, len(jobs))
+	for i := range jobs {
+		index[jobs[i].ID] = i
+	}
+	return index, jobIDs(jobs)
+}
+
 // attach reads the payloads and Tags of jobs, two queries for the whole
 // batch.
 func (s *Store) attach(ctx context.Context, tx *sql.Tx, jobs []job.Job) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	index := make(map[job.ID]int, len(jobs))
-	ids := make([]int64, len(jobs))
-	for i := range jobs {
-		index[jobs[i].ID] = i
-		ids[i] = int64(jobs[i].ID)
-	}
-	arg := jsonArray(ids)
+	index, arg := indexJobs(jobs)
 	rows, err := tx.QueryContext(ctx, s.q.payloadsOf, arg)
 	if err != nil {
 		return fmt.Errorf("read payloads: %w", err)
