@@ -99,18 +99,6 @@ func checkTagText(tags []job.Tag) error {
 // PostgreSQL timestamp; statements add it as $n * interval '1 microsecond'.
 func micros(d time.Duration) int64 { return d.Microseconds() }
 
-// foldArrays returns the folded and display forms (store.FoldTag) of the
-// Tags in parallel key and value arrays, for Tag Suggest's dictionary.
-func foldArrays(keys, values []string) (folded, display []string) {
-	folded = make([]string, len(keys))
-	display = make([]string, len(keys))
-	for i := range keys {
-		t := job.Tag{Key: keys[i], Value: values[i]}
-		folded[i], display[i] = pgText(store.FoldTag(t)), pgText(t.String())
-	}
-	return folded, display
-}
-
 // tagArrays flattens the Tags of many items into parallel arrays: the
 // item's 1-based ordinal, the key and the value. Each item's Tags go in as
 // a set.
