@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -37,11 +39,13 @@ var ErrOverlap = errors.New("store: a live instance of the schedule blocks it (N
 type Schedules interface {
 	// ScheduleUpsert registers the schedule or replaces the definition of
 	// the one with its Name. A new schedule's cursor is the store's now:
-	// it never makes up for the time before it existed. Replacing keeps the
-	// cursor and the paused flag; if the Spec or Zone changed the cursor
-	// moves up to the store's now, so the new timetable does not count the
-	// past as missed. Upserting an identical definition writes nothing, so
-	// a declarative set registered at every start changes nothing.
+	// it never makes up for the time before it existed. The definition is
+	// stored normalized (ScheduleDef.Normalize). Replacing keeps the cursor
+	// and the paused flag; if the Spec or Zone changed the cursor moves up
+	// to the store's now (ScheduleDef.MovesCursorFrom), so the new
+	// timetable does not count the past as missed. Upserting an identical
+	// definition (ScheduleDef.SameDefinition) writes nothing, so a
+	// declarative set registered at every start changes nothing.
 	ScheduleUpsert(ctx context.Context, p ScheduleUpsertParams) (ScheduleUpsertResult, error)
 
 	// ScheduleRemove deletes the schedule and its occurrence records; the
@@ -62,12 +66,13 @@ type Schedules interface {
 	ScheduleResume(ctx context.Context, p ScheduleParams) error
 
 	// ScheduleTrigger is the Operator Action "trigger a Recurring Schedule
-	// now": it inserts one job from the template, due at the store's now,
-	// records the trigger with its Actor as an occurrence record and in the
-	// audit trail (AuditScheduleTrigger), and makes the job the schedule's
-	// latest instance. It works on a paused schedule
-	// too. A schedule with No-Overlap whose latest instance is non-terminal
-	// refuses with ErrOverlap. ErrNotFound if there is no such schedule.
+	// now": it inserts one job from the template (ScheduleDef.NewJob), due
+	// at the store's now, records the trigger with its Actor as an
+	// occurrence record and in the audit trail (AuditScheduleTrigger), and
+	// makes the job the schedule's latest instance. It works on a paused
+	// schedule too. A schedule with No-Overlap whose latest instance is
+	// non-terminal refuses with ErrOverlap. ErrNotFound if there is no such
+	// schedule.
 	ScheduleTrigger(ctx context.Context, p ScheduleTriggerParams) (job.ID, error)
 
 	// ScheduleList returns every schedule, ordered by name, with the
@@ -79,8 +84,9 @@ type Schedules interface {
 	// and answers each in input order. A plan whose schedule is gone or
 	// whose Revision is no longer the stored one is stale: nothing is
 	// written. An applied plan, in one step: inserts a job from the
-	// template for each Mint, due at Mint.At, with the schedule's Tags
-	// plus the Keyed Tag ScheduleTagKey→name, unless the (schedule,
+	// template for each Mint (ScheduleDef.NewJob), due at Mint.At, with the
+	// schedule's Tags plus the Keyed Tag ScheduleTagKey→name, unless the
+	// (schedule,
 	// Mint.At) occurrence already has a record (then that Mint makes no
 	// job); records each Mint and Skip as an occurrence record; moves the
 	// cursor to the plan's Cursor (never backwards); makes the last job
@@ -126,6 +132,53 @@ type ScheduleDef struct {
 	Template  JobTemplate
 	CatchUp   core.CatchUpPolicy
 	NoOverlap bool
+}
+
+// Normalize returns the definition as every store keeps it: the template's
+// Tags as a set (job.NormalizeTags) and an empty Payload as none. A
+// definition is stored normalized, so SameDefinition between a stored one
+// and a normalized new one decides whether an upsert writes anything.
+func (d ScheduleDef) Normalize() ScheduleDef {
+	d.Template.Tags = job.NormalizeTags(d.Template.Tags)
+	if len(d.Template.Payload) == 0 {
+		d.Template.Payload = nil
+	}
+	return d
+}
+
+// SameDefinition reports whether d and other define the same schedule:
+// every field equal once normalized (Tags compared as sets; a nil and an
+// empty Payload alike, as no store keeps either). ScheduleUpsert of a
+// definition that is the same as the stored one writes nothing.
+func (d *ScheduleDef) SameDefinition(other *ScheduleDef) bool {
+	a, b := &d.Template, &other.Template
+	return d.Name == other.Name && d.Spec == other.Spec && d.Zone == other.Zone && d.CatchUp == other.CatchUp &&
+		d.NoOverlap == other.NoOverlap && a.WireName == b.WireName && a.Queue == b.Queue &&
+		a.MaxAttempts == b.MaxAttempts && bytes.Equal(a.Payload, b.Payload) &&
+		slices.Equal(job.NormalizeTags(a.Tags), job.NormalizeTags(b.Tags))
+}
+
+// MovesCursorFrom reports whether replacing the definition old by d moves
+// the schedule's cursor up to the store's now (never backwards): it does
+// when the Spec or the Zone changed, so the new timetable does not count
+// the past as missed. Any other change keeps the cursor.
+func (d *ScheduleDef) MovesCursorFrom(old *ScheduleDef) bool {
+	return d.Spec != old.Spec || d.Zone != old.Zone
+}
+
+// NewJob is the job the schedule makes for an occurrence due at at (zero:
+// the store's now), for ScheduleMint and ScheduleTrigger alike: the
+// template, with the template's Tags plus the Keyed Tag ScheduleTagKey→Name
+// as a set.
+func (d *ScheduleDef) NewJob(at time.Time) NewJob {
+	return NewJob{
+		WireName:    d.Template.WireName,
+		Queue:       d.Template.Queue,
+		Payload:     d.Template.Payload,
+		ScheduledAt: at,
+		MaxAttempts: d.Template.MaxAttempts,
+		Tags:        job.MergeTags(d.Template.Tags, []job.Tag{job.Keyed(ScheduleTagKey, d.Name)}),
+	}
 }
 
 // Schedule is a stored Recurring Schedule.

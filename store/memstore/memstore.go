@@ -227,6 +227,16 @@ func (s *Store) row(id job.ID) *row {
 	return s.jobs[id-1] // nil if purged
 }
 
+// find returns the job or an error wrapping store.ErrNotFound. The caller
+// holds s.mu.
+func (s *Store) find(id job.ID) (*row, error) {
+	r := s.row(id)
+	if r == nil {
+		return nil, fmt.Errorf("memstore: job %d: %w", id, store.ErrNotFound)
+	}
+	return r, nil
+}
+
 // held returns the job the Lease names if it is still Running under worker
 // at exactly that Attempt — the fence every worker write passes — or nil.
 // The caller holds s.mu.

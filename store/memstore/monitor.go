@@ -1,10 +1,10 @@
 package memstore
 
 import (
-	"bytes"
+	"cmp"
 	"context"
-	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
@@ -68,42 +68,50 @@ func (s *Store) JobCountByState(ctx context.Context, p store.CountParams) (map[j
 	return out, nil
 }
 
-// JobTransitions returns the job's Transition Log, oldest entry first: one
-// entry per state change since insert under the Job History Policy, the
-// newest store.TransitionLogCap of them. It fails with store.ErrNotFound for
-// an unknown job.
-func (s *Store) JobTransitions(ctx context.Context, id job.ID) ([]store.Transition, error) {
+// JobCountByQueue counts jobs per Queue and state, ordered by Queue (byte
+// order) then state; zero counts are absent.
+func (s *Store) JobCountByQueue(ctx context.Context) ([]store.QueueStateCount, error) {
 	if err := s.lock(ctx); err != nil {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	r, err := s.find(id)
-	if err != nil {
-		return nil, err
+	type key struct {
+		queue string
+		state job.State
 	}
-	return slices.Clone(r.log), nil
+	counts := make(map[key]int)
+	for _, r := range s.jobs {
+		if r != nil {
+			counts[key{r.job.Queue, r.job.State}]++
+		}
+	}
+	out := make([]store.QueueStateCount, 0, len(counts))
+	for k, n := range counts {
+		out = append(out, store.QueueStateCount{Queue: k.queue, State: k.state, Count: n})
+	}
+	slices.SortFunc(out, func(a, b store.QueueStateCount) int {
+		if c := strings.Compare(a.Queue, b.Queue); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.State, b.State)
+	})
+	return out, nil
 }
 
-// JobOutput returns the Job Output the job's applied outcome stored, or nil
-// if none was. It fails with store.ErrNotFound for an unknown job.
-func (s *Store) JobOutput(ctx context.Context, id job.ID) ([]byte, error) {
+// AuditList returns the audit trail, newest entry first, filtered and paged
+// by p.
+func (s *Store) AuditList(ctx context.Context, p store.AuditListParams) ([]store.AuditEntry, error) {
 	if err := s.lock(ctx); err != nil {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	r, err := s.find(id)
-	if err != nil {
-		return nil, err
+	var out []store.AuditEntry
+	for i := len(s.audit) - 1; i >= 0 && len(out) < p.PageLimit(); i-- {
+		e := s.audit[i]
+		if (p.BeforeID > 0 && e.ID >= p.BeforeID) || (p.JobID != 0 && e.JobID != p.JobID) || (p.Queue != "" && e.Queue != p.Queue) {
+			continue
+		}
+		out = append(out, e)
 	}
-	return bytes.Clone(r.output), nil
-}
-
-// find returns the job or an error wrapping store.ErrNotFound. The caller
-// holds s.mu.
-func (s *Store) find(id job.ID) (*row, error) {
-	r := s.row(id)
-	if r == nil {
-		return nil, fmt.Errorf("memstore: job %d: %w", id, store.ErrNotFound)
-	}
-	return r, nil
+	return out, nil
 }

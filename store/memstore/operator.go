@@ -29,10 +29,8 @@ func (s *Store) JobRequeue(ctx context.Context, p store.JobRequeueParams) (job.J
 	if err != nil {
 		return job.Job{}, err
 	}
-	switch st := r.job.State; st {
-	case job.StateDeadLettered, job.StateQuarantined:
-	default:
-		return job.Job{}, fmt.Errorf("memstore: requeue job %d: it is %s: %w", p.ID, st, store.ErrIllegalTransition)
+	if !core.Requeueable(r.job.State) {
+		return job.Job{}, fmt.Errorf("memstore: requeue job %d: it is %s: %w", p.ID, r.job.State, store.ErrIllegalTransition)
 	}
 	now := s.clock.Now()
 	r.job.AttemptBase = r.job.Attempt
@@ -70,17 +68,17 @@ func (s *Store) JobCancel(ctx context.Context, p store.JobCancelParams) (job.Job
 		return job.Job{}, err
 	}
 	now := s.clock.Now()
-	switch st := r.job.State; st {
-	case job.StateScheduled, job.StateAwaitingParent:
+	switch core.OperatorCancel(r.job.State) {
+	case core.CancelAtOnce:
 		r.job.CancelCause = job.CancelCauseOperator
 		s.move(r, job.StateCancelled, core.ViaCancel, now, "")
 		s.record(now, p.Actor, store.AuditCancel, r.job.ID, r.job.Queue, "")
 		hints = s.hintable(&hintSet{}, now) // dependents the cancel released
-	case job.StateRunning:
+	case core.CancelRequest:
 		r.job.CancelRequested = true
 		s.record(now, p.Actor, store.AuditCancelRequest, r.job.ID, r.job.Queue, "")
-	default:
-		return job.Job{}, fmt.Errorf("memstore: cancel job %d: it is %s: %w", p.ID, st, store.ErrIllegalTransition)
+	case core.CancelRefused:
+		return job.Job{}, fmt.Errorf("memstore: cancel job %d: it is %s: %w", p.ID, r.job.State, store.ErrIllegalTransition)
 	}
 	return copyJob(&r.job), nil
 }
@@ -110,10 +108,8 @@ func (s *Store) JobReschedule(ctx context.Context, p store.JobRescheduleParams) 
 	if err != nil {
 		return job.Job{}, err
 	}
-	switch st := r.job.State; st {
-	case job.StateScheduled, job.StateAwaitingParent:
-	default:
-		return job.Job{}, fmt.Errorf("memstore: reschedule job %d: it is %s: %w", p.ID, st, store.ErrIllegalTransition)
+	if !core.Reschedulable(r.job.State) {
+		return job.Job{}, fmt.Errorf("memstore: reschedule job %d: it is %s: %w", p.ID, r.job.State, store.ErrIllegalTransition)
 	}
 	now := s.clock.Now()
 	r.job.ScheduledAt = p.ScheduledAt.Round(0)

@@ -62,9 +62,8 @@ func (s *Store) ScheduleUpsert(ctx context.Context, p store.ScheduleUpsertParams
 	}
 	defer s.mu.Unlock()
 	now := s.clock.Now()
-	def := p.Schedule
+	def := p.Schedule.Normalize()
 	def.Template = copyTemplate(def.Template)
-	def.Template.Tags = job.NormalizeTags(def.Template.Tags)
 	sc := s.schedules[def.Name]
 	if sc == nil {
 		sc = &schedule{taken: map[int64]bool{}, s: store.Schedule{
@@ -73,24 +72,16 @@ func (s *Store) ScheduleUpsert(ctx context.Context, p store.ScheduleUpsertParams
 		s.schedules[def.Name] = sc
 		return store.ScheduleUpsertResult{Outcome: store.UpsertCreated, Revision: 1}, nil
 	}
-	if sameDef(&sc.s.ScheduleDef, &def) {
+	if sc.s.SameDefinition(&def) {
 		return store.ScheduleUpsertResult{Outcome: store.UpsertUnchanged, Revision: sc.s.Revision}, nil
 	}
-	if def.Spec != sc.s.Spec || def.Zone != sc.s.Zone {
+	if def.MovesCursorFrom(&sc.s.ScheduleDef) {
 		sc.s.Cursor = latest(sc.s.Cursor, now)
 	}
 	sc.s.ScheduleDef = def
 	sc.s.Revision++
 	sc.s.UpdatedAt = now
 	return store.ScheduleUpsertResult{Outcome: store.UpsertUpdated, Revision: sc.s.Revision}, nil
-}
-
-// sameDef reports whether two definitions (Tags normalized) are identical.
-func sameDef(a, b *store.ScheduleDef) bool {
-	return a.Name == b.Name && a.Spec == b.Spec && a.Zone == b.Zone && a.CatchUp == b.CatchUp &&
-		a.NoOverlap == b.NoOverlap && a.Template.WireName == b.Template.WireName &&
-		a.Template.Queue == b.Template.Queue && a.Template.MaxAttempts == b.Template.MaxAttempts &&
-		bytes.Equal(a.Template.Payload, b.Template.Payload) && slices.Equal(a.Template.Tags, b.Template.Tags)
 }
 
 func latest(a, b time.Time) time.Time {
@@ -187,7 +178,7 @@ func (s *Store) ScheduleTrigger(ctx context.Context, p store.ScheduleTriggerPara
 	}
 	now := s.clock.Now()
 	var hs hintSet
-	r := s.insert(templateJob(&sc.s, time.Time{}), now, &hs)
+	r := s.insert(sc.s.NewJob(time.Time{}), now, &hs)
 	r.schedule = p.Name
 	s.occSeq++
 	sc.occ = append(sc.occ, store.Occurrence{
@@ -199,18 +190,6 @@ func (s *Store) ScheduleTrigger(ctx context.Context, p store.ScheduleTriggerPara
 	s.record(now, p.Actor, store.AuditScheduleTrigger, r.job.ID, r.job.Queue, store.ScheduleDetail(p.Name))
 	hints = s.hintable(&hs, now)
 	return r.job.ID, nil
-}
-
-// templateJob is the job a schedule makes, due at at (zero: now).
-func templateJob(sc *store.Schedule, at time.Time) store.NewJob {
-	return store.NewJob{
-		WireName:    sc.Template.WireName,
-		Queue:       sc.Template.Queue,
-		Payload:     sc.Template.Payload,
-		ScheduledAt: at,
-		MaxAttempts: sc.Template.MaxAttempts,
-		Tags:        append(slices.Clone(sc.Template.Tags), job.Keyed(store.ScheduleTagKey, sc.Name)),
-	}
 }
 
 // ScheduleList returns every schedule by name, and the store's now.
@@ -257,7 +236,7 @@ func (s *Store) ScheduleMint(ctx context.Context, p store.MintParams) ([]store.M
 				continue
 			}
 			sc.taken[key] = true
-			r := s.insert(templateJob(&sc.s, m.At), now, &hs)
+			r := s.insert(sc.s.NewJob(m.At), now, &hs)
 			r.schedule = pl.Schedule
 			kind := store.OccurrenceMinted
 			if m.MakeUp {

@@ -157,3 +157,12 @@ func (h *hub) listenOnce(ctx context.Context) error {
 		}
 	}
 }
+
+// hint sends a Wake-Up Hint for queue inside q's transaction.
+func (s *Store) hint(ctx context.Context, q querier, queue string) error {
+	if s.opts.DisableNotify {
+		return nil
+	}
+	_, err := q.exec(ctx, s.sql(`SELECT pg_notify('backwave.hint', $1::text)`), queue)
+	return err
+}

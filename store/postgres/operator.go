@@ -44,26 +44,6 @@ func (s *Store) head(ctx context.Context, q querier, id job.ID) (jobHead, error)
 	return h, err
 }
 
-// logOneSQL writes one Transition Log entry for an Operator Action.
-const logOneSQL = `INSERT INTO backwave.job_transition (job_id, at, from_state, state, via, attempt)
-VALUES ($1, $2, $3, $4, $5, $6)`
-
-func (s *Store) logOne(ctx context.Context, q querier, id job.ID, h jobHead, to job.State, via core.Via) error {
-	if !s.opts.History.Records() {
-		return nil
-	}
-	_, err := q.exec(ctx, s.sql(logOneSQL), int64(id), h.now.Time, h.state.String(), to.String(), via.String(), int32(h.attempt))
-	if err != nil {
-		return fmt.Errorf("transition: %w", err)
-	}
-	if h.attempt > store.TransitionTrimAttempt {
-		_, err = q.exec(ctx, s.sql(`DELETE FROM backwave.job_transition t WHERE t.job_id = $1 AND t.seq <= (
-    SELECT t2.seq FROM backwave.job_transition t2 WHERE t2.job_id = $1 ORDER BY t2.seq DESC OFFSET $2 LIMIT 1)`),
-			int64(id), int32(store.TransitionLogCap))
-	}
-	return err
-}
-
 // auditSQL writes one audit record at the store's now.
 const auditSQL = `INSERT INTO backwave.audit (at, actor, action, job_id, queue, detail)
 VALUES (coalesce($1::timestamptz, now()), $2, $3, $4, $5, $6)`
@@ -77,35 +57,6 @@ func (s *Store) audit(ctx context.Context, q querier, a store.Actor, action stor
 		return fmt.Errorf("audit %s: %w", action, err)
 	}
 	return nil
-}
-
-// hint sends a Wake-Up Hint for queue inside q's transaction.
-func (s *Store) hint(ctx context.Context, q querier, queue string) error {
-	if s.opts.DisableNotify {
-		return nil
-	}
-	_, err := q.exec(ctx, s.sql(`SELECT pg_notify('backwave.hint', $1::text)`), queue)
-	return err
-}
-
-// jobIn reads one job through q.
-func (s *Store) jobIn(ctx context.Context, q querier, id job.ID) (job.Job, error) {
-	var out job.Job
-	found := false
-	err := q.query(ctx, s.sql(`SELECT `+jobColumns+` FROM backwave.job j WHERE j.id = $1`), []any{int64(id)}, func(scan scanFunc) error {
-		var r jobRow
-		if err := scan(r.dest()...); err != nil {
-			return err
-		}
-		var err error
-		out, err = r.job()
-		found = true
-		return err
-	})
-	if err == nil && !found {
-		err = fmt.Errorf("job %d: %w", id, store.ErrNotFound)
-	}
-	return out, err
 }
 
 // JobRequeue moves a Dead-Lettered or Quarantined job back to Scheduled,
@@ -126,7 +77,7 @@ func (s *Store) JobRequeue(ctx context.Context, p store.JobRequeueParams) (job.J
 		if err != nil {
 			return err
 		}
-		if h.state != job.StateDeadLettered && h.state != job.StateQuarantined {
+		if !core.Requeueable(h.state) {
 			return fmt.Errorf("job %d is %s: %w", p.ID, h.state, store.ErrIllegalTransition)
 		}
 		if _, err := q.exec(ctx, s.sql(`UPDATE backwave.job SET state = 'scheduled', attempt_base = attempt,
@@ -172,8 +123,8 @@ func (s *Store) JobCancel(ctx context.Context, p store.JobCancelParams) (job.Job
 		if err != nil {
 			return err
 		}
-		switch h.state {
-		case job.StateScheduled, job.StateAwaitingParent:
+		switch core.OperatorCancel(h.state) {
+		case core.CancelAtOnce:
 			if _, err := q.exec(ctx, s.sql(`UPDATE backwave.job SET state = 'cancelled', cancel_cause = 'operator', finalized_at = $2
 WHERE id = $1`), int64(p.ID), h.now.Time); err != nil {
 				return err
@@ -185,12 +136,12 @@ WHERE id = $1`), int64(p.ID), h.now.Time); err != nil {
 				return err
 			}
 			err = s.settle(ctx, q, []int64{int64(p.ID)}) // its dependents' latches
-		case job.StateRunning:
+		case core.CancelRequest:
 			if _, err := q.exec(ctx, s.sql(`UPDATE backwave.job SET cancel_requested = true WHERE id = $1`), int64(p.ID)); err != nil {
 				return err
 			}
 			err = s.audit(ctx, q, p.Actor, store.AuditCancelRequest, p.ID, h.queue, "")
-		default:
+		case core.CancelRefused:
 			return fmt.Errorf("job %d is %s: %w", p.ID, h.state, store.ErrIllegalTransition)
 		}
 		if err != nil {
@@ -266,7 +217,7 @@ func (s *Store) reschedule(ctx context.Context, q querier, p store.JobReschedule
 	if err != nil {
 		return job.Job{}, err
 	}
-	if h.state != job.StateScheduled && h.state != job.StateAwaitingParent {
+	if !core.Reschedulable(h.state) {
 		return job.Job{}, fmt.Errorf("job %d is %s: %w", p.ID, h.state, store.ErrIllegalTransition)
 	}
 	if _, err := q.exec(ctx, s.sql(`UPDATE backwave.job SET scheduled_at = $2 WHERE id = $1`), int64(p.ID), p.ScheduledAt); err != nil {

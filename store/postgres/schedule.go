@@ -1,12 +1,9 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/backwave/backwave/core"
@@ -32,6 +29,9 @@ ORDER BY s.name`
 SELECT $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, n.t, n.t, n.t
 FROM (SELECT coalesce($1::timestamptz, now()) AS t) n
 ON CONFLICT (name) DO NOTHING`
+	// scheduleUpdateSQL replaces a definition; $12 is
+	// store.ScheduleDef.MovesCursorFrom, and greatest never moves the cursor
+	// backwards.
 	scheduleUpdateSQL = `UPDATE backwave.schedule
 SET spec = $3, zone = $4, wire_name = $5, queue = $6, payload = $7, max_attempts = $8, tags = $9,
     catch_up = $10, no_overlap = $11, revision = revision + 1, updated_at = n.t,
@@ -69,19 +69,6 @@ WHERE schedule = $1 AND ($2::bigint = 0 OR seq < $2)
 ORDER BY seq DESC LIMIT $4`
 )
 
-// encodeTags stores a Tag set as a JSON array of [key, value] pairs.
-func encodeTags(tags []job.Tag) string {
-	pairs := make([][2]string, len(tags))
-	for i, t := range tags {
-		pairs[i] = [2]string{t.Key, t.Value}
-	}
-	b, err := json.Marshal(pairs)
-	if err != nil {
-		panic(fmt.Sprintf("postgres: encode tags: %v", err))
-	}
-	return string(b)
-}
-
 // scheduleRow receives one row of scheduleColumns.
 type scheduleRow struct {
 	s                        store.Schedule
@@ -102,13 +89,8 @@ func (r *scheduleRow) schedule() (store.Schedule, error) {
 	if sc.CatchUp, err = core.ParseCatchUpPolicy(r.catchUp); err != nil {
 		return sc, fmt.Errorf("schedule %q: %w", sc.Name, err)
 	}
-	var pairs [][2]string
-	if err := json.Unmarshal([]byte(r.tags), &pairs); err != nil {
-		return sc, fmt.Errorf("schedule %q: decode tags: %w", sc.Name, err)
-	}
-	sc.Template.Tags = nil
-	for _, p := range pairs {
-		sc.Template.Tags = append(sc.Template.Tags, job.Tag{Key: p[0], Value: p[1]})
+	if sc.Template.Tags, err = store.DecodeTags(r.tags); err != nil {
+		return sc, fmt.Errorf("schedule %q: %w", sc.Name, err)
 	}
 	sc.LastJob = job.ID(r.lastJob)
 	sc.Cursor, sc.CreatedAt, sc.UpdatedAt = r.cursor.UTC(), r.created.UTC(), r.updated.UTC()
@@ -139,8 +121,7 @@ func (s *Store) ScheduleUpsert(ctx context.Context, p store.ScheduleUpsertParams
 	if err := p.Validate(); err != nil {
 		return store.ScheduleUpsertResult{}, err
 	}
-	d := p.Schedule
-	d.Template.Tags = job.NormalizeTags(d.Template.Tags)
+	d := p.Schedule.Normalize()
 	if err := checkTagText(d.Template.Tags); err != nil {
 		return store.ScheduleUpsertResult{}, fmt.Errorf("schedule %q: Template.Tags: %w", d.Name, err)
 	}
@@ -152,7 +133,7 @@ func (s *Store) ScheduleUpsert(ctx context.Context, p store.ScheduleUpsertParams
 	err := s.db.inTx(ctx, func(q querier) error {
 		res = store.ScheduleUpsertResult{}
 		n, err := q.exec(ctx, s.sql(scheduleInsertSQL), s.nowArg(), d.Name, d.Spec, d.Zone, d.Template.WireName,
-			d.Template.Queue, payload, d.Template.MaxAttempts, encodeTags(d.Template.Tags), d.CatchUp.String(), d.NoOverlap)
+			d.Template.Queue, payload, d.Template.MaxAttempts, store.EncodeTags(d.Template.Tags), d.CatchUp.String(), d.NoOverlap)
 		if err != nil {
 			return err
 		}
@@ -167,29 +148,20 @@ func (s *Store) ScheduleUpsert(ctx context.Context, p store.ScheduleUpsertParams
 		if !found {
 			return fmt.Errorf("schedule %q vanished during the upsert", d.Name)
 		}
-		if sameDefinition(&old.ScheduleDef, &d) {
+		if old.SameDefinition(&d) {
 			res = store.ScheduleUpsertResult{Outcome: store.UpsertUnchanged, Revision: old.Revision}
 			return nil
 		}
 		res.Outcome = store.UpsertUpdated
-		moved := d.Spec != old.Spec || d.Zone != old.Zone
+		moved := d.MovesCursorFrom(&old.ScheduleDef)
 		return q.query(ctx, s.sql(scheduleUpdateSQL), []any{s.nowArg(), d.Name, d.Spec, d.Zone, d.Template.WireName,
-			d.Template.Queue, payload, d.Template.MaxAttempts, encodeTags(d.Template.Tags), d.CatchUp.String(), d.NoOverlap, moved},
+			d.Template.Queue, payload, d.Template.MaxAttempts, store.EncodeTags(d.Template.Tags), d.CatchUp.String(), d.NoOverlap, moved},
 			func(scan scanFunc) error { return scan(&res.Revision) })
 	})
 	if err != nil {
 		return store.ScheduleUpsertResult{}, s.wrap("upsert schedule "+d.Name, err)
 	}
 	return res, nil
-}
-
-// sameDefinition reports whether two definitions, Tags normalized, are
-// identical (a nil and an empty payload are the same: both store none).
-func sameDefinition(a, b *store.ScheduleDef) bool {
-	return a.Name == b.Name && a.Spec == b.Spec && a.Zone == b.Zone && a.CatchUp == b.CatchUp &&
-		a.NoOverlap == b.NoOverlap && a.Template.WireName == b.Template.WireName &&
-		a.Template.Queue == b.Template.Queue && a.Template.MaxAttempts == b.Template.MaxAttempts &&
-		bytes.Equal(a.Template.Payload, b.Template.Payload) && slices.Equal(a.Template.Tags, b.Template.Tags)
 }
 
 // ScheduleRemove deletes the schedule and its occurrence records.
@@ -257,18 +229,6 @@ func (s *Store) setSchedulePaused(ctx context.Context, p store.ScheduleParams, p
 	return nil
 }
 
-// templateJob is the job a schedule makes, due at at (zero: now).
-func templateJob(sc *store.Schedule, at time.Time) store.NewJob {
-	return store.NewJob{
-		WireName:    sc.Template.WireName,
-		Queue:       sc.Template.Queue,
-		Payload:     sc.Template.Payload,
-		ScheduledAt: at,
-		MaxAttempts: sc.Template.MaxAttempts,
-		Tags:        append(slices.Clone(sc.Template.Tags), job.Keyed(store.ScheduleTagKey, sc.Name)),
-	}
-}
-
 // storeNow reads the store's clock inside q.
 func (s *Store) storeNow(ctx context.Context, q querier) (time.Time, error) {
 	var now time.Time
@@ -305,7 +265,7 @@ func (s *Store) ScheduleTrigger(ctx context.Context, p store.ScheduleTriggerPara
 		if err != nil {
 			return err
 		}
-		ids, err := s.insert(ctx, q, store.InsertManyParams{Jobs: []store.NewJob{templateJob(&sc, time.Time{})}})
+		ids, err := s.insert(ctx, q, store.InsertManyParams{Jobs: []store.NewJob{sc.NewJob(time.Time{})}})
 		if err != nil {
 			return err
 		}
@@ -430,7 +390,7 @@ func (s *Store) applyPlan(ctx context.Context, q querier, sc *store.Schedule, pl
 			continue // already recorded: the unique key holds
 		}
 		seqs = append(seqs, seq)
-		jobs = append(jobs, templateJob(sc, m.At))
+		jobs = append(jobs, sc.NewJob(m.At))
 		minted = append(minted, store.MintedJob{At: m.At, MakeUp: m.MakeUp, Queue: sc.Template.Queue, DueNow: !m.At.After(now)})
 	}
 	skipped := false

@@ -108,3 +108,19 @@ func retryCauseArg(to job.State, via core.Via) any {
 	}
 	return nil
 }
+
+// nullString stores an empty string as NULL.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// nullBytes stores an empty payload as NULL.
+func nullBytes(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}

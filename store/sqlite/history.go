@@ -3,11 +3,68 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"time"
 
+	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
+
+// JobTransitions returns the job's Transition Log, oldest entry first: one
+// entry per state change since insert. It fails with store.ErrNotFound for
+// an unknown job.
+func (s *Store) JobTransitions(ctx context.Context, id job.ID) ([]store.Transition, error) {
+	var out []store.Transition
+	err := s.read(ctx, "read transitions", func(tx *sql.Tx) error {
+		if err := s.exists(ctx, tx, id); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, s.q.transitions, int64(id))
+		if err != nil {
+			return err
+		}
+		defer func() { _ = rows.Close() }()
+		for rows.Next() {
+			var at, from, to, via, attempt int64
+			var tr store.Transition
+			if err := rows.Scan(&at, &from, &to, &via, &attempt, &tr.FailureDetail); err != nil {
+				return err
+			}
+			tr.At, tr.Attempt = fromMicros(at), job.Attempt(attempt)
+			if tr.From, err = decode(stateCodes, "state", from); err != nil {
+				return err
+			}
+			if tr.State, err = decode(stateCodes, "state", to); err != nil {
+				return err
+			}
+			if tr.Via, err = decode(viaCodes, "via", via); err != nil {
+				return err
+			}
+			out = append(out, tr)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// JobOutput returns the Job Output the job's applied outcome stored, or nil
+// if none was. It fails with store.ErrNotFound for an unknown job.
+func (s *Store) JobOutput(ctx context.Context, id job.ID) ([]byte, error) {
+	var out []byte
+	err := s.read(ctx, "read output", func(tx *sql.Tx) error {
+		if err := s.exists(ctx, tx, id); err != nil {
+			return err
+		}
+		err := tx.QueryRowContext(ctx, s.q.output, int64(id)).Scan(&out)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		return err
+	})
+	return out, err
+}
 
 // logEntry writes one Transition Log entry through st (the prepared
 // q.transition statement) as the Job History Policy says — nothing under
@@ -22,6 +79,16 @@ func (s *Store) logEntry(ctx context.Context, tx *sql.Tx, st *sql.Stmt, id int64
 		return fmt.Errorf("job %d: transition: %w", id, err)
 	}
 	return s.trim(ctx, tx, id, attempt)
+}
+
+// logOne writes one Transition Log entry outside a prepared batch.
+func (s *Store) logOne(ctx context.Context, tx *sql.Tx, id int64, at time.Time, from, to job.State, via core.Via, attempt job.Attempt) error {
+	st, err := s.prepare(ctx, tx, s.q.transition)
+	if err != nil {
+		return err
+	}
+	defer st.close()
+	return s.logEntry(ctx, tx, st[0], id, micros(at), stateCode(from), stateCode(to), viaCode(via), attempt, "")
 }
 
 // trim drops the oldest entries of the job's Transition Log beyond
@@ -39,17 +106,6 @@ func (s *Store) trim(ctx context.Context, tx *sql.Tx, id int64, attempt job.Atte
 func (s *Store) trimLog(ctx context.Context, tx *sql.Tx, id int64) error {
 	if _, err := tx.ExecContext(ctx, s.m.trim, id, store.TransitionLogCap); err != nil {
 		return fmt.Errorf("job %d: trim the transition log: %w", id, err)
-	}
-	return nil
-}
-
-// knowTags adds tags to Tag Suggest's dictionary through st (the prepared
-// m.knowTag statement).
-func knowTags(ctx context.Context, st *sql.Stmt, tags []job.Tag) error {
-	for _, t := range tags {
-		if _, err := st.ExecContext(ctx, t.Key, t.Value, store.FoldTag(t), t.String()); err != nil {
-			return fmt.Errorf("tag %s: %w", t, err)
-		}
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
@@ -26,6 +28,80 @@ func (s *Store) JobGet(ctx context.Context, id job.ID) (job.Job, error) {
 		return nil
 	})
 	return out, err
+}
+
+// JobList returns the jobs matching p's filter, newest id first, at most
+// p.PageLimit() of them, starting below p.BeforeID when it is set. The
+// keyset walk runs down the primary key (or a partial index for a settled
+// state or the Retrying view), so a page costs the same at any table size.
+func (s *Store) JobList(ctx context.Context, p store.JobListParams) ([]job.Job, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	cond, args := s.where(p.JobFilter)
+	query := s.schema.Rename(`SELECT `+jobColumns+` FROM backwave_job j`) + cond
+	if p.BeforeID > 0 {
+		query += " AND j.id < ?"
+		args = append(args, int64(p.BeforeID))
+	}
+	query += " ORDER BY j.id DESC LIMIT ?"
+	args = append(args, p.PageLimit())
+	var out []job.Job
+	err := s.read(ctx, "list jobs", func(tx *sql.Tx) error {
+		var err error
+		out, err = s.scanJobs(ctx, tx, query, args...)
+		return err
+	})
+	return out, err
+}
+
+// where renders f as SQL conditions on the job table aliased j, with its
+// args. States are rendered as literal codes, so a single-state filter on a
+// settled state, or the Retrying view, meets its partial index.
+func (s *Store) where(f store.JobFilter) (string, []any) {
+	var sb strings.Builder
+	var args []any
+	sb.WriteString(" WHERE 1 = 1")
+	if len(f.States) > 0 {
+		codes := make([]string, 0, len(f.States))
+		for _, st := range f.States {
+			if c, ok := stateCodes[st]; ok {
+				codes = append(codes, strconv.FormatInt(c, 10))
+			}
+		}
+		if len(codes) == 0 {
+			codes = append(codes, "-1")
+		}
+		if len(codes) == 1 {
+			sb.WriteString(" AND j.state = " + codes[0])
+		} else {
+			sb.WriteString(" AND j.state IN (" + strings.Join(codes, ", ") + ")")
+		}
+	}
+	if f.Retrying {
+		sb.WriteString(" AND j.state = 1 AND j.retry_cause <> 0")
+	}
+	if f.Queue != "" {
+		sb.WriteString(" AND j.queue = ?")
+		args = append(args, f.Queue)
+	}
+	if f.WireName != "" {
+		sb.WriteString(" AND j.wire_name = ?")
+		args = append(args, f.WireName)
+	}
+	if !f.CreatedFrom.IsZero() {
+		sb.WriteString(" AND j.created_at >= ?")
+		args = append(args, micros(f.CreatedFrom))
+	}
+	if !f.CreatedTo.IsZero() {
+		sb.WriteString(" AND j.created_at < ?")
+		args = append(args, micros(f.CreatedTo))
+	}
+	for _, t := range job.NormalizeTags(f.Tags) {
+		sb.WriteString(s.schema.Rename(" AND j.id IN (SELECT job_id FROM backwave_job_tag WHERE key = ? AND value = ?)"))
+		args = append(args, t.Key, t.Value)
+	}
+	return sb.String(), args
 }
 
 // JobCountByState counts jobs per state, in p.Queue only if it is set.
@@ -64,56 +140,56 @@ func (s *Store) JobCountByState(ctx context.Context, p store.CountParams) (map[j
 	return out, nil
 }
 
-// JobTransitions returns the job's Transition Log, oldest entry first: one
-// entry per state change since insert. It fails with store.ErrNotFound for
-// an unknown job.
-func (s *Store) JobTransitions(ctx context.Context, id job.ID) ([]store.Transition, error) {
-	var out []store.Transition
-	err := s.read(ctx, "read transitions", func(tx *sql.Tx) error {
-		if err := s.exists(ctx, tx, id); err != nil {
-			return err
-		}
-		rows, err := tx.QueryContext(ctx, s.q.transitions, int64(id))
+// JobCountByQueue counts jobs per Queue and state from the counters the
+// triggers keep (migration 0002), ordered by Queue then state.
+func (s *Store) JobCountByQueue(ctx context.Context) ([]store.QueueStateCount, error) {
+	var out []store.QueueStateCount
+	err := s.read(ctx, "count jobs by queue", func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, s.m.countQueues)
 		if err != nil {
 			return err
 		}
 		defer func() { _ = rows.Close() }()
 		for rows.Next() {
-			var at, from, to, via, attempt int64
-			var tr store.Transition
-			if err := rows.Scan(&at, &from, &to, &via, &attempt, &tr.FailureDetail); err != nil {
+			var c store.QueueStateCount
+			var code int64
+			if err := rows.Scan(&c.Queue, &code, &c.Count); err != nil {
 				return err
 			}
-			tr.At, tr.Attempt = fromMicros(at), job.Attempt(attempt)
-			if tr.From, err = decode(stateCodes, "state", from); err != nil {
+			if c.State, err = decode(stateCodes, "state", code); err != nil {
 				return err
 			}
-			if tr.State, err = decode(stateCodes, "state", to); err != nil {
-				return err
-			}
-			if tr.Via, err = decode(viaCodes, "via", via); err != nil {
-				return err
-			}
-			out = append(out, tr)
+			out = append(out, c)
 		}
 		return rows.Err()
 	})
 	return out, err
 }
 
-// JobOutput returns the Job Output the job's applied outcome stored, or nil
-// if none was. It fails with store.ErrNotFound for an unknown job.
-func (s *Store) JobOutput(ctx context.Context, id job.ID) ([]byte, error) {
-	var out []byte
-	err := s.read(ctx, "read output", func(tx *sql.Tx) error {
-		if err := s.exists(ctx, tx, id); err != nil {
+// AuditList returns the audit trail, newest entry first, filtered and paged
+// by p.
+func (s *Store) AuditList(ctx context.Context, p store.AuditListParams) ([]store.AuditEntry, error) {
+	var out []store.AuditEntry
+	err := s.read(ctx, "list audit", func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, s.m.auditList, int64(p.JobID), p.Queue, p.BeforeID, p.PageLimit())
+		if err != nil {
 			return err
 		}
-		err := tx.QueryRowContext(ctx, s.q.output, int64(id)).Scan(&out)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
+		defer func() { _ = rows.Close() }()
+		for rows.Next() {
+			var e store.AuditEntry
+			var at, id int64
+			var actor, action string
+			if err := rows.Scan(&e.ID, &at, &actor, &action, &id, &e.Queue, &e.Detail); err != nil {
+				return err
+			}
+			e.At, e.Actor, e.JobID = fromMicros(at), store.Actor(actor), job.ID(id)
+			if e.Action, err = store.ParseAuditAction(action); err != nil {
+				return fmt.Errorf("audit entry %d: %w", e.ID, err)
+			}
+			out = append(out, e)
 		}
-		return err
+		return rows.Err()
 	})
 	return out, err
 }
@@ -196,19 +272,23 @@ func scanJob(rows *sql.Rows) (job.Job, error) {
 	return j, nil
 }
 
+// indexJobs maps each job's id to its index in jobs, and encodes the ids
+// as a JSON array for json_each(?).
+func indexJobs(jobs []job.Job) (index map[job.ID]int, ids string) {
+	index = make(map[job.ID]int, len(jobs))
+	for i := range jobs {
+		index[jobs[i].ID] = i
+	}
+	return index, jobIDs(jobs)
+}
+
 // attach reads the payloads and Tags of jobs, two queries for the whole
 // batch.
 func (s *Store) attach(ctx context.Context, tx *sql.Tx, jobs []job.Job) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	index := make(map[job.ID]int, len(jobs))
-	ids := make([]int64, len(jobs))
-	for i := range jobs {
-		index[jobs[i].ID] = i
-		ids[i] = int64(jobs[i].ID)
-	}
-	arg := jsonArray(ids)
+	index, arg := indexJobs(jobs)
 	rows, err := tx.QueryContext(ctx, s.q.payloadsOf, arg)
 	if err != nil {
 		return fmt.Errorf("read payloads: %w", err)

@@ -13,10 +13,16 @@ const (
 	sqlJobHead = `SELECT state, attempt, queue FROM backwave_job WHERE id = ?`
 	// sqlRequeue starts the job's next life (core.RetryCauseAfter clears
 	// the Retry Cause on a requeue; job.Job.Ceiling moves up by the base).
+	// JobRequeue asks core.Requeueable first; the state condition restates
+	// its states (dead-lettered 5, quarantined 7) so the row cannot move
+	// from any other.
 	sqlRequeue = `UPDATE backwave_job
 	SET state = 1, attempt_base = attempt, scheduled_at = ?1, finalized_at = NULL,
 		retry_cause = 0, cancel_cause = 0, cancel_requested = 0
 	WHERE id = ?2 AND state IN (5, 7)`
+	// sqlReschedule moves a due time; its state condition restates
+	// core.Reschedulable (scheduled 1, awaiting parent 2), which
+	// JobReschedule asks first.
 	sqlReschedule  = `UPDATE backwave_job SET scheduled_at = ?1 WHERE id = ?2 AND state IN (1, 2)`
 	sqlCountQueues = `SELECT queue, state, n FROM backwave_job_count WHERE n > 0 ORDER BY queue, state`
 	sqlSuggest     = `SELECT key, value FROM backwave_tag WHERE folded >= ?1 ORDER BY folded, display, key, value LIMIT ?2`

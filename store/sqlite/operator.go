@@ -27,7 +27,7 @@ func (s *Store) JobRequeue(ctx context.Context, p store.JobRequeueParams) (job.J
 		if err != nil {
 			return err
 		}
-		if h.state != job.StateDeadLettered && h.state != job.StateQuarantined {
+		if !core.Requeueable(h.state) {
 			return fmt.Errorf("job %d is %s: %w", p.ID, h.state, store.ErrIllegalTransition)
 		}
 		now := s.clock.Now()
@@ -70,8 +70,8 @@ func (s *Store) JobCancel(ctx context.Context, p store.JobCancelParams) (job.Job
 			return err
 		}
 		now := s.clock.Now()
-		switch h.state {
-		case job.StateScheduled, job.StateAwaitingParent:
+		switch core.OperatorCancel(h.state) {
+		case core.CancelAtOnce:
 			if _, err := tx.ExecContext(ctx, s.q.cancelNow, stateCode(job.StateCancelled),
 				encode(cancelCauseCodes, job.CancelCauseOperator), micros(now), int64(p.ID)); err != nil {
 				return err
@@ -83,12 +83,12 @@ func (s *Store) JobCancel(ctx context.Context, p store.JobCancelParams) (job.Job
 				return err
 			}
 			released, err = s.settle(ctx, tx, []int64{int64(p.ID)}, now)
-		case job.StateRunning:
+		case core.CancelRequest:
 			if _, err := tx.ExecContext(ctx, s.q.requestCancel, int64(p.ID)); err != nil {
 				return err
 			}
 			err = s.audit(ctx, tx, now, p.Actor, store.AuditCancelRequest, p.ID, h.queue, "")
-		default:
+		case core.CancelRefused:
 			return fmt.Errorf("job %d is %s: %w", p.ID, h.state, store.ErrIllegalTransition)
 		}
 		if err != nil {
@@ -159,7 +159,7 @@ func (s *Store) reschedule(ctx context.Context, tx *sql.Tx, p store.JobReschedul
 	if err != nil {
 		return job.Job{}, err
 	}
-	if h.state != job.StateScheduled && h.state != job.StateAwaitingParent {
+	if !core.Reschedulable(h.state) {
 		return job.Job{}, fmt.Errorf("job %d is %s: %w", p.ID, h.state, store.ErrIllegalTransition)
 	}
 	if _, err := tx.ExecContext(ctx, s.m.reschedule, micros(p.ScheduledAt), int64(p.ID)); err != nil {
@@ -205,16 +205,6 @@ func (s *Store) getIn(ctx context.Context, tx *sql.Tx, id job.ID) (job.Job, erro
 		return job.Job{}, fmt.Errorf("job %d: %w", id, store.ErrNotFound)
 	}
 	return jobs[0], nil
-}
-
-// logOne writes one Transition Log entry outside a prepared batch.
-func (s *Store) logOne(ctx context.Context, tx *sql.Tx, id int64, at time.Time, from, to job.State, via core.Via, attempt job.Attempt) error {
-	st, err := s.prepare(ctx, tx, s.q.transition)
-	if err != nil {
-		return err
-	}
-	defer st.close()
-	return s.logEntry(ctx, tx, st[0], id, micros(at), stateCode(from), stateCode(to), viaCode(via), attempt, "")
 }
 
 // audit writes one audit record.

@@ -269,3 +269,13 @@ func (s *Store) applyKind(ctx context.Context, tx *sql.Tx, worker job.WorkerID, 
 	}
 	return freed, nil
 }
+
+// containsBytes reports whether b is among ss, without a copy of b.
+func containsBytes(ss []string, b []byte) bool {
+	for _, s := range ss {
+		if s == string(b) {
+			return true
+		}
+	}
+	return false
+}

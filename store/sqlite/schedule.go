@@ -1,10 +1,8 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -30,6 +28,9 @@ const (
 	sqlScheduleInsert = `INSERT INTO backwave_schedule (name, spec, zone, wire_name, queue, payload, max_attempts, tags,
 		catch_up, no_overlap, paused, revision, cursor_at, created_at, updated_at)
 	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, 1, ?11, ?11, ?11)`
+	// sqlScheduleUpdate replaces a definition; ?11 is the store's now when
+	// store.ScheduleDef.MovesCursorFrom says the cursor moves, else 0, and
+	// MAX never moves it backwards.
 	sqlScheduleUpdate = `UPDATE backwave_schedule
 	SET spec = ?2, zone = ?3, wire_name = ?4, queue = ?5, payload = ?6, max_attempts = ?7, tags = ?8,
 		catch_up = ?9, no_overlap = ?10, cursor_at = MAX(cursor_at, ?11), revision = revision + 1, updated_at = ?12
@@ -58,31 +59,6 @@ var occurrenceKindCodes = map[store.OccurrenceKind]int64{
 
 var skipReasonCodes = map[core.SkipReason]int64{0: 0, core.SkipOverlap: 1, core.SkipMissed: 2}
 
-// encodeTags stores a Tag set as a JSON array of [key, value] pairs.
-func encodeTags(tags []job.Tag) string {
-	pairs := make([][2]string, len(tags))
-	for i, t := range tags {
-		pairs[i] = [2]string{t.Key, t.Value}
-	}
-	b, err := json.Marshal(pairs)
-	if err != nil {
-		panic(fmt.Sprintf("sqlite: encode tags: %v", err))
-	}
-	return string(b)
-}
-
-func decodeTags(text string) ([]job.Tag, error) {
-	var pairs [][2]string
-	if err := json.Unmarshal([]byte(text), &pairs); err != nil {
-		return nil, fmt.Errorf("sqlite: stored schedule tags %q: %w", text, err)
-	}
-	var tags []job.Tag
-	for _, p := range pairs {
-		tags = append(tags, job.Tag{Key: p[0], Value: p[1]})
-	}
-	return tags, nil
-}
-
 type rowScanner interface{ Scan(dest ...any) error }
 
 func scanSchedule(r rowScanner) (store.Schedule, error) {
@@ -100,8 +76,8 @@ func scanSchedule(r rowScanner) (store.Schedule, error) {
 	if err != nil {
 		return sc, err
 	}
-	if sc.Template.Tags, err = decodeTags(tags); err != nil {
-		return sc, err
+	if sc.Template.Tags, err = store.DecodeTags(tags); err != nil {
+		return sc, fmt.Errorf("schedule %q: %w", sc.Name, err)
 	}
 	if sc.CatchUp, err = decode(catchUpCodes, "catch-up policy", catchUp); err != nil {
 		return sc, err
@@ -128,8 +104,7 @@ func (s *Store) ScheduleUpsert(ctx context.Context, p store.ScheduleUpsertParams
 	if err := p.Validate(); err != nil {
 		return store.ScheduleUpsertResult{}, err
 	}
-	d := p.Schedule
-	d.Template.Tags = job.NormalizeTags(d.Template.Tags)
+	d := p.Schedule.Normalize()
 	var res store.ScheduleUpsertResult
 	err := s.write(ctx, "upsert schedule "+d.Name, func(tx *sql.Tx) error {
 		now := micros(s.clock.Now())
@@ -138,45 +113,28 @@ func (s *Store) ScheduleUpsert(ctx context.Context, p store.ScheduleUpsertParams
 		case errors.Is(err, store.ErrNotFound):
 			res = store.ScheduleUpsertResult{Outcome: store.UpsertCreated, Revision: 1}
 			_, err := tx.ExecContext(ctx, s.schema.Rename(sqlScheduleInsert), d.Name, d.Spec, d.Zone, d.Template.WireName,
-				d.Template.Queue, nullBytes(d.Template.Payload), d.Template.MaxAttempts, encodeTags(d.Template.Tags),
+				d.Template.Queue, nullBytes(d.Template.Payload), d.Template.MaxAttempts, store.EncodeTags(d.Template.Tags),
 				encode(catchUpCodes, d.CatchUp), d.NoOverlap, now)
 			return err
 		case err != nil:
 			return err
-		case sameDefinition(&old.ScheduleDef, &d):
+		case old.SameDefinition(&d):
 			res = store.ScheduleUpsertResult{Outcome: store.UpsertUnchanged, Revision: old.Revision}
 			return nil
 		}
 		cursor := int64(0) // MAX(cursor_at, 0) keeps the cursor
-		if d.Spec != old.Spec || d.Zone != old.Zone {
-			cursor = now
+		if d.MovesCursorFrom(&old.ScheduleDef) {
+			cursor = now // up to now, never backwards
 		}
 		res.Outcome = store.UpsertUpdated
 		return tx.QueryRowContext(ctx, s.schema.Rename(sqlScheduleUpdate), d.Name, d.Spec, d.Zone, d.Template.WireName,
-			d.Template.Queue, nullBytes(d.Template.Payload), d.Template.MaxAttempts, encodeTags(d.Template.Tags),
+			d.Template.Queue, nullBytes(d.Template.Payload), d.Template.MaxAttempts, store.EncodeTags(d.Template.Tags),
 			encode(catchUpCodes, d.CatchUp), d.NoOverlap, cursor, now).Scan(&res.Revision)
 	})
 	if err != nil {
 		return store.ScheduleUpsertResult{}, err
 	}
 	return res, nil
-}
-
-// sameDefinition reports whether two definitions, Tags normalized, are
-// identical (a nil and an empty payload are the same: both store none).
-func sameDefinition(a, b *store.ScheduleDef) bool {
-	return a.Name == b.Name && a.Spec == b.Spec && a.Zone == b.Zone && a.CatchUp == b.CatchUp &&
-		a.NoOverlap == b.NoOverlap && a.Template.WireName == b.Template.WireName &&
-		a.Template.Queue == b.Template.Queue && a.Template.MaxAttempts == b.Template.MaxAttempts &&
-		bytes.Equal(a.Template.Payload, b.Template.Payload) && slices.Equal(a.Template.Tags, b.Template.Tags)
-}
-
-// nullBytes stores an empty payload as NULL.
-func nullBytes(b []byte) any {
-	if len(b) == 0 {
-		return nil
-	}
-	return b
 }
 
 // ScheduleRemove deletes the schedule and its occurrence records.
@@ -231,18 +189,6 @@ func (s *Store) setSchedulePaused(ctx context.Context, p store.ScheduleParams, q
 	})
 }
 
-// templateJob is the job a schedule makes, due at at (zero: now).
-func templateJob(sc *store.Schedule, at time.Time) store.NewJob {
-	return store.NewJob{
-		WireName:    sc.Template.WireName,
-		Queue:       sc.Template.Queue,
-		Payload:     sc.Template.Payload,
-		ScheduledAt: at,
-		MaxAttempts: sc.Template.MaxAttempts,
-		Tags:        job.NormalizeTags(append(slices.Clone(sc.Template.Tags), job.Keyed(store.ScheduleTagKey, sc.Name))),
-	}
-}
-
 // ScheduleTrigger inserts one job from the template, due now, as an
 // Operator Action; see store.Schedules.
 func (s *Store) ScheduleTrigger(ctx context.Context, p store.ScheduleTriggerParams) (job.ID, error) {
@@ -260,7 +206,7 @@ func (s *Store) ScheduleTrigger(ctx context.Context, p store.ScheduleTriggerPara
 			return fmt.Errorf("job %d is still live: %w", sc.LastJob, store.ErrOverlap)
 		}
 		now := s.clock.Now()
-		ids, q, err := s.insert(ctx, tx, true, store.InsertManyParams{Jobs: []store.NewJob{templateJob(&sc, time.Time{})}})
+		ids, q, err := s.insert(ctx, tx, true, store.InsertManyParams{Jobs: []store.NewJob{sc.NewJob(time.Time{})}})
 		if err != nil {
 			return err
 		}
@@ -388,7 +334,7 @@ func (s *Store) applyPlan(ctx context.Context, tx *sql.Tx, st stmts, sc *store.S
 			continue // already recorded: the unique key holds
 		}
 		seqs = append(seqs, seq)
-		jobs = append(jobs, templateJob(sc, m.At))
+		jobs = append(jobs, sc.NewJob(m.At))
 		minted = append(minted, store.MintedJob{At: m.At, MakeUp: m.MakeUp, Queue: sc.Template.Queue, DueNow: !m.At.After(now)})
 	}
 	skipped := false

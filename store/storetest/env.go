@@ -35,6 +35,8 @@ type env struct {
 	h   Harness
 	s   store.Store
 	ctx context.Context
+	// queues counts the Queues inState made, each job its own.
+	queues int
 }
 
 func (e *env) now() time.Time { return e.h.Now() }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -146,6 +147,60 @@ func testOperator(t *testing.T, s *suite) {
 		}
 	})
 
+	// Every Operator Action on every state: "An action the job's current
+	// state does not allow fails with ErrIllegalTransition and writes
+	// nothing". Which states allow which action is the Core's rule
+	// (core.Requeueable, core.Reschedulable, core.OperatorCancel); every
+	// store applies it.
+	s.run(t, "StateGuards", func(t *testing.T, e *env) {
+		for _, st := range job.States {
+			requeue, reschedule, cancel := job.StateUnknown, job.StateUnknown, job.StateUnknown // refused
+			if core.Requeueable(st) {
+				requeue = job.StateScheduled
+			}
+			if core.Reschedulable(st) {
+				reschedule = st
+			}
+			switch core.OperatorCancel(st) {
+			case core.CancelAtOnce:
+				cancel = job.StateCancelled
+			case core.CancelRequest:
+				cancel = job.StateRunning
+			case core.CancelRefused:
+			}
+			for _, a := range []struct {
+				name string
+				want job.State
+				act  func(id job.ID) (job.Job, error)
+			}{
+				{"JobRequeue", requeue, func(id job.ID) (job.Job, error) {
+					return e.s.JobRequeue(e.ctx, store.JobRequeueParams{ID: id, Actor: actor})
+				}},
+				{"JobReschedule", reschedule, func(id job.ID) (job.Job, error) {
+					return e.s.JobReschedule(e.ctx, store.JobRescheduleParams{ID: id, Actor: actor, ScheduledAt: e.now().Add(time.Hour)})
+				}},
+				{"JobCancel", cancel, func(id job.ID) (job.Job, error) {
+					return e.s.JobCancel(e.ctx, store.JobCancelParams{ID: id, Actor: actor})
+				}},
+			} {
+				what := a.name + "(" + st.String() + " job)"
+				before := e.inState(st)
+				got, err := a.act(before.ID)
+				if a.want == job.StateUnknown {
+					e.wantErr(what, err, store.ErrIllegalTransition)
+					e.unchanged(before)
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				if stored := e.get(before.ID); got.State != a.want || stored.State != a.want {
+					t.Fatalf("%s left the job %s (stored %s), want %s", what, got.State, stored.State, a.want)
+				}
+			}
+		}
+	})
+
 	// Glossary, Reschedule: "moves the due time of a job that waits ... The
 	// job keeps its id, payload, Attempt, and Retry Cause ... writes an
 	// audit record and no Transition Log entry".
@@ -254,4 +309,38 @@ func (e *env) audit(p store.AuditListParams) []store.AuditEntry {
 		e.t.Fatalf("AuditList: %v", err)
 	}
 	return out
+}
+
+// inState makes a job in state st, alone in a Queue of its own, and returns
+// it as stored.
+func (e *env) inState(st job.State) job.Job {
+	e.t.Helper()
+	e.queues++
+	q := "guard-" + strconv.Itoa(e.queues)
+	id := e.insert(withMax(q, 1))[0]
+	switch st {
+	case job.StateScheduled:
+	case job.StateAwaitingParent:
+		child := newJob(q)
+		child.Dependency = store.Dependency{Parents: []store.ParentRef{store.Existing(id)}}
+		id = e.insert(child)[0]
+	case job.StateCancelled:
+		if err := e.cancel(id); err != nil {
+			e.t.Fatal(err)
+		}
+	default:
+		j := e.claimOne(w1, q)
+		switch st {
+		case job.StateRunning:
+		case job.StateSucceeded:
+			e.reportApplied(w1, succeeded(j))
+		case job.StateDeadLettered:
+			e.reportApplied(w1, failed(j, 0))
+		case job.StateQuarantined:
+			e.reportApplied(w1, decide(j, core.ResultUnroutable, 0))
+		default:
+			e.t.Fatalf("storetest: no way to make a %s job", st)
+		}
+	}
+	return e.wantState(id, st)
 }

@@ -123,8 +123,7 @@ func testSchedule(t *testing.T, s *suite) {
 			t.Fatalf("new schedule %+v: want not paused, no job, revision %d", sc, res.Revision)
 		}
 		want := hourlyDef("s")
-		want.Template.Tags = job.NormalizeTags(want.Template.Tags)
-		if !sameDef(sc.ScheduleDef, want) {
+		if !sc.SameDefinition(&want) {
 			t.Fatalf("stored definition %+v, want %+v", sc.ScheduleDef, want)
 		}
 	})
@@ -569,12 +568,4 @@ func (e *env) peer() store.Store {
 		return e.s
 	}
 	return e.h.Peer(e.t)
-}
-
-// sameDef compares two definitions (Tags normalized by the caller).
-func sameDef(a, b store.ScheduleDef) bool {
-	return a.Name == b.Name && a.Spec == b.Spec && a.Zone == b.Zone && a.CatchUp == b.CatchUp &&
-		a.NoOverlap == b.NoOverlap && a.Template.WireName == b.Template.WireName && a.Template.Queue == b.Template.Queue &&
-		string(a.Template.Payload) == string(b.Template.Payload) && a.Template.MaxAttempts == b.Template.MaxAttempts &&
-		slices.Equal(a.Template.Tags, b.Template.Tags)
 }

@@ -115,6 +115,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Graph", testGraph},
 		{"Validation", testValidation},
 		{"Schedule", testSchedule},
+		{"ScheduleDef", testScheduleDef},
 		{"Retention", testRetention},
 		{"Close", testClose},
 	} {

@@ -1,8 +1,6 @@
 package memstore
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"slices"
 	"time"
@@ -11,69 +9,6 @@ import (
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
-
-// JobClaim leases up to p.Limit due jobs to p.Worker, charging each one's
-// next Attempt and running its Lease until the store's now plus
-// p.LeaseDuration. Queues are taken in the given order (a Queue named twice
-// counts once); within a Queue, jobs go in due order, ties by id. Paused
-// Queues are skipped, and a Queue with a Concurrency Limit yields no more
-// jobs than leave its Running count at the limit. The returned jobs are in
-// claim order.
-func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	if err := s.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-
-	now := s.clock.Now()
-	expires := now.Add(p.LeaseDuration)
-	var out []job.Job
-	for i, name := range p.Queues {
-		if len(out) == p.Limit {
-			break
-		}
-		q := s.queues[name]
-		if q == nil || q.paused || slices.Contains(p.Queues[:i], name) {
-			continue
-		}
-		room := p.Limit - len(out)
-		if q.limit > 0 && s.mutation != MutationClaimIgnoresLimit {
-			room = min(room, q.limit-q.running)
-		}
-		if room <= 0 {
-			continue
-		}
-		for _, r := range s.dueIn(q, now, room) {
-			r.job.Attempt++
-			s.move(r, job.StateRunning, core.ViaClaim, now, "")
-			r.job.Worker = p.Worker
-			r.job.LeaseExpiresAt = expires
-			out = append(out, copyJob(&r.job))
-		}
-	}
-	return out, nil
-}
-
-// dueIn returns up to n claimable jobs of q at now, in due order (due time,
-// then id). The caller holds s.mu.
-func (s *Store) dueIn(q *queue, now time.Time, n int) []*row {
-	var due []*row
-	for _, id := range q.ids {
-		if r := s.row(id); core.Claimable(&r.job, now) {
-			due = append(due, r)
-		}
-	}
-	slices.SortFunc(due, func(a, b *row) int {
-		if c := a.job.ScheduledAt.Compare(b.job.ScheduledAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.job.ID, b.job.ID)
-	})
-	return due[:min(n, len(due))]
-}
 
 // LeaseRenew extends every Lease still held by p.Worker (the job Running
 // under that worker at exactly that Attempt) to the store's now plus
@@ -103,55 +38,6 @@ func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.Re
 			out[i].Status = store.RenewCancelRequested
 		}
 	}
-	return out, nil
-}
-
-// OutcomeReport applies each outcome whose Lease p.Worker still holds, and
-// answers every outcome in input order. An applied outcome, in one step,
-// moves the job to the outcome's state (a retry is due at the store's now
-// plus RetryDelay), applies the Retry Cause rule (core.RetryCauseAfter),
-// records the Transition Log entry with the Failure Detail, stores the Job
-// Output, merges the Tag delta and frees the Queue's slot. A stale outcome
-// mutates nothing and is answered Applied=false. An outcome that is not a
-// legal outcome edge out of Running fails the whole call with
-// store.ErrInvalidParams before anything is written.
-func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]store.ReportResult, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	var hints []string
-	defer func() { s.hints.Announce(hints) }() // after the unlock below
-	if err := s.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-
-	now := s.clock.Now()
-	var hs hintSet
-	out := make([]store.ReportResult, len(p.Outcomes))
-	for i, o := range p.Outcomes {
-		out[i] = store.ReportResult{Lease: o.Lease}
-		r := s.held(p.Worker, o.Lease)
-		if r == nil {
-			continue
-		}
-		applied := core.UnderCancel(o.Outcome, r.job.CancelRequested)
-		switch applied.State {
-		case job.StateScheduled:
-			r.job.ScheduledAt = now.Add(applied.RetryDelay)
-		case job.StateCancelled:
-			r.job.CancelCause = job.CancelCauseOperator
-		case job.StateSucceeded:
-			if o.Output != nil {
-				r.output = bytes.Clone(o.Output)
-			}
-		}
-		s.addTags(r, o.TagDelta)
-		s.move(r, applied.State, applied.Via, now, o.FailureDetail)
-		hs.add(r.job.Queue)
-		out[i].Applied = true
-	}
-	hints = s.hintable(&hs, now)
 	return out, nil
 }
 

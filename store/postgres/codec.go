@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -14,7 +13,8 @@ import (
 
 // jobColumns are the columns scanJob reads, in its order, for a job row
 // aliased j: the hot row, then the payload and Tags from their side tables
-// (the Tags as a JSON array of [key, value] pairs).
+// (the Tags in store.EncodeTags's text form, which json_build_array of
+// each key and value builds).
 const jobColumns = `j.id, j.queue, j.wire_name, j.state, j.attempt, j.max_attempts,
     j.scheduled_at, j.created_at, j.finalized_at, j.retry_cause, j.cancel_cause,
     j.worker, j.lease_expires_at, j.cancel_requested, j.attempt_base,
@@ -68,15 +68,9 @@ func (r *jobRow) job() (job.Job, error) {
 		j.LeaseExpiresAt = r.leaseExpiry.Time.UTC()
 	}
 	if r.tags.Valid {
-		var pairs [][2]string
-		if err := json.Unmarshal([]byte(r.tags.String), &pairs); err != nil {
-			return job.Job{}, fmt.Errorf("job %d: decode tags: %w", j.ID, err)
+		if j.Tags, err = store.DecodeTags(r.tags.String); err != nil {
+			return job.Job{}, fmt.Errorf("job %d: %w", j.ID, err)
 		}
-		tags := make([]job.Tag, len(pairs))
-		for i, p := range pairs {
-			tags[i] = job.Tag{Key: p[0], Value: p[1]}
-		}
-		j.Tags = job.NormalizeTags(tags)
 	}
 	return j, nil
 }
@@ -104,18 +98,6 @@ func checkTagText(tags []job.Tag) error {
 // micros converts a duration to whole microseconds, the precision of a
 // PostgreSQL timestamp; statements add it as $n * interval '1 microsecond'.
 func micros(d time.Duration) int64 { return d.Microseconds() }
-
-// foldArrays returns the folded and display forms (store.FoldTag) of the
-// Tags in parallel key and value arrays, for Tag Suggest's dictionary.
-func foldArrays(keys, values []string) (folded, display []string) {
-	folded = make([]string, len(keys))
-	display = make([]string, len(keys))
-	for i := range keys {
-		t := job.Tag{Key: keys[i], Value: values[i]}
-		folded[i], display[i] = pgText(store.FoldTag(t)), pgText(t.String())
-	}
-	return folded, display
-}
 
 // tagArrays flattens the Tags of many items into parallel arrays: the
 // item's 1-based ordinal, the key and the value. Each item's Tags go in as

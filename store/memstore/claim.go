@@ -1,0 +1,75 @@
+package memstore
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
+)
+
+// JobClaim leases up to p.Limit due jobs to p.Worker, charging each one's
+// next Attempt and running its Lease until the store's now plus
+// p.LeaseDuration. Queues are taken in the given order (a Queue named twice
+// counts once); within a Queue, jobs go in due order, ties by id. Paused
+// Queues are skipped, and a Queue with a Concurrency Limit yields no more
+// jobs than leave its Running count at the limit. The returned jobs are in
+// claim order.
+func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+
+	now := s.clock.Now()
+	expires := now.Add(p.LeaseDuration)
+	var out []job.Job
+	for i, name := range p.Queues {
+		if len(out) == p.Limit {
+			break
+		}
+		q := s.queues[name]
+		if q == nil || q.paused || slices.Contains(p.Queues[:i], name) {
+			continue
+		}
+		room := p.Limit - len(out)
+		if q.limit > 0 && s.mutation != MutationClaimIgnoresLimit {
+			room = min(room, q.limit-q.running)
+		}
+		if room <= 0 {
+			continue
+		}
+		for _, r := range s.dueIn(q, now, room) {
+			r.job.Attempt++
+			s.move(r, job.StateRunning, core.ViaClaim, now, "")
+			r.job.Worker = p.Worker
+			r.job.LeaseExpiresAt = expires
+			out = append(out, copyJob(&r.job))
+		}
+	}
+	return out, nil
+}
+
+// dueIn returns up to n claimable jobs of q at now, in due order (due time,
+// then id). The caller holds s.mu.
+func (s *Store) dueIn(q *queue, now time.Time, n int) []*row {
+	var due []*row
+	for _, id := range q.ids {
+		if r := s.row(id); core.Claimable(&r.job, now) {
+			due = append(due, r)
+		}
+	}
+	slices.SortFunc(due, func(a, b *row) int {
+		if c := a.job.ScheduledAt.Compare(b.job.ScheduledAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.job.ID, b.job.ID)
+	})
+	return due[:min(n, len(due))]
+}
