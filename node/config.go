@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/internal/plant"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
@@ -146,29 +147,11 @@ type Config struct {
 	// sweeps. Nil (the default) purges nothing: terminal jobs accumulate.
 	Retention *RetentionPolicy
 
-	// Mutation plants a known bug so tests can prove the oracles catch it;
-	// never set outside tests. The zero value plants nothing.
-	Mutation Mutation
+	// Plant plants a known bug so the Simulator's tests can prove its
+	// oracles catch it. Only a build with the tag backwave_plant reads it
+	// (package internal/plant); every other build ignores it.
+	Plant plant.Bug
 }
-
-// Mutation names a known bug a Driver can plant (Config.Mutation) so the
-// Simulator's tests can prove its oracles catch it. Never set outside tests.
-type Mutation uint8
-
-const (
-	// MutationNone plants nothing.
-	MutationNone Mutation = iota
-	// MutationCapacityForgetsBuffered makes the free-capacity math forget
-	// buffered outcomes, whose Leases still occupy Workers, so a claim pass
-	// may take the node past PoolSize.
-	MutationCapacityForgetsBuffered
-	// MutationCoalesceEveryMissed makes a Coalesce plan mint one make-up
-	// job per missed occurrence instead of exactly one.
-	MutationCoalesceEveryMissed
-	// MutationMintDropsOccurrence makes a plan silently drop every second
-	// on-time occurrence it should mint.
-	MutationMintDropsOccurrence
-)
 
 // Defaults used by WithDefaults.
 const (

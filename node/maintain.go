@@ -7,6 +7,7 @@ import (
 
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/core/cron"
+	"github.com/backwave/backwave/internal/plant"
 	"github.com/backwave/backwave/job"
 )
 
@@ -199,11 +200,15 @@ func (d *Driver) schedulesLoaded(e SchedulesLoaded, out []Command) []Command {
 	return append(out, Mint{Op: d.maint.scheduleOp, Plans: plans})
 }
 
-// mutatePlan plants the configured bug in a plan (Config.Mutation); it
-// returns the plan unchanged otherwise.
+// mutatePlan plants the configured bug in a plan (Config.Plant); it
+// returns the plan unchanged otherwise, and always outside a build with the
+// tag backwave_plant.
 func (d *Driver) mutatePlan(p core.MintPlan, occ core.Occurrences, cursor time.Time) core.MintPlan {
-	switch d.cfg.Mutation {
-	case MutationCoalesceEveryMissed:
+	if !plant.Enabled {
+		return p
+	}
+	switch d.cfg.Plant {
+	case plant.CoalesceEveryMissed:
 		if len(p.Mints) > 0 && p.Mints[0].MakeUp {
 			var every []core.Mint
 			for at := occ.Next(cursor); !at.IsZero() && at.Before(p.Mints[0].At); at = occ.Next(at) {
@@ -211,7 +216,7 @@ func (d *Driver) mutatePlan(p core.MintPlan, occ core.Occurrences, cursor time.T
 			}
 			p.Mints = append(every, p.Mints...)
 		}
-	case MutationMintDropsOccurrence:
+	case plant.MintDropsOccurrence:
 		var kept []core.Mint
 		for i, m := range p.Mints {
 			if m.MakeUp || i%2 == 0 {

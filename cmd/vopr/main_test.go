@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/backwave/backwave/internal/plant"
 	"github.com/backwave/backwave/internal/sim"
 )
 
@@ -36,7 +37,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 // plantedPlan writes the first failing Plan of a planted bug to dir.
-func plantedPlan(t *testing.T, dir string, m sim.Mutation, level sim.Level) string {
+func plantedPlan(t *testing.T, dir string, m plant.Bug, level sim.Level) string {
 	t.Helper()
 	for seed := uint64(1); seed < 2000; seed++ {
 		p := sim.NewPlan(seed, level, sim.Size{})
@@ -59,9 +60,12 @@ func plantedPlan(t *testing.T, dir string, m sim.Mutation, level sim.Level) stri
 // keeps the original and writes a smaller Plan that trips the same
 // invariant (glossary: Seed Minimizer).
 func TestReplayAndMinimize(t *testing.T) {
+	if !plant.Enabled {
+		t.Skip("planted bugs are compiled in only with -tags backwave_plant")
+	}
 	t.Parallel()
 	dir := t.TempDir()
-	path := plantedPlan(t, dir, sim.MutationFenceIgnoresAttempt, sim.Recoverable)
+	path := plantedPlan(t, dir, plant.FenceIgnoresAttempt, sim.Recoverable)
 	var out, errOut bytes.Buffer
 	if code := run([]string{"replay", path}, &out, &errOut); code != exitSafety {
 		t.Fatalf("replay exited %d:\n%s%s", code, out.String(), errOut.String())
@@ -108,13 +112,16 @@ func TestGuided(t *testing.T) {
 // output folder, the exit code takes the failure's class, and later runs
 // are still counted.
 func TestFailureIsWrittenAndTheLoopGoesOn(t *testing.T) {
+	if !plant.Enabled {
+		t.Skip("planted bugs are compiled in only with -tags backwave_plant")
+	}
 	t.Parallel()
 	dir := t.TempDir()
 	var out bytes.Buffer
 	v := &voprRun{cfg: seedsConfig{out: dir}, stdout: &out, byInvariant: map[string]int{}, runs: map[sim.Level]int{}}
 	for seed := uint64(1); ; seed++ {
 		p := sim.NewPlan(seed, sim.Pristine, sim.Size{})
-		p.Scenario.Mutation = sim.MutationClaimIgnoresLimit
+		p.Scenario.Mutation = plant.ClaimIgnoresLimit
 		rep, err := sim.Run(p)
 		if err == nil {
 			continue

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/internal/plant"
 	"github.com/backwave/backwave/job"
 )
 
@@ -61,6 +62,9 @@ func TestGraphCoverage(t *testing.T) {
 // the minimized Plan replays to the same invariant, and passes without the
 // planted bug.
 func TestPlantedLatchBugsAreFound(t *testing.T) {
+	if !plant.Enabled {
+		t.Skip("planted bugs are compiled in only with -tags backwave_plant")
+	}
 	t.Parallel()
 	// Requeues of failed parents, which a recount needs, are rare in the
 	// drawn workloads; these runs ask for more.
@@ -71,13 +75,13 @@ func TestPlantedLatchBugsAreFound(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		mutation  Mutation
+		mutation  plant.Bug
 		invariant string
 		maxSeeds  uint64
 		tune      func(*Scenario)
 	}{
-		{MutationLatchRecountsEdges, InvLatchExactlyOnce, 300, moreRequeues},
-		{MutationCascadeStopsEarly, InvDependencySettled, 100, nil},
+		{plant.LatchRecountsEdges, InvLatchExactlyOnce, 300, moreRequeues},
+		{plant.CascadeStopsEarly, InvDependencySettled, 100, nil},
 	} {
 		t.Run(string(tc.mutation), func(t *testing.T) {
 			t.Parallel()
@@ -109,7 +113,7 @@ func TestPlantedLatchBugsAreFound(t *testing.T) {
 			if _, err := Run(min.Plan); !errors.As(err, new(*Failure)) {
 				t.Fatalf("minimized plan replays to %v", err)
 			}
-			min.Plan.Scenario.Mutation = MutationNone
+			min.Plan.Scenario.Mutation = plant.None
 			if _, err := Run(min.Plan); err != nil {
 				t.Fatalf("minimized plan fails without the planted bug: %v", err)
 			}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -155,52 +154,6 @@ func (d *Dur) UnmarshalText(b []byte) error {
 	}
 	*d = Dur(v)
 	return nil
-}
-
-// Mutation names a planted bug a Scenario may switch on. It exists so tests
-// can prove the oracles catch known bugs; the Swarm never sets it, and no
-// Plan outside those tests carries one.
-type Mutation string
-
-// The planted bugs.
-const (
-	// MutationNone plants nothing.
-	MutationNone Mutation = ""
-	// MutationFenceIgnoresAttempt: the store's fence checks only the worker
-	// (memstore.MutationFenceIgnoresAttempt).
-	MutationFenceIgnoresAttempt Mutation = "fence-ignores-attempt"
-	// MutationClaimIgnoresLimit: claims ignore the Concurrency Limit
-	// (memstore.MutationClaimIgnoresLimit).
-	MutationClaimIgnoresLimit Mutation = "claim-ignores-limit"
-	// MutationCapacityForgetsBuffered: the Driver's capacity math forgets
-	// buffered outcomes (node.MutationCapacityForgetsBuffered).
-	MutationCapacityForgetsBuffered Mutation = "capacity-forgets-buffered"
-	// MutationLatchRecountsEdges: a parent that ends terminal again after
-	// an operator requeue counts against its dependents' latches again
-	// (memstore.MutationRecountEdges).
-	MutationLatchRecountsEdges Mutation = "latch-recounts-edges"
-	// MutationCascadeStopsEarly: a parent-failure cancel does not reach
-	// the cancelled job's own on-success dependents
-	// (memstore.MutationNoCascade).
-	MutationCascadeStopsEarly Mutation = "cascade-stops-early"
-	// MutationMintIgnoresFence: the store applies a stale mint plan and
-	// mints an occurrence again (memstore.MutationMintIgnoresFence).
-	MutationMintIgnoresFence Mutation = "mint-ignores-fence"
-	// MutationCoalesceEveryMissed: a Coalesce plan makes up every missed
-	// occurrence (node.MutationCoalesceEveryMissed).
-	MutationCoalesceEveryMissed Mutation = "coalesce-every-missed"
-	// MutationMintDropsOccurrence: a plan drops every second on-time
-	// occurrence (node.MutationMintDropsOccurrence).
-	MutationMintDropsOccurrence Mutation = "mint-drops-occurrence"
-)
-
-// Mutations lists the planted bugs.
-var Mutations = []Mutation{MutationFenceIgnoresAttempt, MutationClaimIgnoresLimit, MutationCapacityForgetsBuffered,
-	MutationLatchRecountsEdges, MutationCascadeStopsEarly,
-	MutationMintIgnoresFence, MutationCoalesceEveryMissed, MutationMintDropsOccurrence}
-
-func (m Mutation) valid() bool {
-	return m == MutationNone || slices.Contains(Mutations, m)
 }
 
 // PolicySpec is a node's Dispatch Policy in a Plan.

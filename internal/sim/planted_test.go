@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"github.com/backwave/backwave/internal/plant"
 	"testing"
 )
 
@@ -11,16 +12,19 @@ import (
 // invariant (glossary: VOPR Runner, Seed Minimizer, Effect-Once, Concurrency
 // Limit, Backpressure).
 func TestPlantedBugsAreFound(t *testing.T) {
+	if !plant.Enabled {
+		t.Skip("planted bugs are compiled in only with -tags backwave_plant")
+	}
 	t.Parallel()
 	for _, tc := range []struct {
-		mutation  Mutation
+		mutation  plant.Bug
 		level     Level
 		invariant string
 		maxSeeds  uint64
 	}{
-		{MutationFenceIgnoresAttempt, Recoverable, InvEffectOnce, 1000},
-		{MutationClaimIgnoresLimit, Pristine, InvConcurrencyLimit, 50},
-		{MutationCapacityForgetsBuffered, Pristine, InvPoolSize, 50},
+		{plant.FenceIgnoresAttempt, Recoverable, InvEffectOnce, 1000},
+		{plant.ClaimIgnoresLimit, Pristine, InvConcurrencyLimit, 50},
+		{plant.CapacityForgetsBuffered, Pristine, InvPoolSize, 50},
 	} {
 		t.Run(string(tc.mutation), func(t *testing.T) {
 			t.Parallel()
@@ -72,7 +76,7 @@ func TestPlantedBugsAreFound(t *testing.T) {
 				t.Fatalf("minimized plan replays to %v, want %q", err, found.Invariant)
 			}
 			// Without the planted bug, the same Plan passes.
-			back.Scenario.Mutation = MutationNone
+			back.Scenario.Mutation = plant.None
 			if _, err := Run(back); err != nil {
 				t.Fatalf("minimized plan fails without the planted bug: %v", err)
 			}

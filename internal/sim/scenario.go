@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/internal/plant"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/node"
 )
@@ -45,9 +46,10 @@ type Scenario struct {
 	MintNodes int `json:"mint_nodes,omitempty"`
 	// Retention, if set, is every node's Retention Policy.
 	Retention *RetentionSpec `json:"retention,omitempty"`
-	// Mutation plants a known bug so tests can prove the oracles catch it;
-	// never set outside tests.
-	Mutation Mutation `json:"mutation,omitempty"`
+	// Mutation plants a known bug so tests can prove the oracles catch it
+	// (package internal/plant); the Swarm never sets it, and a build without
+	// the tag backwave_plant refuses a Plan that does.
+	Mutation plant.Bug `json:"mutation,omitempty"`
 }
 
 // RetrySpec is the retry policy every job runs under.
@@ -257,8 +259,10 @@ func (sc *Scenario) Validate() error {
 		return fmt.Errorf("%w: chaos %v, lease %v", ErrInvalidPlan, sc.Chaos, sc.Lease)
 	case sc.Handler.Min <= 0 || sc.Handler.Max < sc.Handler.Min:
 		return fmt.Errorf("%w: handler durations [%v, %v]", ErrInvalidPlan, sc.Handler.Min, sc.Handler.Max)
-	case !sc.Mutation.valid():
+	case !sc.Mutation.Known():
 		return fmt.Errorf("%w: unknown mutation %q", ErrInvalidPlan, sc.Mutation)
+	case sc.Mutation != plant.None && !plant.Enabled:
+		return fmt.Errorf("%w: mutation %q plants a bug, which only a build with -tags backwave_plant compiles in", ErrInvalidPlan, sc.Mutation)
 	}
 	if err := sc.Retry.policy().Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidPlan, err)
@@ -300,14 +304,7 @@ func (sc *Scenario) nodeConfig(i int, worker job.WorkerID) node.Config {
 		ExpireBatch:         ns.ExpireBatch,
 		RetryPolicy:         sc.Retry.policy(),
 	}
-	switch sc.Mutation {
-	case MutationCapacityForgetsBuffered:
-		cfg.Mutation = node.MutationCapacityForgetsBuffered
-	case MutationCoalesceEveryMissed:
-		cfg.Mutation = node.MutationCoalesceEveryMissed
-	case MutationMintDropsOccurrence:
-		cfg.Mutation = node.MutationMintDropsOccurrence
-	}
+	cfg.Plant = sc.Mutation
 	sc.maintenanceConfig(i, &cfg)
 	return cfg.WithDefaults()
 }

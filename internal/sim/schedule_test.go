@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"github.com/backwave/backwave/internal/plant"
 	"testing"
 )
 
@@ -12,16 +13,19 @@ import (
 // skipped by No-Overlap; Coalesce never more than one make-up job per
 // outage).
 func TestPlantedScheduleBugsAreFound(t *testing.T) {
+	if !plant.Enabled {
+		t.Skip("planted bugs are compiled in only with -tags backwave_plant")
+	}
 	t.Parallel()
 	for _, tc := range []struct {
-		mutation  Mutation
+		mutation  plant.Bug
 		level     Level
 		invariant string
 		maxSeeds  uint64
 	}{
-		{MutationMintIgnoresFence, Recoverable, InvOccurrenceTwice, 2000},
-		{MutationCoalesceEveryMissed, Recoverable, InvMakeUpPerOutage, 2000},
-		{MutationMintDropsOccurrence, Pristine, InvOccurrenceNotMinted, 200},
+		{plant.MintIgnoresFence, Recoverable, InvOccurrenceTwice, 2000},
+		{plant.CoalesceEveryMissed, Recoverable, InvMakeUpPerOutage, 2000},
+		{plant.MintDropsOccurrence, Pristine, InvOccurrenceNotMinted, 200},
 	} {
 		t.Run(string(tc.mutation), func(t *testing.T) {
 			t.Parallel()
@@ -53,7 +57,7 @@ func TestPlantedScheduleBugsAreFound(t *testing.T) {
 				t.Fatalf("seed %d tripped %q, want %q: %v", seeds, found.Invariant, tc.invariant, found)
 			}
 			t.Logf("found after %d seeds: %v", seeds, found)
-			plan.Scenario.Mutation = MutationNone
+			plan.Scenario.Mutation = plant.None
 			if _, err := Run(plan); err != nil {
 				t.Fatalf("the plan fails without the planted bug: %v", err)
 			}
@@ -64,11 +68,11 @@ func TestPlantedScheduleBugsAreFound(t *testing.T) {
 // mayTrip reports whether the planted bug can show in the Scenario at all:
 // it has schedules, and for the Coalesce bug a Coalesce schedule whose
 // MissedAfter is tight enough to miss occurrences.
-func mayTrip(sc *Scenario, m Mutation) bool {
+func mayTrip(sc *Scenario, m plant.Bug) bool {
 	if len(sc.Schedules) == 0 {
 		return false
 	}
-	if m != MutationCoalesceEveryMissed {
+	if m != plant.CoalesceEveryMissed {
 		return true
 	}
 	var maint Dur

@@ -274,18 +274,7 @@ func newWorld(p *Plan) *world {
 	w.index = newFaultIndex(&w.faults)
 	w.clock = vtime.NewManual(vtime.Epoch)
 	opts := memstore.Options{Clock: w.clock, OnTransition: w.onTransition}
-	switch sc.Mutation {
-	case MutationFenceIgnoresAttempt:
-		opts.Mutation = memstore.MutationFenceIgnoresAttempt
-	case MutationClaimIgnoresLimit:
-		opts.Mutation = memstore.MutationClaimIgnoresLimit
-	case MutationLatchRecountsEdges:
-		opts.Mutation = memstore.MutationRecountEdges
-	case MutationCascadeStopsEarly:
-		opts.Mutation = memstore.MutationNoCascade
-	case MutationMintIgnoresFence:
-		opts.Mutation = memstore.MutationMintIgnoresFence
-	}
+	opts.Plant = sc.Mutation
 	w.st = memstore.New(opts)
 	w.wl = expandWorkload(w.sc)
 	w.jobs = make([]jobState, len(w.wl.jobs))

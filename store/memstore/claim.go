@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/internal/plant"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
@@ -39,7 +40,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			continue
 		}
 		room := p.Limit - len(out)
-		if q.limit > 0 && s.mutation != MutationClaimIgnoresLimit {
+		if q.limit > 0 && !s.planted(plant.ClaimIgnoresLimit) {
 			room = min(room, q.limit-q.running)
 		}
 		if room <= 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/internal/plant"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
@@ -113,7 +114,7 @@ func (s *Store) settle(parent *row, now time.Time) {
 		for _, id := range p.dependents {
 			d := s.row(id)
 			e := d.dep.edge(p.job.ID)
-			if e.counted && s.mutation != MutationRecountEdges {
+			if e.counted && !s.planted(plant.LatchRecountsEdges) {
 				continue
 			}
 			e.counted = true
@@ -130,7 +131,7 @@ func (s *Store) settle(parent *row, now time.Time) {
 				d.job.ScheduledAt = core.ReleasedDueAt(d.job.ScheduledAt, now)
 				s.released.add(d.job.Queue)
 			case job.StateCancelled:
-				if s.mutation == MutationNoCascade && p.dep != nil && p.job.CancelCause == job.CancelCauseParentFailure {
+				if s.planted(plant.CascadeStopsEarly) && p.dep != nil && p.job.CancelCause == job.CancelCauseParentFailure {
 					continue
 				}
 				d.job.CancelCause = job.CancelCauseParentFailure
@@ -212,17 +213,3 @@ func (s *Store) isAncestor(r *row, ancestor job.ID) bool {
 	}
 	return false
 }
-
-// Mutations of the Dependency latch, planted so the Simulator's tests can
-// prove its oracles catch them. Their values stand apart from the other
-// Mutations'.
-const (
-	// MutationRecountEdges makes a parent that reaches a terminal state
-	// again (after an operator requeue) count its edges again, so one
-	// parent counts twice against a latch.
-	MutationRecountEdges Mutation = 64 + iota
-	// MutationNoCascade stops a parent-failure cancel at the first level:
-	// an on-success dependent of a job that was itself cancelled by its
-	// parent is left Awaiting Parent, orphaned.
-	MutationNoCascade
-)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/internal/plant"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 	"github.com/backwave/backwave/vtime"
@@ -36,35 +37,18 @@ type Options struct {
 	// Failure Detail. OnTransition is called whatever the policy.
 	History store.HistoryPolicy
 
-	// Mutation plants a known bug so tests can prove the oracles catch it;
-	// never set outside tests. The zero value plants nothing.
-	Mutation Mutation
+	// Plant plants a known bug so the Simulator's tests can prove its
+	// oracles catch it. Only a build with the tag backwave_plant reads it
+	// (package internal/plant); every other build ignores it.
+	Plant plant.Bug
 }
-
-// Mutation names a known bug the Store can plant (Options.Mutation) so the
-// Simulator's tests can prove its oracles catch it. Never set outside tests.
-type Mutation uint8
-
-const (
-	// MutationNone plants nothing: the Store honors the Storage Contract.
-	MutationNone Mutation = iota
-	// MutationFenceIgnoresAttempt makes the (worker, Attempt) fence check
-	// only the worker, so a stale Attempt's write lands on a newer one.
-	MutationFenceIgnoresAttempt
-	// MutationClaimIgnoresLimit makes JobClaim ignore every Queue's
-	// Concurrency Limit.
-	MutationClaimIgnoresLimit
-	// MutationMintIgnoresFence makes ScheduleMint apply a plan whatever the
-	// schedule's revision and whether its occurrences were minted already.
-	MutationMintIgnoresFence
-)
 
 // Store is the In-Memory Store. It implements store.Store and
 // store.HintSource. Create one with New; the zero value is not usable.
 type Store struct {
 	clock        vtime.Clock
 	onTransition func(job.ID, core.Edge, job.Attempt)
-	mutation     Mutation
+	plant        plant.Bug
 	history      store.HistoryPolicy
 	hints        store.HintHub
 
@@ -131,7 +115,7 @@ func New(opts Options) *Store {
 	return &Store{
 		clock:        clock,
 		onTransition: opts.OnTransition,
-		mutation:     opts.Mutation,
+		plant:        opts.Plant,
 		history:      opts.History,
 		queues:       make(map[string]*queue),
 		tags:         make(map[job.Tag]bool),
@@ -169,7 +153,7 @@ func (s *Store) Clone() *Store {
 	c := &Store{
 		clock:        s.clock,
 		onTransition: s.onTransition,
-		mutation:     s.mutation,
+		plant:        s.plant,
 		history:      s.history,
 		closed:       s.closed,
 		jobs:         make([]*row, len(s.jobs)),
@@ -245,7 +229,7 @@ func (s *Store) held(worker job.WorkerID, l job.Lease) *row {
 	if r == nil || r.job.State != job.StateRunning || r.job.Worker != worker {
 		return nil
 	}
-	if r.job.Attempt != l.Attempt && s.mutation != MutationFenceIgnoresAttempt {
+	if r.job.Attempt != l.Attempt && !s.planted(plant.FenceIgnoresAttempt) {
 		return nil
 	}
 	return r
@@ -330,3 +314,7 @@ func copyJob(j *job.Job) job.Job {
 	c.Tags = slices.Clone(j.Tags)
 	return c
 }
+
+// planted reports whether the Store plants bug b: never, outside a build
+// with the tag backwave_plant, where the check folds away.
+func (s *Store) planted(b plant.Bug) bool { return plant.Enabled && s.plant == b }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/backwave/backwave/internal/plant"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
@@ -226,13 +227,13 @@ func (s *Store) ScheduleMint(ctx context.Context, p store.MintParams) ([]store.M
 	for i, pl := range p.Plans {
 		out[i] = store.MintResult{Schedule: pl.Schedule}
 		sc := s.schedules[pl.Schedule]
-		if sc == nil || (sc.s.Revision != pl.Revision && s.mutation != MutationMintIgnoresFence) {
+		if sc == nil || (sc.s.Revision != pl.Revision && !s.planted(plant.MintIgnoresFence)) {
 			continue // stale
 		}
 		out[i].Applied = true
 		for _, m := range pl.Mints {
 			key := occKey(m.At)
-			if sc.taken[key] && s.mutation != MutationMintIgnoresFence {
+			if sc.taken[key] && !s.planted(plant.MintIgnoresFence) {
 				continue
 			}
 			sc.taken[key] = true
