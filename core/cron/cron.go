@@ -205,7 +205,7 @@ func (e *Expr) nextFields(after time.Time, loc *time.Location) time.Time {
 	for !t.After(limit) {
 		lt := t.In(loc)
 		_, off := lt.Zone()
-		start, end := lt.ZoneBounds()
+		start, end := zoneBounds(lt)
 		lo := civil(t, off)
 		if e.fixed && !start.IsZero() {
 			_, prev := start.Add(-time.Second).In(loc).Zone()
@@ -237,6 +237,22 @@ func (e *Expr) nextFields(after time.Time, loc *time.Location) time.Time {
 		t = end
 	}
 	return time.Time{}
+}
+
+// zoneBounds is t.ZoneBounds, except that the end is never at or before t.
+// For the instants of a leap year's last UTC day that a zone's TZ footer
+// rule serves (years after its last listed transition), Go computes the end
+// of the year's last period as if the year had 365 days, at or before t
+// (a Go bug, golang/go#81583), and nextFields would stop advancing. That
+// period then lasts to the year's end: both of the rule's
+// transitions of the year are behind t, and the year's end, where Go
+// starts the next year's first period, is no change of offset.
+func zoneBounds(t time.Time) (start, end time.Time) {
+	start, end = t.ZoneBounds()
+	if !end.IsZero() && !end.After(t) {
+		end = time.Date(t.UTC().Year()+1, 1, 1, 0, 0, 0, 0, time.UTC).In(t.Location())
+	}
+	return start, end
 }
 
 // civil returns the local wall-clock reading of instant t at UTC offset off

@@ -165,6 +165,26 @@ func TestDaylightSaving(t *testing.T) {
 			want: []string{"2026-09-06 01:00:00 -0300"},
 		},
 		{
+			// Beyond its listed transitions a zone follows its TZ rule,
+			// where Go mistakes the end of a leap year's last period.
+			name: "a leap year under a zone's TZ rule (golang/go#81583)",
+			spec: "0 12 * * *", zone: "Europe/Warsaw",
+			from: "2040-12-30 00:00", to: "2041-01-02 00:00",
+			want: []string{"2040-12-30 12:00:00 +0100", "2040-12-31 12:00:00 +0100", "2041-01-01 12:00:00 +0100"},
+		},
+		{
+			name: "@yearly after a leap year under a southern zone's TZ rule",
+			spec: "@yearly", zone: "America/Santiago",
+			from: "2040-06-01 00:00", to: "2042-06-01 00:00",
+			want: []string{"2041-01-01 00:00:00 -0300", "2042-01-01 00:00:00 -0300"},
+		},
+		{
+			name: "wildcard across a leap year's end under a zone's TZ rule",
+			spec: "0 * * * *", zone: "Europe/Warsaw",
+			from: "2040-12-31 22:30", to: "2041-01-01 02:00",
+			want: []string{"2040-12-31 23:00:00 +0100", "2041-01-01 00:00:00 +0100", "2041-01-01 01:00:00 +0100", "2041-01-01 02:00:00 +0100"},
+		},
+		{
 			name: "never: February 30",
 			spec: "0 0 30 2 *", zone: "UTC",
 			from: "2026-01-01 00:00", to: "2046-01-01 00:00",
