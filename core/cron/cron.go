@@ -3,8 +3,11 @@
 // for the hours daylight saving time skips or repeats.
 //
 // Parsing is delegated to github.com/netresearch/go-cron (a proven parser,
-// used for nothing else); the occurrence logic is this package's own,
-// because no library handles daylight saving the way cron users expect.
+// used for nothing else), and so is matching the fields against a
+// wall-clock reading, through the parsed schedule's documented Next method
+// asked about times in UTC, where no clock jumps. The daylight saving logic
+// is this package's own, because no library handles it the way cron users
+// expect.
 // The policy is Vixie/ISC cron's:
 //
 //   - A fixed-time expression (neither its minute nor its hour field starts
@@ -26,7 +29,6 @@ package cron
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 	"strings"
 	"time"
 
@@ -58,22 +60,22 @@ type Expr struct {
 	kind kind
 	// fixed marks a fixed-time expression (see the package doc).
 	fixed bool
-	// Bit sets of the fields: bit v set means value v matches.
-	second, minute, hour, dom, month, dow uint64
-	// domStar and dowStar mark a day field written as a wildcard; when
-	// both day fields are restricted, a day matches if either does.
-	domStar, dowStar bool
-	every            time.Duration
+	// fields is go-cron's schedule of a kindFields expression, asked only
+	// for Next of times in UTC, which then are wall-clock readings.
+	fields gocron.Schedule
+	every  time.Duration
 }
 
 // parseOptions are the go-cron parser options: five fields with an optional
 // leading seconds field, descriptors (@hourly, @every 1h, …), and the
 // classic rule that a day matches when either restricted day field does.
+// Left out, so rejected: the year field, H, and the L, W and # extensions.
 const parseOptions = gocron.SecondOptional | gocron.Minute | gocron.Hour | gocron.Dom |
 	gocron.Month | gocron.Dow | gocron.Descriptor | gocron.DowOrDom
 
-// starBit is go-cron's marker of a field written as a wildcard.
-const starBit = 1 << 63
+// parser parses expressions; its schedules' Next searches at least as far
+// as match does.
+var parser = gocron.MustNewParser(parseOptions).WithMaxSearchYears(searchYears + 1)
 
 // Parse parses a cron expression: five fields (minute hour day-of-month
 // month day-of-week), or six with a leading seconds field; or a descriptor:
@@ -94,45 +96,30 @@ func Parse(spec string) (*Expr, error) {
 	case strings.HasPrefix(text, "TZ=") || strings.HasPrefix(text, "CRON_TZ="):
 		return bad("a time zone prefix is not part of the expression; give the zone separately")
 	}
-	if rest, ok := strings.CutPrefix(text, "@every "); ok {
+	// go-cron takes a descriptor to be @every exactly when it has this
+	// prefix, so the two parses agree on which kind an expression is.
+	rest, every := strings.CutPrefix(text, "@every ")
+	var d time.Duration
+	if every {
 		// go-cron rounds a duration down to whole seconds; refuse instead.
-		d, err := time.ParseDuration(strings.TrimSpace(rest))
+		var err error
+		d, err = time.ParseDuration(strings.TrimSpace(rest))
 		if err != nil || d < time.Second || d%time.Second != 0 {
 			return bad("@every needs a Go duration of whole seconds, at least 1s")
 		}
 	}
-	parsed, err := gocron.MustNewParser(parseOptions).Parse(text)
+	parsed, err := parser.Parse(text)
 	if err != nil {
 		return bad("%v", err)
 	}
-	e := &Expr{text: text}
-	switch s := parsed.(type) {
-	case gocron.ConstantDelaySchedule:
-		if s.Delay < time.Second || s.Delay%time.Second != 0 {
-			return bad("@every needs a whole number of seconds, at least 1s")
-		}
-		e.kind, e.every = kindEvery, s.Delay
-		return e, nil
-	case *gocron.SpecSchedule:
-		if len(s.DomConstraints) > 0 || len(s.DowConstraints) > 0 || s.Year != nil {
-			return bad("extended syntax is not supported")
-		}
-		e.kind = kindFields
-		e.second, e.minute, e.hour = s.Second&^starBit, s.Minute&^starBit, s.Hour&^starBit
-		e.dom, e.month = s.Dom&^starBit, s.Month&^starBit
-		e.dow = gocron.NormalizeDOW(s.Dow &^ starBit)
-		e.domStar, e.dowStar = s.Dom&starBit != 0, s.Dow&starBit != 0
-	default:
-		return bad("unsupported schedule type %T", parsed)
+	if every {
+		return &Expr{text: text, kind: kindEvery, every: d}, nil
 	}
-	e.fixed, err = fixedTime(text)
+	fixed, err := fixedTime(text)
 	if err != nil {
 		return bad("%v", err)
 	}
-	if e.second == 0 || e.minute == 0 || e.hour == 0 || e.dom == 0 || e.month == 0 || e.dow == 0 {
-		return bad("a field matches no value")
-	}
-	return e, nil
+	return &Expr{text: text, kind: kindFields, fixed: fixed, fields: parsed}, nil
 }
 
 // MustParse is Parse for expressions known to be valid; it panics on an
@@ -218,7 +205,7 @@ func (e *Expr) nextFields(after time.Time, loc *time.Location) time.Time {
 	for !t.After(limit) {
 		lt := t.In(loc)
 		_, off := lt.Zone()
-		start, end := lt.ZoneBounds()
+		start, end := zoneBounds(lt)
 		lo := civil(t, off)
 		if e.fixed && !start.IsZero() {
 			_, prev := start.Add(-time.Second).In(loc).Zone()
@@ -252,6 +239,22 @@ func (e *Expr) nextFields(after time.Time, loc *time.Location) time.Time {
 	return time.Time{}
 }
 
+// zoneBounds is t.ZoneBounds, except that the end is never at or before t.
+// For the instants of a leap year's last UTC day that a zone's TZ footer
+// rule serves (years after its last listed transition), Go computes the end
+// of the year's last period as if the year had 365 days, at or before t
+// (a Go bug, golang/go#81583), and nextFields would stop advancing. That
+// period then lasts to the year's end: both of the rule's
+// transitions of the year are behind t, and the year's end, where Go
+// starts the next year's first period, is no change of offset.
+func zoneBounds(t time.Time) (start, end time.Time) {
+	start, end = t.ZoneBounds()
+	if !end.IsZero() && !end.After(t) {
+		end = time.Date(t.UTC().Year()+1, 1, 1, 0, 0, 0, 0, time.UTC).In(t.Location())
+	}
+	return start, end
+}
+
 // civil returns the local wall-clock reading of instant t at UTC offset off
 // seconds, as a time in UTC: a calendar without zones or gaps.
 func civil(t time.Time, off int) time.Time {
@@ -259,73 +262,21 @@ func civil(t time.Time, off int) time.Time {
 }
 
 // match returns the first wall-clock time c (a civil time, see civil) with
-// lo ≤ c, and c < hi when bounded, that the fields match.
+// lo ≤ c, and c < hi when bounded, that the fields match, looking no
+// further than searchYears past lo. go-cron's Next works in the zone of
+// the time it is given; in UTC a wall-clock reading is all there is.
 func (e *Expr) match(lo, hi time.Time, bounded bool) (time.Time, bool) {
-	c := lo
-	if c.Nanosecond() != 0 {
-		c = c.Truncate(time.Second).Add(time.Second)
+	if e.fields == nil {
+		return time.Time{}, false // the zero Expr matches nothing
 	}
-	limit := lo.AddDate(searchYears, 0, 0)
-	for (!bounded || c.Before(hi)) && !c.After(limit) {
-		y, mo, d := c.Date()
-		h, mi, s := c.Clock()
-		if e.month&(1<<uint(mo)) == 0 {
-			c = time.Date(y, mo+1, 1, 0, 0, 0, 0, time.UTC)
-			continue
-		}
-		if !e.dayMatches(c) {
-			c = time.Date(y, mo, d+1, 0, 0, 0, 0, time.UTC)
-			continue
-		}
-		nh, ok := nextBit(e.hour, h, 23)
-		if !ok {
-			c = time.Date(y, mo, d+1, 0, 0, 0, 0, time.UTC)
-			continue
-		}
-		if nh != h {
-			c = time.Date(y, mo, d, nh, 0, 0, 0, time.UTC)
-			continue
-		}
-		nm, ok := nextBit(e.minute, mi, 59)
-		if !ok {
-			c = time.Date(y, mo, d, h+1, 0, 0, 0, time.UTC)
-			continue
-		}
-		if nm != mi {
-			c = time.Date(y, mo, d, h, nm, 0, 0, time.UTC)
-			continue
-		}
-		ns, ok := nextBit(e.second, s, 59)
-		if !ok {
-			c = time.Date(y, mo, d, h, mi+1, 0, 0, time.UTC)
-			continue
-		}
-		if ns != s {
-			c = time.Date(y, mo, d, h, mi, ns, 0, time.UTC)
-			continue
-		}
-		return c, true
+	from := lo.Truncate(time.Second)
+	if from.Before(lo) {
+		from = from.Add(time.Second)
 	}
-	return time.Time{}, false
-}
-
-// dayMatches applies the day fields to civil time c: both must match,
-// unless both are restricted, when either may.
-func (e *Expr) dayMatches(c time.Time) bool {
-	dom := e.dom&(1<<uint(c.Day())) != 0
-	dow := e.dow&(1<<uint(c.Weekday())) != 0
-	if !e.domStar && !e.dowStar {
-		return dom || dow
+	// Next is strictly after its argument, in whole seconds.
+	c := e.fields.Next(from.Add(-time.Second).UTC())
+	if c.IsZero() || c.After(lo.AddDate(searchYears, 0, 0)) || (bounded && !c.Before(hi)) {
+		return time.Time{}, false
 	}
-	return dom && dow
-}
-
-// nextBit returns the smallest v with from ≤ v ≤ max whose bit is set.
-func nextBit(set uint64, from, max int) (int, bool) {
-	m := set >> uint(from) << uint(from)
-	m &= (1 << uint(max+1)) - 1
-	if m == 0 {
-		return 0, false
-	}
-	return bits.TrailingZeros64(m), true
+	return c.UTC(), true
 }

@@ -2,6 +2,9 @@ package cron
 
 import (
 	"errors"
+	"math/rand/v2"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -162,6 +165,26 @@ func TestDaylightSaving(t *testing.T) {
 			want: []string{"2026-09-06 01:00:00 -0300"},
 		},
 		{
+			// Beyond its listed transitions a zone follows its TZ rule,
+			// where Go mistakes the end of a leap year's last period.
+			name: "a leap year under a zone's TZ rule (golang/go#81583)",
+			spec: "0 12 * * *", zone: "Europe/Warsaw",
+			from: "2040-12-30 00:00", to: "2041-01-02 00:00",
+			want: []string{"2040-12-30 12:00:00 +0100", "2040-12-31 12:00:00 +0100", "2041-01-01 12:00:00 +0100"},
+		},
+		{
+			name: "@yearly after a leap year under a southern zone's TZ rule",
+			spec: "@yearly", zone: "America/Santiago",
+			from: "2040-06-01 00:00", to: "2042-06-01 00:00",
+			want: []string{"2041-01-01 00:00:00 -0300", "2042-01-01 00:00:00 -0300"},
+		},
+		{
+			name: "wildcard across a leap year's end under a zone's TZ rule",
+			spec: "0 * * * *", zone: "Europe/Warsaw",
+			from: "2040-12-31 22:30", to: "2041-01-01 02:00",
+			want: []string{"2040-12-31 23:00:00 +0100", "2041-01-01 00:00:00 +0100", "2041-01-01 01:00:00 +0100", "2041-01-01 02:00:00 +0100"},
+		},
+		{
 			name: "never: February 30",
 			spec: "0 0 30 2 *", zone: "UTC",
 			from: "2026-01-01 00:00", to: "2046-01-01 00:00",
@@ -266,4 +289,42 @@ func TestNextIsStrictlyAfter(t *testing.T) {
 	if got, want := every.Next(time.Unix(-15, 0), nil), time.Unix(-10, 0); !got.Equal(want) {
 		t.Errorf("@every 10s before the epoch: Next = %v, want %v", got.Unix(), want.Unix())
 	}
+}
+
+// TestHostZoneIrrelevant runs the daylight saving table and a twin sample
+// in a child process whose local zone is Pacific/Chatham (+12:45/+13:45):
+// occurrences depend on the zone passed to Next, never on the host's. It
+// guards the one thing this package takes on trust from go-cron: that a
+// schedule without a zone prefix computes Next in the zone of the time it
+// is given (here UTC), not in time.Local.
+func TestHostZoneIrrelevant(t *testing.T) {
+	t.Parallel()
+	if os.Getenv("BACKWAVE_CRON_CHILD") != "" {
+		t.Skip("already the child")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHostZoneChild$", "-test.v")
+	cmd.Env = append(os.Environ(), "TZ=Pacific/Chatham", "BACKWAVE_CRON_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	switch {
+	case err != nil:
+		t.Fatalf("with TZ=Pacific/Chatham: %v\n%s", err, out)
+	case strings.Contains(string(out), "--- SKIP"):
+		t.Skipf("the host cannot set the local zone:\n%s", out)
+	case !strings.Contains(string(out), "--- PASS: TestHostZoneChild"):
+		t.Fatalf("the child did not run:\n%s", out)
+	}
+}
+
+// TestHostZoneChild is TestHostZoneIrrelevant's child.
+func TestHostZoneChild(t *testing.T) {
+	if os.Getenv("BACKWAVE_CRON_CHILD") == "" {
+		t.Skip("run by TestHostZoneIrrelevant")
+	}
+	if _, off := time.Date(2026, 1, 1, 0, 0, 0, 0, time.Local).Zone(); off != 13*3600+45*60 {
+		t.Skipf("TZ=Pacific/Chatham not applied: local offset %d", off)
+	}
+	t.Run("table", TestDaylightSaving)
+	t.Run("twin", func(t *testing.T) {
+		compareWithTwin(t, rand.New(rand.NewPCG(19, 23)), 40, false, 3*24*time.Hour, 2*24*time.Hour, time.Minute)
+	})
 }
