@@ -22,10 +22,17 @@ var backwave = layout{
 	module: module,
 	// Package roots below the boundary; each covers its subpackages, except
 	// the flat ones, unless a subpackage is listed in above.
-	pure: []string{"job", "core", "node", "store", "store/memstore", "vtime", "internal/sim"},
+	pure: []string{"job", "core", "node", "store", "store/memstore", "vtime", "internal/sim", "internal/plant"},
 	flat: []string{"store"},
 	// Subpackages of pure roots that live above the boundary.
 	above: []string{"store/storetest", "store/sqlite", "store/postgres"},
+}
+
+// tagged lists the files below the boundary that a build constraint may
+// exclude, with the reason each is the same code on every platform. The
+// checks see the files built here; these are their one-constant twins.
+var tagged = map[string]string{
+	module + "/internal/plant/on.go": "Enabled = true under -tags backwave_plant, the twin of off.go: one constant, nothing else",
 }
 
 // thirdParty lists every package outside the standard library and this
