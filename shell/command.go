@@ -2,8 +2,10 @@ package shell
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
@@ -14,12 +16,15 @@ import (
 // do carries out one command and returns the event that reports its result,
 // or nil for commands that have none. Store commands go through the
 // Driver's Caller, the one Command → store call → Event mapping; the Pump
-// adds the deadline (call) and the logs (logReply).
+// adds the deadline (call) and the logs (call for a call cut short,
+// logReply otherwise).
 func (p *Pump) do(c node.Command) node.Event {
 	switch c := c.(type) {
 	case node.StoreCommand:
-		r := p.call(c)
-		p.logReply(r)
+		r, cut := p.call(c)
+		if !cut {
+			p.logReply(r)
+		}
 		return r.Event(p.now())
 	case node.Execute:
 		p.execute(c.Job)
@@ -43,16 +48,68 @@ func (p *Pump) do(c node.Command) node.Event {
 	}
 }
 
-// call makes one store call through the Caller. Relinquish is best effort
-// and gets its own short timeout, so a hand-back never blocks exit for long.
-func (p *Pump) call(c node.StoreCommand) node.Reply {
-	ctx := p.ioCtx
+// Causes a store call's context ends with when the call is cut short.
+var (
+	errCallTimeout = errors.New("shell: store call timed out")
+	errDrainOver   = errors.New("shell: drain period over")
+	errStopAborted = errors.New("shell: stop context done")
+	errFinalOver   = errors.New("shell: RelinquishTimeout over")
+)
+
+// callTimeout is the deadline of one store call of c's kind.
+//
+// Relinquish gets RelinquishTimeout: it is best effort and a failed
+// hand-back only degrades to the lapse. Every other call gets a third of
+// the Lease duration. A call holds the loop, and the Lease renewal with it,
+// and a renewal answered after the Lease ran out is worthless (so is a
+// claim whose Leases lapsed before it returned). A third of the Lease is
+// the default heartbeat interval: a call to a store that never answers then
+// costs one missed renewal, and the renewal behind it still has a third of
+// the Lease to land. A call that hits its deadline fails like any other, so
+// the Driver's rules for failed calls apply: a failed claim ends the pass,
+// a failed renewal or report is tried again on the next beat.
+func (p *Pump) callTimeout(c node.StoreCommand) time.Duration {
 	if _, ok := c.(node.Relinquish); ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(p.ioCtx), p.cfg.RelinquishTimeout)
-		defer cancel()
+		return p.cfg.RelinquishTimeout
 	}
-	return p.caller.Call(ctx, c)
+	return p.cfg.Driver.LeaseDuration / 3
+}
+
+// call makes one store call through the Caller under its deadline
+// (callTimeout) and the Pump's I/O context, which the end of the drain
+// period and a done Stop context cancel. A call cut short by either is
+// logged here, once, and reported true; its Reply carries the error.
+func (p *Pump) call(c node.StoreCommand) (node.Reply, bool) {
+	limit := p.callTimeout(c)
+	ctx, cancel := context.WithTimeoutCause(p.ioCtx, limit, errCallTimeout)
+	defer cancel()
+	r := p.caller.Call(ctx, c)
+	if r.Err == nil || ctx.Err() == nil {
+		return r, false
+	}
+	cause := context.Cause(ctx)
+	level, msg := slog.LevelWarn, "store call cancelled"
+	switch cause {
+	case errCallTimeout:
+		r.Err = fmt.Errorf("%w: no answer within %v: %w", cause, limit, r.Err)
+		level, msg = slog.LevelError, "store call timed out: no answer within its deadline"
+	case errDrainOver:
+		msg = "store call cancelled: the drain period is over"
+	case errStopAborted:
+		msg = "store call cancelled: the stop context is done"
+	case errFinalOver:
+		msg = "store call cancelled: RelinquishTimeout is over"
+	}
+	if cause != errCallTimeout {
+		r.Err = fmt.Errorf("%w: %w", cause, r.Err)
+	}
+	if _, ok := c.(node.Relinquish); ok {
+		level, msg = slog.LevelWarn, msg+"; relinquish failed, the leases will lapse instead"
+	} else {
+		msg += "; counted as a failed call"
+	}
+	p.log.Log(p.ioCtx, level, msg, "command", c.String(), "timeout", limit, "error", r.Err)
+	return r, true
 }
 
 // detail joins the Failure Detail, Job Output and Tag delta kept for an

@@ -28,7 +28,8 @@ type Pump struct {
 	tasks   chan task     // loop → idle handler goroutines
 	doneCh  chan struct{} // handler goroutines → loop: results are waiting
 	retire  chan struct{} // loop → an idle handler goroutine: exit
-	stopCh  chan struct{} // closed by the first Stop
+	stopCh  chan struct{} // closed when the stop begins (Stop or Start's context)
+	drainCh chan struct{} // closed when the drain period is over
 	abortCh chan struct{} // closed when a Stop's context is done
 	exited  chan struct{} // closed when the loop has exited
 
@@ -39,15 +40,18 @@ type Pump struct {
 	// Handler goroutines waiting for an Attempt.
 	idle atomic.Int32
 
-	mu        sync.Mutex
-	started   bool
-	stopped   bool
-	stopOnce  sync.Once
-	abortOnce sync.Once
+	mu         sync.Mutex
+	started    bool
+	stopped    bool
+	drainTimer *time.Timer // ends the drain period; set when the stop begins
+	stopOnce   sync.Once
+	drainOnce  sync.Once
+	abortOnce  sync.Once
 
 	// Set by Start before the loop runs, read-only afterwards.
 	handlerCtx  context.Context
-	ioCancel    context.CancelFunc
+	ioCancel    context.CancelCauseFunc // cancels ioCtx, and any store call in flight
+	unwatch     func() bool             // stops watching Start's context
 	unsubscribe func()
 
 	// Owned by the loop goroutine.
@@ -104,6 +108,7 @@ func New(cfg Config) (*Pump, error) {
 		doneCh:   make(chan struct{}, 1),
 		retire:   make(chan struct{}),
 		stopCh:   make(chan struct{}),
+		drainCh:  make(chan struct{}),
 		abortCh:  make(chan struct{}),
 		exited:   make(chan struct{}),
 		attempts: make(map[job.Lease]*attempt),
@@ -141,7 +146,8 @@ func (p *Pump) Start(ctx context.Context) error {
 	p.started = true
 	base := context.WithoutCancel(ctx)
 	p.handlerCtx = base
-	p.ioCtx, p.ioCancel = context.WithCancel(base)
+	p.ioCtx, p.ioCancel = context.WithCancelCause(base)
+	p.unwatch = context.AfterFunc(ctx, p.beginStop)
 	if p.cfg.Hints != nil {
 		p.unsubscribe = p.cfg.Hints.SubscribeHints(func(queue string) {
 			if p.serves[queue] {
@@ -149,7 +155,7 @@ func (p *Pump) Start(ctx context.Context) error {
 			}
 		})
 	}
-	go p.loop(ctx)
+	go p.loop()
 	return nil
 }
 
@@ -167,8 +173,15 @@ func (p *Pump) Wake() {
 // (their outcomes are reported as they do), then the rest are cancelled with
 // ErrShutdown and their Leases relinquished, best effort within
 // RelinquishTimeout. If ctx is done first, the drain is cut short the same
-// way, in-flight store calls are cancelled, and Stop returns ctx's error.
-// Stop on a Pump that never started returns nil.
+// way and Stop returns ctx's error. Stop on a Pump that never started
+// returns nil.
+//
+// A store that never answers cannot hold Stop back: Stop returns within
+// DrainTimeout plus RelinquishTimeout of the start of the stop (or within
+// RelinquishTimeout of ctx being done), provided the store's calls return
+// once their context is done, as the adapters' do. The drain period is
+// timed from here, not from the loop, and its end cancels any store call
+// still in flight.
 func (p *Pump) Stop(ctx context.Context) error {
 	p.mu.Lock()
 	p.stopped = true
@@ -177,7 +190,7 @@ func (p *Pump) Stop(ctx context.Context) error {
 	if !started {
 		return nil
 	}
-	p.stopOnce.Do(func() { close(p.stopCh) })
+	p.beginStop()
 	unregister := context.AfterFunc(ctx, p.abort)
 	<-p.exited
 	if !unregister() && ctx.Err() != nil {
@@ -189,22 +202,42 @@ func (p *Pump) Stop(ctx context.Context) error {
 // Done is closed when the loop has exited.
 func (p *Pump) Done() <-chan struct{} { return p.exited }
 
+// beginStop begins the graceful stop, once: it tells the loop and starts the
+// drain period's timer here, outside the loop, so a loop blocked in a store
+// call cannot push the end of the drain back.
+func (p *Pump) beginStop() {
+	p.stopOnce.Do(func() {
+		close(p.stopCh)
+		p.mu.Lock()
+		p.drainTimer = time.AfterFunc(p.cfg.DrainTimeout, p.endDrain)
+		p.mu.Unlock()
+	})
+}
+
+// endDrain ends the drain period: it tells the loop, and cancels the store
+// call in flight, if any, so the loop reaches its final step at once.
+func (p *Pump) endDrain() {
+	p.drainOnce.Do(func() { close(p.drainCh) })
+	p.ioCancel(errDrainOver)
+}
+
+// abort cuts the stop short when a Stop's context is done, cancelling the
+// store call in flight as endDrain does.
 func (p *Pump) abort() {
 	p.abortOnce.Do(func() { close(p.abortCh) })
-	p.ioCancel()
+	p.ioCancel(errStopAborted)
 }
 
 func (p *Pump) now() time.Time { return p.cfg.Clock.Now() }
 
 // loop is the Pump's only goroutine that touches the Driver.
-func (p *Pump) loop(ctx context.Context) {
+func (p *Pump) loop() {
 	defer p.exit()
 	poll := time.NewTicker(p.cfg.PollInterval)
 	defer poll.Stop()
 	heartbeat := time.NewTicker(p.cfg.HeartbeatInterval)
 	defer heartbeat.Stop()
-	startDone, stopCh := ctx.Done(), p.stopCh
-	var drain <-chan time.Time
+	stopCh := p.stopCh
 
 	p.log.Info("pump started", "queues", p.cfg.Driver.Policy.QueueNames(), "pool_size", p.cfg.Driver.PoolSize)
 	p.step(node.Poll{Now: p.now()})
@@ -220,12 +253,10 @@ func (p *Pump) loop(ctx context.Context) {
 		case <-p.doneCh:
 			p.finishAll()
 		case <-stopCh:
-			stopCh, startDone = nil, nil
-			drain = p.beginStop()
-		case <-startDone:
-			stopCh, startDone = nil, nil
-			drain = p.beginStop()
-		case <-drain:
+			stopCh = nil
+			p.log.Info("pump stopping: draining", "executing", len(p.drv.Executing()), "drain_timeout", p.cfg.DrainTimeout)
+			p.step(node.Stop{Now: p.now()})
+		case <-p.drainCh:
 			p.final("drain timeout")
 			return
 		case <-p.abortCh:
@@ -239,19 +270,14 @@ func (p *Pump) loop(ctx context.Context) {
 	}
 }
 
-func (p *Pump) beginStop() <-chan time.Time {
-	p.log.Info("pump stopping: draining", "executing", len(p.drv.Executing()), "drain_timeout", p.cfg.DrainTimeout)
-	p.step(node.Stop{Now: p.now()})
-	return time.After(p.cfg.DrainTimeout)
-}
-
 // final feeds DrainTimeout: the Driver flushes, abandons what still runs and
-// relinquishes it. Its store calls get a fresh, short context so a cancelled
-// Stop context still lets the hand-back be tried, and never blocks exit for
-// longer than RelinquishTimeout each.
+// relinquishes it. Its store calls share a fresh context of
+// RelinquishTimeout, so a cancelled Stop context still lets the hand-back be
+// tried, and the whole step never blocks exit for longer than
+// RelinquishTimeout.
 func (p *Pump) final(why string) {
 	p.log.Info("pump stopping: "+why, "executing", len(p.drv.Executing()))
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(p.handlerCtx), p.cfg.RelinquishTimeout)
+	ctx, cancel := context.WithTimeoutCause(context.WithoutCancel(p.handlerCtx), p.cfg.RelinquishTimeout, errFinalOver)
 	defer cancel()
 	p.ioCtx = ctx
 	p.step(node.DrainTimeout{Now: p.now()})
@@ -259,6 +285,12 @@ func (p *Pump) final(why string) {
 
 func (p *Pump) exit() {
 	close(p.exited)
+	p.unwatch()
+	p.mu.Lock()
+	if p.drainTimer != nil {
+		p.drainTimer.Stop()
+	}
+	p.mu.Unlock()
 	if p.unsubscribe != nil {
 		p.unsubscribe()
 	}
@@ -266,7 +298,7 @@ func (p *Pump) exit() {
 		a.cancel(ErrShutdown)
 		delete(p.attempts, l)
 	}
-	p.ioCancel()
+	p.ioCancel(context.Canceled)
 }
 
 // step feeds one event and carries out every command it yields, in order,
