@@ -8,9 +8,16 @@
 // interval), a wake-up for handler results (results queue in finishing order
 // and a burst of them is taken in one wake-up) and stop. On every event it calls
 // Driver.Step and carries out the returned commands in order. Store commands
-// run synchronously in the loop — one round trip in flight per Pump — and
-// their results are fed straight back as the matching ...Done event, until no
-// command remains.
+// run synchronously in the loop — one round trip in flight per Pump —
+// through the Driver's node.Caller (the one Command → store call → Event
+// mapping, which the Simulator runs too), and their results are fed straight
+// back as the matching ...Done event, until no command remains.
+//
+// Every store call has a deadline of a third of the Lease: a call slower than
+// that is counted as failed, since a renewal that lands after the Lease is
+// worthless. Stop is bounded whatever the store does: the drain clock starts
+// at Stop, and when it runs out the call in flight is cancelled and the last
+// report and the Relinquish share one RelinquishTimeout.
 //
 // Handlers run outside the loop, one goroutine per running Attempt, through
 // an Executor; a goroutine whose handler returned waits for the next Attempt
@@ -21,10 +28,11 @@
 //
 // Failure Detail, Job Output and Tag deltas stay here, keyed by the Attempt's
 // Lease: only the core.Result crosses into the Driver. The Pump joins them
-// onto the outcomes of a Report and forgets them once the store has answered
-// (or when the Attempt is abandoned).
+// onto the outcomes of a Report and drops them when the Driver says it is done
+// with the Attempt (a node.Forget after the report's answer, or a node.Abandon).
 //
-// The Pump holds no scheduling judgment: when to claim, how much, when to
-// renew, flush or expire is the Driver's call. The one guard it keeps is
-// coarse: a Wake-Up Hint is dropped while the Driver has no free capacity.
+// The Pump holds no scheduling judgment and infers no Driver decision: when to
+// claim, how much, when to renew, flush or expire, whether a Wake-Up Hint is
+// worth a claim pass (node.Hint) and when an Attempt's data may go are the
+// Driver's calls.
 package shell
