@@ -14,7 +14,6 @@ import (
 	"sync"
 
 	"github.com/backwave/backwave/job"
-	"github.com/backwave/backwave/node"
 	"github.com/backwave/backwave/shell"
 	"github.com/backwave/backwave/store"
 	"github.com/backwave/backwave/vtime"
@@ -42,11 +41,14 @@ type Client struct {
 	stopped bool
 }
 
-// NewClient returns a Client over s. Configuration problems — a PoolSize
-// below 1, negative intervals, a HeartbeatInterval not below LeaseDuration,
-// duplicate group names or Wire Names, a registered worker whose default
-// Queue no group serves, groups without workers — are errors wrapping
-// ErrInvalidConfig.
+// NewClient returns a Client over s. Configuration problems — a negative
+// size or duration, a HeartbeatInterval not below LeaseDuration, an invalid
+// Dispatch Policy or retry policy, duplicate group names or Wire Names, a
+// registered worker whose default Queue no group serves, groups without
+// workers — are errors wrapping ErrInvalidConfig that name the knob and its
+// value. A Worker Group's knobs are checked once, by the layer that owns
+// them (node.Config, node.Pacing, shell.Config), and the error says which
+// group they belong to.
 func NewClient(s store.Store, cfg Config) (*Client, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: no store", ErrInvalidConfig)
@@ -56,9 +58,6 @@ func NewClient(s store.Store, cfg Config) (*Client, error) {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = shell.WallClock{}
-	}
-	if cfg.RetryPolicy == (RetryPolicy{}) {
-		cfg.RetryPolicy = DefaultRetryPolicy()
 	}
 	if cfg.MaxAttempts == 0 {
 		cfg.MaxAttempts = DefaultMaxAttempts
@@ -71,18 +70,11 @@ func NewClient(s store.Store, cfg Config) (*Client, error) {
 	}
 	switch {
 	case cfg.MaxAttempts < 0:
-		return nil, fmt.Errorf("%w: MaxAttempts %d is negative", ErrInvalidConfig, cfg.MaxAttempts)
-	case cfg.DrainTimeout < 0:
-		return nil, fmt.Errorf("%w: DrainTimeout %v is negative", ErrInvalidConfig, cfg.DrainTimeout)
-	case cfg.RelinquishTimeout < 0:
-		return nil, fmt.Errorf("%w: RelinquishTimeout %v is negative", ErrInvalidConfig, cfg.RelinquishTimeout)
-	case cfg.FailureDetailLimit < 0:
-		return nil, fmt.Errorf("%w: FailureDetailLimit %d is negative", ErrInvalidConfig, cfg.FailureDetailLimit)
+		return nil, fmt.Errorf("%w: MaxAttempts %d (want ≥ 0)", ErrInvalidConfig, cfg.MaxAttempts)
 	case cfg.MaxOutputBytes < 0:
-		return nil, fmt.Errorf("%w: MaxOutputBytes %d is negative", ErrInvalidConfig, cfg.MaxOutputBytes)
-	}
-	if err := cfg.RetryPolicy.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: RetryPolicy: %w", ErrInvalidConfig, err)
+		return nil, fmt.Errorf("%w: MaxOutputBytes %d (want ≥ 0)", ErrInvalidConfig, cfg.MaxOutputBytes)
+	case slices.ContainsFunc(cfg.Middleware, func(m Middleware) bool { return m == nil }):
+		return nil, fmt.Errorf("%w: nil Middleware", ErrInvalidConfig)
 	}
 	regs, err := cfg.Handlers.snapshot()
 	if err != nil {
@@ -104,94 +96,103 @@ func NewClient(s store.Store, cfg Config) (*Client, error) {
 	if len(regs) == 0 {
 		return nil, fmt.Errorf("%w: worker groups but no registered workers: every claimed job would be quarantined", ErrInvalidConfig)
 	}
-	groups, err := validateGroups(cfg.Groups, regs)
-	if err != nil {
-		return nil, err
+	p := &pumpSet{
+		store:  s,
+		cfg:    cfg,
+		nodeID: cfg.NodeID,
+		exec:   &executor{byWire: regs, log: cfg.Logger, maxOutput: cfg.MaxOutputBytes, middleware: slices.Clone(cfg.Middleware), deps: s},
+		retry:  make(map[string]RetryPolicy),
 	}
-	retry := make(map[string]RetryPolicy)
+	p.hints, _ = s.(store.HintSource)
+	if p.nodeID == "" {
+		p.nodeID = defaultNodeID()
+	}
 	for wire, r := range regs {
-		if r.retry == nil {
-			continue
+		if r.retry != nil {
+			p.retry[wire] = *r.retry
 		}
-		if err := r.retry.Validate(); err != nil {
-			return nil, fmt.Errorf("%w: retry policy of wire name %q: %w", ErrInvalidConfig, wire, err)
+	}
+	names := make(map[string]bool, len(cfg.Groups))
+	for _, g := range cfg.Groups {
+		switch {
+		case g.Name == "":
+			return nil, fmt.Errorf("%w: a worker group has no Name", ErrInvalidConfig)
+		case names[g.Name]:
+			return nil, fmt.Errorf("%w: two worker groups are named %q", ErrInvalidConfig, g.Name)
 		}
-		retry[wire] = *r.retry
-	}
-	nodeID := cfg.NodeID
-	if nodeID == "" {
-		nodeID = defaultNodeID()
-	}
-	exec := &executor{byWire: regs, log: cfg.Logger, maxOutput: cfg.MaxOutputBytes, middleware: slices.Clone(cfg.Middleware), deps: s}
-	if slices.ContainsFunc(exec.middleware, func(m Middleware) bool { return m == nil }) {
-		return nil, fmt.Errorf("%w: nil Middleware", ErrInvalidConfig)
-	}
-	hints, _ := s.(store.HintSource)
-	for _, g := range groups {
-		for i := range g.Pumps {
-			p, err := shell.New(shell.Config{
-				Driver: node.Config{
-					Worker:              job.WorkerID(nodeID + "/" + g.Name + "/" + strconv.Itoa(i)),
-					Policy:              g.Policy,
-					PoolSize:            g.PoolSize,
-					LeaseDuration:       g.LeaseDuration,
-					MaxClaimBatch:       g.MaxClaimBatch,
-					MaxOutcomeBatch:     g.MaxOutcomeBatch,
-					MaintenanceInterval: g.MaintenanceInterval,
-					RetryPolicy:         cfg.RetryPolicy,
-					RetryPolicies:       retry,
-					// One Pump per Client mints and purges: minting is
-					// idempotent across nodes, so one per node is plenty.
-					Schedules: len(c.pumps) == 0,
-					Retention: c.retentionFor(len(c.pumps) == 0),
-				},
-				Store:              s,
-				Schedules:          s,
-				Retention:          s,
-				Hints:              hints,
-				Executor:           exec,
-				Clock:              cfg.Clock,
-				PollInterval:       g.PollInterval,
-				HeartbeatInterval:  g.HeartbeatInterval,
-				DrainTimeout:       cfg.DrainTimeout,
-				RelinquishTimeout:  cfg.RelinquishTimeout,
-				FailureDetailLimit: cfg.FailureDetailLimit,
-				FailureDetailOff:   cfg.FailureDetailOff,
-				Logger:             cfg.Logger.With("group", g.Name),
-			})
-			if err != nil {
-				return nil, fmt.Errorf("%w: worker group %q: %w", ErrInvalidConfig, g.Name, err)
-			}
-			c.pumps = append(c.pumps, p)
-			if hints == nil {
-				for _, q := range g.Policy.QueueNames() {
-					c.wakeBy[q] = append(c.wakeBy[q], p)
-				}
-			}
+		names[g.Name] = true
+		if err := c.addGroup(p, g); err != nil {
+			return nil, fmt.Errorf("worker group %q: %w", g.Name, err)
 		}
+	}
+	if err := checkServed(cfg.Groups, regs); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
 
-// validateGroups fills each group's defaults and checks the set: distinct
-// names, and every registered worker's default Queue served by some group.
-func validateGroups(in []WorkerGroupOptions, regs map[string]*registration) ([]WorkerGroupOptions, error) {
-	out := make([]WorkerGroupOptions, 0, len(in))
-	names := make(map[string]bool, len(in))
-	served := make(map[string]bool)
-	for _, g := range in {
-		g, err := g.withDefaults()
+// pumpSet is what every Pump of a Client shares.
+type pumpSet struct {
+	store  store.Store
+	cfg    Config
+	nodeID string
+	exec   *executor
+	hints  store.HintSource
+	// retry holds the Wire Names' own retry policies, unchecked: the
+	// Driver's Config checks them.
+	retry map[string]RetryPolicy
+}
+
+// addGroup builds the Pumps of group g. Its knobs are forwarded unchanged;
+// shell.New fills their defaults and checks them.
+func (c *Client) addGroup(p *pumpSet, g WorkerGroupOptions) error {
+	n, err := g.pumps()
+	if err != nil {
+		return err
+	}
+	for i := range n {
+		drv := g.driver()
+		drv.Worker = job.WorkerID(p.nodeID + "/" + g.Name + "/" + strconv.Itoa(i))
+		drv.RetryPolicy = p.cfg.RetryPolicy
+		drv.RetryPolicies = p.retry
+		// One Pump per Client mints and purges: minting is idempotent
+		// across nodes, so one per node is plenty.
+		drv.Schedules = len(c.pumps) == 0
+		drv.Retention = c.retentionFor(len(c.pumps) == 0)
+		pump, err := shell.New(shell.Config{
+			Driver:             drv,
+			Pacing:             g.pacing(p.cfg),
+			Store:              p.store,
+			Schedules:          p.store,
+			Retention:          p.store,
+			Hints:              p.hints,
+			Executor:           p.exec,
+			Clock:              p.cfg.Clock,
+			FailureDetailLimit: p.cfg.FailureDetailLimit,
+			FailureDetailOff:   p.cfg.FailureDetailOff,
+			Logger:             p.cfg.Logger.With("group", g.Name),
+		})
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if names[g.Name] {
-			return nil, fmt.Errorf("%w: two worker groups are named %q", ErrInvalidConfig, g.Name)
+		c.pumps = append(c.pumps, pump)
+		if p.hints == nil {
+			for _, q := range g.Policy.QueueNames() {
+				c.wakeBy[q] = append(c.wakeBy[q], pump)
+			}
 		}
-		names[g.Name] = true
+	}
+	return nil
+}
+
+// checkServed checks that every registered worker's default Queue is served
+// by some group's policy.
+func checkServed(groups []WorkerGroupOptions, regs map[string]*registration) error {
+	served := make(map[string]bool)
+	for _, g := range groups {
 		for _, q := range g.Policy.QueueNames() {
 			served[q] = true
 		}
-		out = append(out, g)
 	}
 	wires := make([]string, 0, len(regs))
 	for w := range regs {
@@ -200,10 +201,10 @@ func validateGroups(in []WorkerGroupOptions, regs map[string]*registration) ([]W
 	slices.Sort(wires)
 	for _, w := range wires {
 		if q := regs[w].queue; !served[q] {
-			return nil, fmt.Errorf("%w: the default queue %q of wire name %q is served by no worker group's policy", ErrInvalidConfig, q, w)
+			return fmt.Errorf("%w: the default queue %q of wire name %q is served by no worker group's policy", ErrInvalidConfig, q, w)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // defaultNodeID is the host name and a random suffix, so two processes on one

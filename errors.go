@@ -3,13 +3,15 @@ package backwave
 import (
 	"errors"
 
+	"github.com/backwave/backwave/node"
 	"github.com/backwave/backwave/shell"
 )
 
 var (
 	// ErrInvalidConfig is wrapped by every configuration error NewClient,
-	// AddHandler and AddHandlerFunc return.
-	ErrInvalidConfig = errors.New("backwave: invalid config")
+	// AddHandler and AddHandlerFunc return, whichever layer found it: it is
+	// the same value as node.ErrInvalidConfig and shell.ErrInvalidConfig.
+	ErrInvalidConfig = node.ErrInvalidConfig
 	// ErrInvalidJob is wrapped by Enqueue and EnqueueMany when the job
 	// cannot be stored as given (no Wire Name, args that do not encode,
 	// an invalid Queue, Tag or option). Nothing is inserted.

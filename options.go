@@ -42,17 +42,35 @@ func Strict(queues ...string) DispatchPolicy { return node.Strict(queues...) }
 // others.
 func Weighted(queues ...QueueWeight) DispatchPolicy { return node.Weighted(queues...) }
 
-// Defaults of WorkerGroupOptions and Config.
+// Defaults of WorkerGroupOptions and Config: a zero knob takes the value
+// here. Each is defined once, in the layer that applies it.
 const (
-	DefaultPoolSize            = node.DefaultPoolSize
-	DefaultLeaseDuration       = node.DefaultLeaseDuration
-	DefaultMaxClaimBatch       = node.DefaultMaxClaimBatch
-	DefaultPollInterval        = shell.DefaultPollInterval
+	// DefaultPoolSize is the PoolSize of a Worker Group that sets none.
+	DefaultPoolSize = node.DefaultPoolSize
+	// DefaultLeaseDuration is the LeaseDuration of a Worker Group that sets
+	// none. Its HeartbeatInterval then defaults to a third of it.
+	DefaultLeaseDuration = node.DefaultLeaseDuration
+	// DefaultMaxClaimBatch is the MaxClaimBatch of a Worker Group that sets
+	// none. Its MaxOutcomeBatch then defaults to the same.
+	DefaultMaxClaimBatch = node.DefaultMaxClaimBatch
+	// DefaultPollInterval is the PollInterval of a Worker Group that sets
+	// none.
+	DefaultPollInterval = node.DefaultPollInterval
+	// DefaultMaintenanceInterval is the MaintenanceInterval of a Worker
+	// Group that sets none.
 	DefaultMaintenanceInterval = node.DefaultMaintenanceInterval
-	DefaultDrainTimeout        = shell.DefaultDrainTimeout
-	DefaultRelinquishTimeout   = shell.DefaultRelinquishTimeout
-	DefaultFailureDetailLimit  = shell.DefaultFailureDetailLimit
-	DefaultMaxOutputBytes      = 1 << 20
+	// DefaultPumps is the Pumps of a Worker Group that sets none.
+	DefaultPumps = 1
+	// DefaultDrainTimeout is the Config.DrainTimeout used when it is 0.
+	DefaultDrainTimeout = node.DefaultDrainTimeout
+	// DefaultRelinquishTimeout is the Config.RelinquishTimeout used when it
+	// is 0.
+	DefaultRelinquishTimeout = node.DefaultRelinquishTimeout
+	// DefaultFailureDetailLimit is the Config.FailureDetailLimit used when
+	// it is 0.
+	DefaultFailureDetailLimit = shell.DefaultFailureDetailLimit
+	// DefaultMaxOutputBytes is the Config.MaxOutputBytes used when it is 0.
+	DefaultMaxOutputBytes = 1 << 20
 )
 
 // FailureDetailEnv is the environment variable that turns Failure Detail
@@ -60,116 +78,104 @@ const (
 const FailureDetailEnv = "BACKWAVE_FAILURE_DETAIL"
 
 // WorkerGroupOptions configure one Worker Group: the Queues it serves and how
-// its Pumps claim and run their jobs. A zero duration or batch size means its
-// default; PoolSize has none in a struct literal and must be set (start from
-// DefaultWorkerGroup for a complete set of defaults). Negative values are
-// errors.
+// its Pumps claim and run their jobs. A zero knob takes its default;
+// NewClient rejects values no default can mend (negative sizes and
+// durations, a HeartbeatInterval not below LeaseDuration) with an error
+// wrapping ErrInvalidConfig that names the knob and its value.
 type WorkerGroupOptions struct {
-	// Name identifies the group; unique within a Client.
+	// Name identifies the group; required, and unique within a Client.
 	Name string
 	// Policy says which Queues the group serves and in what order.
+	// Required.
 	Policy DispatchPolicy
 	// PoolSize is the number of Workers (execution slots) of each Pump: the
 	// most handlers one Pump runs at once, counting finished ones whose
-	// outcome is not yet reported (Backpressure). Required, at least 1
-	// (DefaultPoolSize is 10).
+	// outcome is not yet reported (Backpressure). At least 1
+	// (DefaultPoolSize if 0).
 	PoolSize int
-	// LeaseDuration is the length of each Lease (DefaultLeaseDuration).
+	// LeaseDuration is the length of each Lease (DefaultLeaseDuration if 0).
 	LeaseDuration time.Duration
-	// HeartbeatInterval paces Lease renewal; below LeaseDuration (default:
-	// LeaseDuration/3).
+	// HeartbeatInterval paces Lease renewal; it must be below LeaseDuration
+	// (a third of LeaseDuration if 0).
 	HeartbeatInterval time.Duration
-	// MaxClaimBatch caps the jobs leased per claim (DefaultMaxClaimBatch).
+	// MaxClaimBatch caps the jobs leased per claim (DefaultMaxClaimBatch if
+	// 0).
 	MaxClaimBatch int
 	// MaxOutcomeBatch is the buffered-outcome count that triggers a report
-	// (default: MaxClaimBatch).
+	// (MaxClaimBatch if 0).
 	MaxOutcomeBatch int
 	// PollInterval paces claim passes when no Wake-Up Hint comes
-	// (DefaultPollInterval).
+	// (DefaultPollInterval if 0).
 	PollInterval time.Duration
-	// MaintenanceInterval is the slower beat of lease expiry
-	// (DefaultMaintenanceInterval).
+	// MaintenanceInterval is the slower beat of lease expiry, schedule
+	// minting and retention (DefaultMaintenanceInterval if 0).
 	MaintenanceInterval time.Duration
 	// Pumps is how many independent Driver loops the group runs, each with
 	// its own Worker id, PoolSize pool and claim stream: one store round
 	// trip is in flight per Pump at a time, so more Pumps multiply the
-	// group's store I/O parallelism (default 1).
+	// group's store I/O parallelism (DefaultPumps if 0).
 	Pumps int
 }
 
 // DefaultWorkerGroup returns options for a group named name serving policy,
-// with every knob at its default.
+// with its independent knobs set to their defaults for all to read.
+// HeartbeatInterval and MaxOutcomeBatch stay zero, so they keep following
+// LeaseDuration and MaxClaimBatch when those are changed.
 func DefaultWorkerGroup(name string, policy DispatchPolicy) WorkerGroupOptions {
 	return WorkerGroupOptions{
 		Name:                name,
 		Policy:              policy,
 		PoolSize:            DefaultPoolSize,
 		LeaseDuration:       DefaultLeaseDuration,
-		HeartbeatInterval:   DefaultLeaseDuration / 3,
 		MaxClaimBatch:       DefaultMaxClaimBatch,
 		PollInterval:        DefaultPollInterval,
 		MaintenanceInterval: DefaultMaintenanceInterval,
-		Pumps:               1,
+		Pumps:               DefaultPumps,
 	}
 }
 
-// withDefaults fills zero knobs (PoolSize excepted) and validates.
-func (g WorkerGroupOptions) withDefaults() (WorkerGroupOptions, error) {
-	fail := func(format string, args ...any) (WorkerGroupOptions, error) {
-		return g, fmt.Errorf("%w: worker group %q: %s", ErrInvalidConfig, g.Name, fmt.Sprintf(format, args...))
+// driver maps the group's Driver knobs onto node.Config field by field,
+// unchanged: node.Config.WithDefaults and Validate are their one home.
+func (g WorkerGroupOptions) driver() node.Config {
+	return node.Config{
+		Policy:              g.Policy,
+		PoolSize:            g.PoolSize,
+		LeaseDuration:       g.LeaseDuration,
+		MaxClaimBatch:       g.MaxClaimBatch,
+		MaxOutcomeBatch:     g.MaxOutcomeBatch,
+		MaintenanceInterval: g.MaintenanceInterval,
 	}
+}
+
+// pacing maps the group's tickers and the Client's stop deadlines onto
+// node.Pacing, unchanged: node.Pacing.WithDefaults and Validate are their
+// one home.
+func (g WorkerGroupOptions) pacing(cfg Config) node.Pacing {
+	return node.Pacing{
+		PollInterval:      g.PollInterval,
+		HeartbeatInterval: g.HeartbeatInterval,
+		DrainTimeout:      cfg.DrainTimeout,
+		RelinquishTimeout: cfg.RelinquishTimeout,
+	}
+}
+
+// pumps is the group's Pump count; Pumps is the one knob of a group that only
+// this package reads, so its default and check live here.
+func (g WorkerGroupOptions) pumps() (int, error) {
 	switch {
-	case g.Name == "":
-		return fail("no Name")
-	case g.PoolSize < 1:
-		return fail("PoolSize %d (want ≥ 1; DefaultPoolSize is %d)", g.PoolSize, DefaultPoolSize)
-	case g.LeaseDuration < 0:
-		return fail("LeaseDuration %v is negative", g.LeaseDuration)
-	case g.HeartbeatInterval < 0:
-		return fail("HeartbeatInterval %v is negative", g.HeartbeatInterval)
-	case g.PollInterval < 0:
-		return fail("PollInterval %v is negative", g.PollInterval)
-	case g.MaintenanceInterval < 0:
-		return fail("MaintenanceInterval %v is negative", g.MaintenanceInterval)
-	case g.MaxClaimBatch < 0:
-		return fail("MaxClaimBatch %d is negative", g.MaxClaimBatch)
-	case g.MaxOutcomeBatch < 0:
-		return fail("MaxOutcomeBatch %d is negative", g.MaxOutcomeBatch)
 	case g.Pumps < 0:
-		return fail("Pumps %d is negative", g.Pumps)
+		return 0, fmt.Errorf("%w: Pumps %d (want ≥ 0)", ErrInvalidConfig, g.Pumps)
+	case g.Pumps == 0:
+		return DefaultPumps, nil
 	}
-	if err := g.Policy.Validate(); err != nil {
-		return g, fmt.Errorf("%w: worker group %q: %w", ErrInvalidConfig, g.Name, err)
-	}
-	if g.LeaseDuration == 0 {
-		g.LeaseDuration = DefaultLeaseDuration
-	}
-	if g.HeartbeatInterval == 0 {
-		g.HeartbeatInterval = g.LeaseDuration / 3
-	}
-	if g.HeartbeatInterval >= g.LeaseDuration {
-		return fail("HeartbeatInterval %v must be below LeaseDuration %v", g.HeartbeatInterval, g.LeaseDuration)
-	}
-	if g.MaxClaimBatch == 0 {
-		g.MaxClaimBatch = DefaultMaxClaimBatch
-	}
-	if g.MaxOutcomeBatch == 0 {
-		g.MaxOutcomeBatch = g.MaxClaimBatch
-	}
-	if g.PollInterval == 0 {
-		g.PollInterval = DefaultPollInterval
-	}
-	if g.MaintenanceInterval == 0 {
-		g.MaintenanceInterval = DefaultMaintenanceInterval
-	}
-	if g.Pumps == 0 {
-		g.Pumps = 1
-	}
-	return g, nil
+	return g.Pumps, nil
 }
 
 // Config configures a Client. The zero value is an insert-only Client on the
-// host's clock.
+// host's clock. A zero knob takes its default. RetryPolicy, DrainTimeout,
+// RelinquishTimeout, FailureDetailLimit and Retention are read only by the
+// Pumps, so NewClient checks them with the Worker Groups, as part of each
+// group's configuration; an insert-only Client ignores them.
 type Config struct {
 	// Handlers holds the handlers. Required when Groups is not empty.
 	Handlers *Handlers

@@ -77,33 +77,46 @@ func (p DispatchPolicy) QueueNames() []string {
 // Queue, valid and distinct names, weights of at least 1.
 func (p DispatchPolicy) Validate() error {
 	if p.Kind != PolicyStrict && p.Kind != PolicyWeighted {
-		return fmt.Errorf("%w: dispatch policy has no kind (use Strict or Weighted)", ErrInvalidConfig)
+		return invalid("Policy has no kind (use Strict or Weighted)")
 	}
 	if len(p.Queues) == 0 {
-		return fmt.Errorf("%w: dispatch policy serves no queue", ErrInvalidConfig)
+		return invalid("Policy serves no queue")
 	}
 	seen := make(map[string]bool, len(p.Queues))
 	for _, q := range p.Queues {
 		if err := store.ValidateName("queue", q.Queue); err != nil {
-			return fmt.Errorf("%w: dispatch policy: %w", ErrInvalidConfig, err)
+			return invalid("Policy: %w", err)
 		}
 		if seen[q.Queue] {
-			return fmt.Errorf("%w: dispatch policy lists queue %q twice", ErrInvalidConfig, q.Queue)
+			return invalid("Policy lists queue %q twice", q.Queue)
 		}
 		seen[q.Queue] = true
 		if q.Weight < 1 {
-			return fmt.Errorf("%w: queue %q has weight %d (want ≥ 1)", ErrInvalidConfig, q.Queue, q.Weight)
+			return invalid("Policy: queue %q has weight %d (want ≥ 1)", q.Queue, q.Weight)
 		}
 	}
 	return nil
 }
 
-// ErrInvalidConfig is wrapped by Config.Validate.
-var ErrInvalidConfig = errors.New("node: invalid config")
+// ErrInvalidConfig is wrapped by every error that reports a knob the Driver,
+// a Pump or a Client cannot run with: Config.Validate, Pacing.Validate,
+// DispatchPolicy.Validate and RetentionPolicy.Validate here, and the
+// configuration errors of shell.New and backwave.NewClient. Those two
+// packages export this same value, so errors.Is matches it whichever layer
+// found the problem.
+var ErrInvalidConfig = errors.New("backwave: invalid config")
+
+// invalid returns an error wrapping ErrInvalidConfig whose text names the
+// knob and its bad value, as format and args say.
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
+}
 
 // Config is one Driver's configuration, mapped by the Shell from the public
-// WorkerGroupOptions. Zero values are not defaulted here: WithDefaults fills
-// them and Validate checks the result.
+// WorkerGroupOptions. It is the one home of the Driver's knobs: each default
+// is written in WithDefaults and each check in Validate, and the layers above
+// forward their values unchanged. Validate does not fill zero values:
+// WithDefaults does, and Validate checks the result.
 type Config struct {
 	// Worker is the lease-holder identity of this Driver's Pump.
 	Worker job.WorkerID
@@ -153,14 +166,22 @@ type Config struct {
 	Plant plant.Bug
 }
 
-// Defaults used by WithDefaults.
+// Defaults of Config, used by WithDefaults.
 const (
-	DefaultPoolSize            = 10
-	DefaultLeaseDuration       = 60 * time.Second
-	DefaultMaxClaimBatch       = 32
+	// DefaultPoolSize is the PoolSize of a Config that sets none.
+	DefaultPoolSize = 10
+	// DefaultLeaseDuration is the LeaseDuration of a Config that sets none.
+	DefaultLeaseDuration = 60 * time.Second
+	// DefaultMaxClaimBatch is the MaxClaimBatch of a Config that sets none.
+	DefaultMaxClaimBatch = 32
+	// DefaultMaintenanceInterval is the MaintenanceInterval of a Config
+	// that sets none.
 	DefaultMaintenanceInterval = 5 * time.Second
-	DefaultExpireBatch         = 1000
-	DefaultMaxMintOccurrences  = 1000
+	// DefaultExpireBatch is the ExpireBatch of a Config that sets none.
+	DefaultExpireBatch = 1000
+	// DefaultMaxMintOccurrences is the MaxMintOccurrences of a Config that
+	// sets none.
+	DefaultMaxMintOccurrences = 1000
 )
 
 // WithDefaults returns c with zero fields set to their defaults
@@ -207,48 +228,46 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Validate reports the first problem with c.
+// Validate reports the first problem with c; the error wraps
+// ErrInvalidConfig and names the knob and its value.
 func (c Config) Validate() error {
 	switch {
 	case c.Worker == "":
-		return fmt.Errorf("%w: no worker id", ErrInvalidConfig)
+		return invalid("Worker is empty (want the Pump's lease-holder id)")
 	case c.PoolSize < 1:
-		return fmt.Errorf("%w: PoolSize %d (want ≥ 1)", ErrInvalidConfig, c.PoolSize)
+		return invalid("PoolSize %d (want ≥ 1)", c.PoolSize)
 	case c.LeaseDuration <= 0:
-		return fmt.Errorf("%w: LeaseDuration %v (want > 0)", ErrInvalidConfig, c.LeaseDuration)
+		return invalid("LeaseDuration %v (want > 0)", c.LeaseDuration)
 	case c.MaxClaimBatch < 1:
-		return fmt.Errorf("%w: MaxClaimBatch %d (want ≥ 1)", ErrInvalidConfig, c.MaxClaimBatch)
+		return invalid("MaxClaimBatch %d (want ≥ 1)", c.MaxClaimBatch)
 	case c.MaxOutcomeBatch < 1:
-		return fmt.Errorf("%w: MaxOutcomeBatch %d (want ≥ 1)", ErrInvalidConfig, c.MaxOutcomeBatch)
+		return invalid("MaxOutcomeBatch %d (want ≥ 1)", c.MaxOutcomeBatch)
 	case c.MaintenanceInterval <= 0:
-		return fmt.Errorf("%w: MaintenanceInterval %v (want > 0)", ErrInvalidConfig, c.MaintenanceInterval)
+		return invalid("MaintenanceInterval %v (want > 0)", c.MaintenanceInterval)
 	case c.ExpireBatch < 0:
-		return fmt.Errorf("%w: ExpireBatch %d (want ≥ 0)", ErrInvalidConfig, c.ExpireBatch)
+		return invalid("ExpireBatch %d (want ≥ 0)", c.ExpireBatch)
 	case c.MintLookahead < 0:
-		return fmt.Errorf("%w: MintLookahead %v is negative", ErrInvalidConfig, c.MintLookahead)
+		return invalid("MintLookahead %v (want ≥ 0)", c.MintLookahead)
 	case c.MissedAfter <= c.MaintenanceInterval:
-		return fmt.Errorf("%w: MissedAfter %v must exceed MaintenanceInterval %v, or every beat would find its occurrences missed",
-			ErrInvalidConfig, c.MissedAfter, c.MaintenanceInterval)
+		return invalid("MissedAfter %v (want above MaintenanceInterval %v, or every beat would find its occurrences missed)",
+			c.MissedAfter, c.MaintenanceInterval)
 	case c.MaxMintOccurrences < 1:
-		return fmt.Errorf("%w: MaxMintOccurrences %d (want ≥ 1)", ErrInvalidConfig, c.MaxMintOccurrences)
+		return invalid("MaxMintOccurrences %d (want ≥ 1)", c.MaxMintOccurrences)
 	}
 	if c.Retention != nil {
 		if err := c.Retention.Validate(); err != nil {
 			return err
-		}
-		if c.Retention.Batch < 1 {
-			return fmt.Errorf("%w: RetentionPolicy.Batch %d (want ≥ 1)", ErrInvalidConfig, c.Retention.Batch)
 		}
 	}
 	if err := c.Policy.Validate(); err != nil {
 		return err
 	}
 	if err := c.RetryPolicy.Validate(); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return invalid("RetryPolicy: %w", err)
 	}
 	for name, p := range c.RetryPolicies {
 		if err := p.Validate(); err != nil {
-			return fmt.Errorf("%w: retry policy of %q: %w", ErrInvalidConfig, name, err)
+			return invalid("RetryPolicy of wire name %q: %w", name, err)
 		}
 	}
 	return nil

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"fmt"
 	"slices"
 	"time"
 
@@ -80,15 +79,17 @@ func (p *RetentionPolicy) keep(s Sweep) time.Duration {
 	return p.KeepSucceeded
 }
 
-// Validate reports whether the policy is usable.
+// Validate reports whether the policy is usable (a zero Batch is, meaning
+// DefaultPurgeBatch); the error wraps ErrInvalidConfig and names the field
+// and its value.
 func (p *RetentionPolicy) Validate() error {
 	switch {
 	case p.KeepSucceeded < 0:
-		return fmt.Errorf("%w: RetentionPolicy.KeepSucceeded %v is negative", ErrInvalidConfig, p.KeepSucceeded)
+		return invalid("Retention.KeepSucceeded %v (want ≥ 0)", p.KeepSucceeded)
 	case p.KeepDeadLettered < 0:
-		return fmt.Errorf("%w: RetentionPolicy.KeepDeadLettered %v is negative", ErrInvalidConfig, p.KeepDeadLettered)
+		return invalid("Retention.KeepDeadLettered %v (want ≥ 0)", p.KeepDeadLettered)
 	case p.Batch < 0:
-		return fmt.Errorf("%w: RetentionPolicy.Batch %d is negative", ErrInvalidConfig, p.Batch)
+		return invalid("Retention.Batch %d (want ≥ 0; 0 means DefaultPurgeBatch)", p.Batch)
 	}
 	return nil
 }

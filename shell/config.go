@@ -28,16 +28,14 @@ var (
 	ErrCancelRequested = errors.New("backwave: cancel requested")
 )
 
-// ErrInvalidConfig is wrapped by New for a configuration it cannot run.
-var ErrInvalidConfig = errors.New("shell: invalid config")
+// ErrInvalidConfig is wrapped by New for a configuration it cannot run. It is
+// node.ErrInvalidConfig, the one value every layer's configuration errors
+// wrap.
+var ErrInvalidConfig = node.ErrInvalidConfig
 
-// Defaults used where a Config leaves a field zero.
-const (
-	DefaultPollInterval       = time.Second
-	DefaultDrainTimeout       = 30 * time.Second
-	DefaultRelinquishTimeout  = 5 * time.Second
-	DefaultFailureDetailLimit = 4096
-)
+// DefaultFailureDetailLimit is the FailureDetailLimit of a Config that sets
+// none.
+const DefaultFailureDetailLimit = 4096
 
 // Result is what an Executor reports about one finished Attempt. Only Result
 // reaches the Driver; the rest stays in the Shell until the outcome is
@@ -102,19 +100,10 @@ type Config struct {
 	// Clock stamps every event's Now. Default WallClock. Tickers always run
 	// on the host's timers.
 	Clock vtime.Clock
-	// PollInterval paces claim passes (DefaultPollInterval if zero).
-	PollInterval time.Duration
-	// HeartbeatInterval paces Lease renewal; it must be below the Lease
-	// duration. Default: a third of the Lease duration.
-	HeartbeatInterval time.Duration
-	// DrainTimeout is how long Stop lets running handlers finish before it
-	// abandons them and relinquishes their Leases (DefaultDrainTimeout if
-	// zero).
-	DrainTimeout time.Duration
-	// RelinquishTimeout bounds the store calls made after the drain period
-	// (the last report and the Relinquish), which are best effort
-	// (DefaultRelinquishTimeout if zero).
-	RelinquishTimeout time.Duration
+	// Pacing times the poll and heartbeat tickers and Stop's drain and
+	// relinquish deadlines; its defaults and checks are node.Pacing's, for
+	// the Lease duration of Driver.
+	node.Pacing
 	// FailureDetailLimit bounds Failure Detail in bytes; longer text is cut
 	// at a rune boundary and marked (DefaultFailureDetailLimit if zero).
 	FailureDetailLimit int
@@ -125,26 +114,20 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// withDefaults fills zero fields and validates.
+// withDefaults fills zero fields and validates. Driver and Pacing are
+// defaulted and checked by the node package, which owns those knobs; this
+// layer owns only the ones the Shell alone reads.
 func (c Config) withDefaults() (Config, error) {
 	c.Driver = c.Driver.WithDefaults()
 	if err := c.Driver.Validate(); err != nil {
-		return c, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return c, err
+	}
+	c.Pacing = c.Pacing.WithDefaults(c.Driver.LeaseDuration)
+	if err := c.Pacing.Validate(c.Driver.LeaseDuration); err != nil {
+		return c, err
 	}
 	if c.Clock == nil {
 		c.Clock = WallClock{}
-	}
-	if c.PollInterval == 0 {
-		c.PollInterval = DefaultPollInterval
-	}
-	if c.HeartbeatInterval == 0 {
-		c.HeartbeatInterval = c.Driver.LeaseDuration / 3
-	}
-	if c.DrainTimeout == 0 {
-		c.DrainTimeout = DefaultDrainTimeout
-	}
-	if c.RelinquishTimeout == 0 {
-		c.RelinquishTimeout = DefaultRelinquishTimeout
 	}
 	if c.FailureDetailLimit == 0 {
 		c.FailureDetailLimit = DefaultFailureDetailLimit
@@ -154,25 +137,19 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	switch {
 	case c.Store == nil:
-		return c, fmt.Errorf("%w: no store", ErrInvalidConfig)
+		return c, fmt.Errorf("%w: no Store", ErrInvalidConfig)
 	case c.Driver.Schedules && c.Schedules == nil:
-		return c, fmt.Errorf("%w: schedule minting without a store.Schedules", ErrInvalidConfig)
+		return c, fmt.Errorf("%w: schedule minting without a Schedules store", ErrInvalidConfig)
 	case c.Driver.Retention != nil && c.Retention == nil:
-		return c, fmt.Errorf("%w: a retention policy without a store.Retention", ErrInvalidConfig)
+		return c, fmt.Errorf("%w: a retention policy without a Retention store", ErrInvalidConfig)
 	case c.Executor == nil:
-		return c, fmt.Errorf("%w: no executor", ErrInvalidConfig)
-	case c.PollInterval < 0:
-		return c, fmt.Errorf("%w: PollInterval %v is negative", ErrInvalidConfig, c.PollInterval)
-	case c.HeartbeatInterval <= 0:
-		return c, fmt.Errorf("%w: HeartbeatInterval %v (want > 0)", ErrInvalidConfig, c.HeartbeatInterval)
-	case c.HeartbeatInterval >= c.Driver.LeaseDuration:
-		return c, fmt.Errorf("%w: HeartbeatInterval %v must be below LeaseDuration %v", ErrInvalidConfig, c.HeartbeatInterval, c.Driver.LeaseDuration)
-	case c.DrainTimeout < 0:
-		return c, fmt.Errorf("%w: DrainTimeout %v is negative", ErrInvalidConfig, c.DrainTimeout)
-	case c.RelinquishTimeout < 0:
-		return c, fmt.Errorf("%w: RelinquishTimeout %v is negative", ErrInvalidConfig, c.RelinquishTimeout)
+		return c, fmt.Errorf("%w: no Executor", ErrInvalidConfig)
 	case c.FailureDetailLimit < 0:
-		return c, fmt.Errorf("%w: FailureDetailLimit %d is negative", ErrInvalidConfig, c.FailureDetailLimit)
+		return c, fmt.Errorf("%w: FailureDetailLimit %d (want ≥ 0)", ErrInvalidConfig, c.FailureDetailLimit)
 	}
 	return c, nil
 }
+
+// Config returns the configuration p runs with: cfg as given to New, with
+// every default filled.
+func (p *Pump) Config() Config { return p.cfg }

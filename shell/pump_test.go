@@ -43,11 +43,10 @@ func newPump(t *testing.T, st store.Worker, exec shell.Executor, adjust func(*sh
 			LeaseDuration: 30 * time.Second,
 			RetryPolicy:   core.RetryPolicy{Initial: time.Second, Max: time.Second, Multiplier: 1},
 		},
-		Store:        st,
-		Executor:     exec,
-		PollInterval: 100 * time.Millisecond,
-		DrainTimeout: 5 * time.Second,
-		Logger:       testLogger(t),
+		Store:    st,
+		Executor: exec,
+		Pacing:   node.Pacing{PollInterval: 100 * time.Millisecond, DrainTimeout: 5 * time.Second},
+		Logger:   testLogger(t),
 	}
 	if hs, ok := st.(store.HintSource); ok {
 		cfg.Hints = hs
@@ -442,7 +441,6 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		"no worker id":  func(c *shell.Config) { c.Driver.Worker = "" },
 		"negative poll": func(c *shell.Config) { c.PollInterval = -time.Second },
 		"heartbeat at lease": func(c *shell.Config) {
-			c.HeartbeatInterval = c.Driver.LeaseDuration
 			c.Driver.LeaseDuration = time.Minute
 			c.HeartbeatInterval = time.Minute
 		},

@@ -1,0 +1,13 @@
+package backwave
+
+import "github.com/backwave/backwave/shell"
+
+// PumpConfigs returns the configuration each of c's Pumps runs with, in
+// order, with every default filled.
+func PumpConfigs(c *Client) []shell.Config {
+	out := make([]shell.Config, len(c.pumps))
+	for i, p := range c.pumps {
+		out[i] = p.Config()
+	}
+	return out
+}
