@@ -10,72 +10,236 @@ import (
 	"github.com/backwave/backwave/store"
 )
 
-// Actor is the recorded identity behind an Operator Action (store.Actor).
-type Actor = store.Actor
-
-// ErrNoActor is returned by Admin when no Actor was named: every Operator
-// Action records who asked for it.
+// ErrNoActor is returned by NewAdmin and Client.Admin when no Actor was
+// named: every Operator Action records who asked for it.
 var ErrNoActor = errors.New("backwave: an operator action needs an actor")
 
-// Admin performs audited Operator Actions and Monitor reads on behalf of
-// one Actor: each write records the Actor in the store's audit trail. An
-// action on the wrong state fails with an error wrapping
-// store.ErrIllegalTransition (e.g. rescheduling a Running job); an unknown
-// job with store.ErrNotFound. Get one from Client.Admin.
+// Admin is the one home of the Monitor reads and the audited Operator
+// Actions, on behalf of one Actor: the command-line tool, a dashboard and
+// an MCP Server all go through it. Each action is a defined action, never a
+// raw row edit, and records the Actor in the store's audit trail with its
+// effect. An action the job's current state does not allow fails with an
+// error wrapping ErrIllegalTransition (e.g. rescheduling a Running job) and
+// changes nothing; an unknown job, Queue or schedule is ErrNotFound. Get one
+// from NewAdmin, or from Client.Admin over a Client's store. Its methods
+// are safe for concurrent use.
 type Admin struct {
 	store store.Store
 	actor Actor
 }
 
-// Admin returns a handle that acts as actor, which must not be empty.
-func (c *Client) Admin(actor Actor) (*Admin, error) {
-	if actor == "" {
+// NewAdmin returns an Admin over s that acts as actor. s is a store as an
+// adapter opens it (nil is an error wrapping ErrInvalidConfig); the Admin
+// does not close it. actor must not be empty (ErrNoActor); an invalid one
+// (over 256 bytes, not UTF-8, with control characters) is an error wrapping
+// ErrInvalidParams.
+func NewAdmin(s Store, actor Actor) (*Admin, error) {
+	switch {
+	case s == nil:
+		return nil, fmt.Errorf("%w: NewAdmin: no store", ErrInvalidConfig)
+	case actor == "":
 		return nil, ErrNoActor
 	}
 	if err := actor.Validate(); err != nil {
 		return nil, fmt.Errorf("backwave: admin: %w", err)
 	}
-	return &Admin{store: c.store, actor: actor}, nil
+	return &Admin{store: s, actor: actor}, nil
+}
+
+// Admin returns an Admin over the Client's store that acts as actor; see
+// NewAdmin.
+func (c *Client) Admin(actor Actor) (*Admin, error) { return NewAdmin(c.store, actor) }
+
+// JobGet reads one stored job, for application code that only reads; an
+// unknown id is an error wrapping ErrNotFound. Admin.Job adds the
+// Transition Log and Job Output.
+func (c *Client) JobGet(ctx context.Context, id JobID) (JobInfo, error) {
+	return jobGet(ctx, c.store, id)
+}
+
+func jobGet(ctx context.Context, s store.Monitor, id JobID) (JobInfo, error) {
+	j, err := s.JobGet(ctx, id)
+	if err != nil {
+		return JobInfo{}, fmt.Errorf("backwave: job %d: %w", id, err)
+	}
+	return jobInfoOf(j), nil
+}
+
+// Actor returns the Actor the Admin records.
+func (a *Admin) Actor() Actor { return a.actor }
+
+// Job returns one job's detail: the row, its Transition Log and its Job
+// Output.
+func (a *Admin) Job(ctx context.Context, id JobID) (JobDetail, error) {
+	var d JobDetail
+	var err error
+	if d.Job, err = jobGet(ctx, a.store, id); err != nil {
+		return JobDetail{}, err
+	}
+	trs, err := a.store.JobTransitions(ctx, id)
+	if err != nil {
+		return JobDetail{}, fmt.Errorf("backwave: job %d: transition log: %w", id, err)
+	}
+	d.Transitions = transitionsOf(trs)
+	if d.Output, err = a.store.JobOutput(ctx, id); err != nil {
+		return JobDetail{}, fmt.Errorf("backwave: job %d: output: %w", id, err)
+	}
+	return d, nil
+}
+
+// Jobs lists the jobs p's filter keeps, newest first, one page at a time.
+// An invalid filter (a bad Tag, CreatedTo before CreatedFrom) or a negative
+// Limit is an error wrapping ErrInvalidParams.
+func (a *Admin) Jobs(ctx context.Context, p JobListParams) (Page[JobInfo], error) {
+	return readPage(p.PageParams, "list jobs", func(limit int) ([]job.Job, error) {
+		return a.store.JobList(ctx, store.JobListParams{JobFilter: p.JobFilter.store(), BeforeID: JobID(p.Before), Limit: limit})
+	}, jobInfoOf, func(j *JobInfo) Cursor { return Cursor(j.ID) })
+}
+
+// Retrying lists the Retrying view of queue (every Queue if empty):
+// Scheduled jobs carrying a Retry Cause, still live but waiting for another
+// Attempt because the last one went wrong. Newest first, one page at a time.
+func (a *Admin) Retrying(ctx context.Context, queue string, p PageParams) (Page[JobInfo], error) {
+	return a.Jobs(ctx, JobListParams{JobFilter: JobFilter{Retrying: true, Queue: queue}, PageParams: p})
+}
+
+// CountByState counts the jobs of queue (every Queue if empty) in each
+// state; a state without jobs may be absent. It reads counters the store
+// keeps as jobs move, so it is cheap at any table size.
+func (a *Admin) CountByState(ctx context.Context, queue string) (map[JobState]int, error) {
+	counts, err := a.store.JobCountByState(ctx, store.CountParams{Queue: queue})
+	if err != nil {
+		return nil, fmt.Errorf("backwave: count jobs by state: %w", err)
+	}
+	out := make(map[JobState]int, len(counts))
+	for s, n := range counts {
+		out[JobState(s)] = n
+	}
+	return out, nil
+}
+
+// CountByQueue counts the jobs of every Queue in each state, ordered by
+// Queue then state; zero counts are absent.
+func (a *Admin) CountByQueue(ctx context.Context) ([]QueueStateCount, error) {
+	counts, err := a.store.JobCountByQueue(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("backwave: count jobs by queue: %w", err)
+	}
+	out := make([]QueueStateCount, len(counts))
+	for i, c := range counts {
+		out[i] = QueueStateCount{Queue: c.Queue, State: JobState(c.State), Count: c.Count}
+	}
+	return out, nil
+}
+
+// Queues returns every known Queue, ordered by name, with whether it is
+// paused, its Concurrency Limit and its Running count.
+func (a *Admin) Queues(ctx context.Context) ([]QueueInfo, error) {
+	qs, err := a.store.QueueList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("backwave: list queues: %w", err)
+	}
+	out := make([]QueueInfo, len(qs))
+	for i, q := range qs {
+		out[i] = QueueInfo(q)
+	}
+	return out, nil
+}
+
+// TagFacet returns the Tag Facet of the slice of jobs f keeps: the Tags
+// they carry with how many jobs carry each, highest count first (ties by
+// Tag), capped to the top limit (10 if 0, at most 1,000). It answers "what
+// are the dominant buckets in this slice", never "what Tags exist": to
+// reach any Tag, use TagSuggest.
+func (a *Admin) TagFacet(ctx context.Context, f JobFilter, limit int) ([]TagCount, error) {
+	if limit < 0 {
+		return nil, fmt.Errorf("backwave: tag facet: %w: limit %d is negative", ErrInvalidParams, limit)
+	}
+	buckets, err := a.store.TagFacet(ctx, store.TagFacetParams{JobFilter: f.store(), Limit: limit})
+	if err != nil {
+		return nil, fmt.Errorf("backwave: tag facet: %w", err)
+	}
+	out := make([]TagCount, len(buckets))
+	for i, b := range buckets {
+		out[i] = TagCount{Tag: Tag(b.Tag), Count: b.Count}
+	}
+	return out, nil
+}
+
+// TagSuggest completes prefix over every Tag in the store: matched
+// case-insensitively against the start of each Tag's display form (a
+// Label's value, a Keyed Tag's "key=value"), ordered lexicographically, up
+// to limit of them (20 if 0, at most 1,000). Each comes in its stored
+// casing, so a JobFilter built from it matches exactly. It never filters
+// jobs, and a suggested Tag may have no match under a given filter.
+func (a *Admin) TagSuggest(ctx context.Context, prefix string, limit int) ([]Tag, error) {
+	if limit < 0 {
+		return nil, fmt.Errorf("backwave: tag suggest: %w: limit %d is negative", ErrInvalidParams, limit)
+	}
+	tags, err := a.store.TagSuggest(ctx, store.TagSuggestParams{Prefix: prefix, Limit: limit})
+	if err != nil {
+		return nil, fmt.Errorf("backwave: tag suggest %q: %w", prefix, err)
+	}
+	return tagsOf(tags), nil
+}
+
+// Dependencies returns a job's Dependency edges: its mode, its parents
+// (with whether its latch has counted each) and its dependents.
+func (a *Admin) Dependencies(ctx context.Context, id JobID) (DependencyInfo, error) {
+	d, err := a.store.JobDependencies(ctx, id)
+	if err != nil {
+		return DependencyInfo{}, fmt.Errorf("backwave: dependencies of job %d: %w", id, err)
+	}
+	return dependencyInfoOf(d), nil
+}
+
+// Audit lists the audit trail of Operator Actions p keeps, newest first,
+// one page at a time.
+func (a *Admin) Audit(ctx context.Context, p AuditListParams) (Page[AuditEntry], error) {
+	return readPage(p.PageParams, "audit trail", func(limit int) ([]store.AuditEntry, error) {
+		return a.store.AuditList(ctx, store.AuditListParams{JobID: p.JobID, Queue: p.Queue, BeforeID: int64(p.Before), Limit: limit})
+	}, auditEntryOf, func(e *AuditEntry) Cursor { return Cursor(e.ID) })
 }
 
 // Requeue moves a Dead-Lettered or Quarantined job back to Scheduled, due
 // now: its Retry Cause is cleared and it gets a fresh budget of MaxAttempts
 // tries above the Attempt it had reached (Attempt numbers are never
 // reused). It returns the job as requeued.
-func (a *Admin) Requeue(ctx context.Context, id JobID) (job.Job, error) {
-	j, err := a.store.JobRequeue(ctx, store.JobRequeueParams{ID: id, Actor: a.actor})
+func (a *Admin) Requeue(ctx context.Context, id JobID) (JobInfo, error) {
+	j, err := a.store.JobRequeue(ctx, store.JobRequeueParams{ID: id, Actor: store.Actor(a.actor)})
 	if err != nil {
-		return job.Job{}, fmt.Errorf("backwave: requeue job %d: %w", id, err)
+		return JobInfo{}, fmt.Errorf("backwave: requeue job %d: %w", id, err)
 	}
-	return j, nil
+	return jobInfoOf(j), nil
 }
 
-// Cancel cancels a job: a waiting one at once; a Running one cooperatively —
-// its handler's context is cancelled at the next heartbeat, and however
+// Cancel cancels a job: a waiting one at once; a Running one cooperatively
+// — its handler's context is cancelled at the next heartbeat, and however
 // that Attempt ends the job ends Cancelled. It returns the job as the
-// action left it (Cancelled, or Running with CancelRequested).
-func (a *Admin) Cancel(ctx context.Context, id JobID) (job.Job, error) {
-	j, err := a.store.JobCancel(ctx, store.JobCancelParams{ID: id, Actor: a.actor})
+// action left it: Cancelled, or Running with CancelRequested.
+func (a *Admin) Cancel(ctx context.Context, id JobID) (JobInfo, error) {
+	j, err := a.store.JobCancel(ctx, store.JobCancelParams{ID: id, Actor: store.Actor(a.actor)})
 	if err != nil {
-		return job.Job{}, fmt.Errorf("backwave: cancel job %d: %w", id, err)
+		return JobInfo{}, fmt.Errorf("backwave: cancel job %d: %w", id, err)
 	}
-	return j, nil
+	return jobInfoOf(j), nil
 }
 
 // Reschedule moves the due time of a waiting (Scheduled or Awaiting-Parent)
-// job to at. It writes an audit record and no Transition Log entry. To join
-// your own transaction, use the adapter's JobRescheduleTx.
-func (a *Admin) Reschedule(ctx context.Context, id JobID, at time.Time) (job.Job, error) {
-	j, err := a.store.JobReschedule(ctx, store.JobRescheduleParams{ID: id, Actor: a.actor, ScheduledAt: at})
+// job to at. The job keeps its id, payload, Attempt and Retry Cause; the
+// action writes an audit record and no Transition Log entry, because the
+// state does not change. A zero at is an error wrapping ErrInvalidParams.
+func (a *Admin) Reschedule(ctx context.Context, id JobID, at time.Time) (JobInfo, error) {
+	j, err := a.store.JobReschedule(ctx, store.JobRescheduleParams{ID: id, Actor: store.Actor(a.actor), ScheduledAt: at})
 	if err != nil {
-		return job.Job{}, fmt.Errorf("backwave: reschedule job %d: %w", id, err)
+		return JobInfo{}, fmt.Errorf("backwave: reschedule job %d: %w", id, err)
 	}
-	return j, nil
+	return jobInfoOf(j), nil
 }
 
 // PauseQueue stops claims from queue; running jobs are unaffected.
 func (a *Admin) PauseQueue(ctx context.Context, queue string) error {
-	if err := a.store.QueuePause(ctx, store.QueueParams{Queue: queue, Actor: a.actor}); err != nil {
+	if err := a.store.QueuePause(ctx, store.QueueParams{Queue: queue, Actor: store.Actor(a.actor)}); err != nil {
 		return fmt.Errorf("backwave: pause queue %q: %w", queue, err)
 	}
 	return nil
@@ -83,65 +247,18 @@ func (a *Admin) PauseQueue(ctx context.Context, queue string) error {
 
 // ResumeQueue lets claims from queue start again.
 func (a *Admin) ResumeQueue(ctx context.Context, queue string) error {
-	if err := a.store.QueueResume(ctx, store.QueueParams{Queue: queue, Actor: a.actor}); err != nil {
+	if err := a.store.QueueResume(ctx, store.QueueParams{Queue: queue, Actor: store.Actor(a.actor)}); err != nil {
 		return fmt.Errorf("backwave: resume queue %q: %w", queue, err)
 	}
 	return nil
 }
 
 // SetQueueLimit sets queue's cluster-wide Concurrency Limit; 0 removes it.
+// A lowered limit never revokes a Lease: it stops claims until the Running
+// count drops below it.
 func (a *Admin) SetQueueLimit(ctx context.Context, queue string, limit int) error {
-	if err := a.store.QueueSetLimit(ctx, store.QueueSetLimitParams{Queue: queue, Limit: limit, Actor: a.actor}); err != nil {
+	if err := a.store.QueueSetLimit(ctx, store.QueueSetLimitParams{Queue: queue, Limit: limit, Actor: store.Actor(a.actor)}); err != nil {
 		return fmt.Errorf("backwave: set the limit of queue %q: %w", queue, err)
 	}
 	return nil
-}
-
-// JobDetail is one job with its Transition Log, as the Monitor shows it.
-type JobDetail struct {
-	Job         job.Job
-	Transitions []store.Transition
-	// Output is the Job Output, nil if none.
-	Output []byte
-}
-
-// Job returns one job's detail: the row, its Transition Log and its Job
-// Output.
-func (a *Admin) Job(ctx context.Context, id JobID) (JobDetail, error) {
-	var d JobDetail
-	var err error
-	if d.Job, err = a.store.JobGet(ctx, id); err != nil {
-		return d, fmt.Errorf("backwave: job %d: %w", id, err)
-	}
-	if d.Transitions, err = a.store.JobTransitions(ctx, id); err != nil {
-		return d, fmt.Errorf("backwave: job %d: transition log: %w", id, err)
-	}
-	if d.Output, err = a.store.JobOutput(ctx, id); err != nil {
-		return d, fmt.Errorf("backwave: job %d: output: %w", id, err)
-	}
-	return d, nil
-}
-
-// Jobs lists jobs matching p, newest first, one keyset page at a time.
-func (a *Admin) Jobs(ctx context.Context, p store.JobListParams) ([]job.Job, error) {
-	jobs, err := a.store.JobList(ctx, p)
-	if err != nil {
-		return nil, fmt.Errorf("backwave: list jobs: %w", err)
-	}
-	return jobs, nil
-}
-
-// Retrying lists the Retrying view: Scheduled jobs carrying a Retry Cause,
-// newest first (glossary, Retrying).
-func (a *Admin) Retrying(ctx context.Context, queue string, before JobID, limit int) ([]job.Job, error) {
-	return a.Jobs(ctx, store.JobListParams{JobFilter: store.JobFilter{Retrying: true, Queue: queue}, BeforeID: before, Limit: limit})
-}
-
-// Audit lists the audit trail, newest first.
-func (a *Admin) Audit(ctx context.Context, p store.AuditListParams) ([]store.AuditEntry, error) {
-	out, err := a.store.AuditList(ctx, p)
-	if err != nil {
-		return nil, fmt.Errorf("backwave: audit trail: %w", err)
-	}
-	return out, nil
 }

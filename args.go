@@ -10,20 +10,13 @@ import (
 	"github.com/backwave/backwave/store"
 )
 
-// JobID identifies one stored job.
+// JobID identifies one stored job: an int64 the store assigns at insert and
+// never reuses. The stores share the type.
 type JobID = job.ID
 
-// Attempt numbers one execution try of a job; a job's first Attempt is 1.
+// Attempt numbers one execution try of a job: an int32, 1 on a job's first
+// run, never reused. The stores share the type.
 type Attempt = job.Attempt
-
-// Tag is an observational annotation on a job: a Label or a Keyed Tag.
-type Tag = job.Tag
-
-// Label returns the Label tag s.
-func Label(s string) Tag { return job.Label(s) }
-
-// Keyed returns the Keyed Tag key→value.
-func Keyed(key, value string) Tag { return job.Keyed(key, value) }
 
 // DefaultQueue is the Queue of a job whose args and enqueue options name
 // none.
@@ -80,7 +73,7 @@ type Job[T JobArgs] struct {
 	CreatedAt time.Time
 
 	output []byte
-	tags   []Tag
+	tags   []job.Tag
 	// deps reads ancestors' Job Output (AncestorOutput).
 	deps store.Dependencies
 }
@@ -92,15 +85,15 @@ type Job[T JobArgs] struct {
 func (j *Job[T]) SetOutput(b []byte) { j.output = slices.Clone(b) }
 
 // AddTags adds Tags to the job when this Attempt's outcome applies. An
-// invalid Tag is refused with an error wrapping job.ErrInvalidTag and
-// nothing is added.
+// invalid Tag is refused with an error wrapping ErrInvalidTag and nothing is
+// added.
 func (j *Job[T]) AddTags(tags ...Tag) error {
 	for _, t := range tags {
 		if err := t.Validate(); err != nil {
 			return err
 		}
 	}
-	j.tags = append(j.tags, tags...)
+	j.tags = append(j.tags, jobTags(tags)...)
 	return nil
 }
 

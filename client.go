@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/shell"
 	"github.com/backwave/backwave/store"
@@ -20,6 +21,15 @@ import (
 )
 
 const levelDebug = slog.LevelDebug
+
+// Store is a BackWave store as an adapter opens it: store/sqlite (the
+// Embedded Adapter), store/postgres (the Networked Adapter), the In-Memory
+// Store of store/memstore, or store.Open with a URI
+// ("sqlite:///var/lib/app/jobs.db", "postgres://…", "mem://"). Hand it to
+// NewClient and NewAdmin; their methods are the API. Its own methods are the
+// Storage Contract, which adapters implement and the Conformance Suite
+// checks: application code has no need to call them.
+type Store = store.Store
 
 // Client enqueues jobs and runs the Worker Groups of one process (one node).
 // Its methods are safe for concurrent use.
@@ -49,7 +59,7 @@ type Client struct {
 // value. A Worker Group's knobs are checked once, by the layer that owns
 // them (node.Config, node.Pacing, shell.Config), and the error says which
 // group they belong to.
-func NewClient(s store.Store, cfg Config) (*Client, error) {
+func NewClient(s Store, cfg Config) (*Client, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: no store", ErrInvalidConfig)
 	}
@@ -57,7 +67,7 @@ func NewClient(s store.Store, cfg Config) (*Client, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = shell.WallClock{}
+		cfg.Clock = WallClock{}
 	}
 	if cfg.MaxAttempts == 0 {
 		cfg.MaxAttempts = DefaultMaxAttempts
@@ -101,7 +111,7 @@ func NewClient(s store.Store, cfg Config) (*Client, error) {
 		cfg:    cfg,
 		nodeID: cfg.NodeID,
 		exec:   &executor{byWire: regs, log: cfg.Logger, maxOutput: cfg.MaxOutputBytes, middleware: slices.Clone(cfg.Middleware), deps: s},
-		retry:  make(map[string]RetryPolicy),
+		retry:  make(map[string]core.RetryPolicy),
 	}
 	p.hints, _ = s.(store.HintSource)
 	if p.nodeID == "" {
@@ -109,7 +119,7 @@ func NewClient(s store.Store, cfg Config) (*Client, error) {
 	}
 	for wire, r := range regs {
 		if r.retry != nil {
-			p.retry[wire] = *r.retry
+			p.retry[wire] = core.RetryPolicy(*r.retry)
 		}
 	}
 	names := make(map[string]bool, len(cfg.Groups))
@@ -140,7 +150,7 @@ type pumpSet struct {
 	hints  store.HintSource
 	// retry holds the Wire Names' own retry policies, unchecked: the
 	// Driver's Config checks them.
-	retry map[string]RetryPolicy
+	retry map[string]core.RetryPolicy
 }
 
 // addGroup builds the Pumps of group g. Its knobs are forwarded unchanged;
@@ -153,7 +163,7 @@ func (c *Client) addGroup(p *pumpSet, g WorkerGroupOptions) error {
 	for i := range n {
 		drv := g.driver()
 		drv.Worker = job.WorkerID(p.nodeID + "/" + g.Name + "/" + strconv.Itoa(i))
-		drv.RetryPolicy = p.cfg.RetryPolicy
+		drv.RetryPolicy = core.RetryPolicy(p.cfg.RetryPolicy)
 		drv.RetryPolicies = p.retry
 		// One Pump per Client mints and purges: minting is idempotent
 		// across nodes, so one per node is plenty.

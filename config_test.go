@@ -258,7 +258,7 @@ func TestWorkerGroupZeroKnobsTakeDefaults(t *testing.T) {
 				if got != w {
 					t.Errorf("Pump %d runs with\n  %+v, want\n  %+v", i, got, w)
 				}
-				if d.RetryPolicy != backwave.DefaultRetryPolicy() {
+				if backwave.RetryPolicy(d.RetryPolicy) != backwave.DefaultRetryPolicy() {
 					t.Errorf("Pump %d RetryPolicy %+v, want DefaultRetryPolicy()", i, d.RetryPolicy)
 				}
 				if i == 0 && (d.Retention == nil || d.Retention.Batch != node.DefaultPurgeBatch) {

@@ -12,18 +12,22 @@ import (
 
 // DependencyMode is how a dependent reacts to its parents' terminal states:
 // OnSuccess (the default) or OnAnyTerminal.
-type DependencyMode = job.DependencyMode
+type DependencyMode uint8
 
 // The two Dependency modes.
 const (
 	// OnSuccess runs the dependent only if every parent Succeeded; a parent
 	// that ends Dead-Lettered, Cancelled or Quarantined cancels it (cancel
 	// cause parent failure), and its own on-success dependents after it.
-	OnSuccess = job.DependencyOnSuccess
+	OnSuccess DependencyMode = DependencyMode(job.DependencyOnSuccess)
 	// OnAnyTerminal runs the dependent once every parent is terminal,
 	// whatever state each ended in.
-	OnAnyTerminal = job.DependencyOnAnyTerminal
+	OnAnyTerminal DependencyMode = DependencyMode(job.DependencyOnAnyTerminal)
 )
+
+// String returns the stored name of the mode: "on_success" or
+// "on_any_terminal".
+func (m DependencyMode) String() string { return job.DependencyMode(m).String() }
 
 // Errors of Dependencies and Job Output.
 var (
@@ -90,7 +94,7 @@ func (s *enqueueSettings) dependency(n int) (store.Dependency, error) {
 	switch {
 	case s.modeConflict:
 		return store.Dependency{}, fmt.Errorf("%w: WithParents and WithParentsInBatch give different Dependency modes", ErrInvalidJob)
-	case s.hasMode && !s.mode.Valid():
+	case s.hasMode && !job.DependencyMode(s.mode).Valid():
 		return store.Dependency{}, fmt.Errorf("%w: unknown Dependency mode %s", ErrInvalidJob, s.mode)
 	case s.badParent:
 		return store.Dependency{}, fmt.Errorf("%w: WithParents names a job id below 1", ErrInvalidJob)
@@ -100,14 +104,22 @@ func (s *enqueueSettings) dependency(n int) (store.Dependency, error) {
 			return store.Dependency{}, fmt.Errorf("%w: WithParentsInBatch names index %d; the call has %d jobs", ErrInvalidJob, r.Index, n)
 		}
 	}
-	return store.Dependency{Mode: s.mode, Parents: s.parents}, nil
+	return store.Dependency{Mode: job.DependencyMode(s.mode), Parents: s.parents}, nil
 }
 
 // AncestorOutput is what a job reads of one of its Dependency ancestors:
-// the ancestor's state now, and its Job Output if its success stored one
-// (Present). Absence is a normal result: the ancestor failed, was
-// cancelled, or succeeded without output.
-type AncestorOutput = store.AncestorOutput
+// the ancestor's state now, and its Job Output if its success stored one.
+// Absence is a normal result: the ancestor failed, was cancelled, or
+// succeeded without output.
+type AncestorOutput struct {
+	// State is the ancestor's state now.
+	State JobState
+	// Output is the ancestor's Job Output; nil when absent.
+	Output []byte
+	// Present is true when the ancestor's success stored an output (an
+	// empty one included).
+	Present bool
+}
 
 // AncestorOutput reads the Job Output of ancestor, which must be one of this
 // job's transitive Dependency parents — a parent, a parent's parent, and so
@@ -123,7 +135,7 @@ func (j *Job[T]) AncestorOutput(ctx context.Context, ancestor JobID) (AncestorOu
 	if err != nil {
 		return AncestorOutput{}, fmt.Errorf("backwave: job %d reads the output of job %d: %w", j.ID, ancestor, err)
 	}
-	return out, nil
+	return AncestorOutput{State: JobState(out.State), Output: out.Output, Present: out.Present}, nil
 }
 
 // AncestorOutputJSON reads ancestor's Job Output as Job.AncestorOutput does

@@ -128,7 +128,7 @@ func TestGraphRunsInDependencyOrder(t *testing.T) {
 			t.Fatalf("reads failed: %v", g.errs)
 		}
 		for i, r := range g.reads["join"] {
-			if !r.Present || r.State != job.StateSucceeded {
+			if !r.Present || r.State != backwave.StateSucceeded {
 				t.Fatalf("join's read %d = %+v, want a present output of a succeeded job", i, r)
 			}
 		}
@@ -181,7 +181,7 @@ func TestFailedParentAndNonAncestorReads(t *testing.T) {
 		if err := g.errs["cleanup"]; err != nil {
 			t.Fatalf("reading a failed parent's missing output: %v, want absent and no error", err)
 		}
-		if r := g.reads["cleanup"]; len(r) != 1 || r[0].Present || r[0].State != job.StateDeadLettered {
+		if r := g.reads["cleanup"]; len(r) != 1 || r[0].Present || r[0].State != backwave.StateDeadLettered {
 			t.Fatalf("cleanup read %+v, want one absent output of a dead-lettered parent", r)
 		}
 		if err := g.errs["sibling"]; !errors.Is(err, backwave.ErrNotAncestor) {

@@ -47,8 +47,20 @@
 // many nodes run. Occurrences missed while no node ran are skipped (the
 // default) or made up by exactly one job (CatchUpCoalesce); NoOverlap skips
 // an occurrence while the previous instance is still live. Skips are
-// recorded (ScheduleOccurrences). Admin.TriggerSchedule, PauseSchedule and
-// ResumeSchedule are audited Operator Actions.
+// recorded (Admin.ScheduleOccurrences). Admin.TriggerSchedule,
+// PauseSchedule and ResumeSchedule are audited Operator Actions.
+//
+// # Monitor and Operator Actions
+//
+// Admin is the one home of the Monitor reads — a job with its Transition
+// Log, job lists by filter, the Retrying view, counts by state and by
+// Queue, Queues, the Tag Facet and Tag Suggest, Dependencies, Recurring
+// Schedules and their occurrences, the audit trail — and of the audited
+// Operator Actions: requeue, cancel, reschedule, trigger a schedule, pause
+// and resume a Queue or a schedule, set a Queue's Concurrency Limit. Open
+// one over a store with NewAdmin, naming the Actor the audit trail records;
+// no Client is needed. Lists page by keyset: each Page carries the Cursor of
+// the next. Application code that only reads a job calls Client.JobGet.
 //
 // # Retention
 //

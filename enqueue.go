@@ -148,7 +148,7 @@ func (c *Client) newJob(args JobArgs, opts []EnqueueOption, n int) (store.NewJob
 	default:
 		nj.ScheduledAt = s.runAt
 	}
-	nj.Tags = job.NormalizeTags(append(slices.Clone(jo.Tags), s.tags...))
+	nj.Tags = job.NormalizeTags(jobTags(append(slices.Clone(jo.Tags), s.tags...)))
 	for _, t := range nj.Tags {
 		if err := t.Validate(); err != nil {
 			return store.NewJob{}, fmt.Errorf("%w: %w", ErrInvalidJob, err)

@@ -3,8 +3,10 @@ package backwave
 import (
 	"errors"
 
+	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/node"
 	"github.com/backwave/backwave/shell"
+	"github.com/backwave/backwave/store"
 )
 
 var (
@@ -16,6 +18,27 @@ var (
 	// cannot be stored as given (no Wire Name, args that do not encode,
 	// an invalid Queue, Tag or option). Nothing is inserted.
 	ErrInvalidJob = errors.New("backwave: invalid job")
+)
+
+// Errors of the Monitor reads and Operator Actions (Admin), of Client.JobGet
+// and of the Recurring Schedule actions. Each is the store's own sentinel,
+// so errors.Is matches whatever adapter returned it.
+var (
+	// ErrNotFound: no job, Queue or schedule with that identity.
+	ErrNotFound = store.ErrNotFound
+	// ErrIllegalTransition: an Operator Action the job's current state does
+	// not allow, such as requeuing a Succeeded job or rescheduling a
+	// Running one. Nothing changed.
+	ErrIllegalTransition = store.ErrIllegalTransition
+	// ErrOverlap: a schedule with No-Overlap refused a trigger because the
+	// job it made last is still live.
+	ErrOverlap = store.ErrOverlap
+	// ErrInvalidParams: the arguments break a documented precondition (a
+	// negative page limit, a zero due time, an invalid Actor or filter Tag).
+	// Nothing changed.
+	ErrInvalidParams = store.ErrInvalidParams
+	// ErrInvalidTag: a Tag that cannot be stored (see Tag.Validate).
+	ErrInvalidTag = job.ErrInvalidTag
 )
 
 // Causes of a handler's context cancellation; read them with

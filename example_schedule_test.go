@@ -45,7 +45,11 @@ func ExampleRecurringSchedule() {
 	}
 	defer client.Stop(ctx)
 
-	list, err := client.ListSchedules(ctx)
+	admin, err := client.Admin("ops:example")
+	if err != nil {
+		panic(err)
+	}
+	list, err := admin.Schedules(ctx)
 	if err != nil {
 		panic(err)
 	}

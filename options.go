@@ -8,39 +8,11 @@ import (
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/node"
 	"github.com/backwave/backwave/shell"
-	"github.com/backwave/backwave/vtime"
 )
-
-// RetryPolicy computes the backoff before the next Attempt of a job whose
-// Attempt failed: Initial × Multiplier^(attempt-1), capped at Max, spread by
-// ±Jitter, deterministic per (job, Attempt).
-type RetryPolicy = core.RetryPolicy
-
-// DefaultRetryPolicy returns the policy used when Config.RetryPolicy is zero:
-// 1s, 2s, 4s, … capped at 1h, ±20%.
-func DefaultRetryPolicy() RetryPolicy { return core.DefaultRetryPolicy() }
 
 // DefaultMaxAttempts is the attempt ceiling when neither the job nor
 // Config.MaxAttempts sets one.
 const DefaultMaxAttempts = core.DefaultMaxAttempts
-
-// DispatchPolicy is a Worker Group's rule for choosing which Queue to claim
-// from next: Strict (priority order) or Weighted (smooth weighted
-// round-robin with fallthrough). Build one with Strict or Weighted.
-type DispatchPolicy = node.DispatchPolicy
-
-// QueueWeight is one Queue of a Weighted Dispatch Policy with its weight
-// (at least 1).
-type QueueWeight = node.QueueWeight
-
-// Strict returns a Strict Dispatch Policy: every due job of the first Queue
-// before any of the second, and so on. Later Queues may starve.
-func Strict(queues ...string) DispatchPolicy { return node.Strict(queues...) }
-
-// Weighted returns a Weighted Dispatch Policy: free capacity is split across
-// the Queues by weight, and a Queue with no due work lends its share to the
-// others.
-func Weighted(queues ...QueueWeight) DispatchPolicy { return node.Weighted(queues...) }
 
 // Defaults of WorkerGroupOptions and Config: a zero knob takes the value
 // here. Each is defined once, in the layer that applies it.
@@ -138,7 +110,7 @@ func DefaultWorkerGroup(name string, policy DispatchPolicy) WorkerGroupOptions {
 // unchanged: node.Config.WithDefaults and Validate are their one home.
 func (g WorkerGroupOptions) driver() node.Config {
 	return node.Config{
-		Policy:              g.Policy,
+		Policy:              g.Policy.policy,
 		PoolSize:            g.PoolSize,
 		LeaseDuration:       g.LeaseDuration,
 		MaxClaimBatch:       g.MaxClaimBatch,
@@ -188,7 +160,7 @@ type Config struct {
 	// Clock is the node's clock: it stamps the Pumps' events and turns
 	// WithDelay into a due time (the host's clock if nil). Lease and due
 	// comparisons use the store's clock.
-	Clock vtime.Clock
+	Clock Clock
 	// RetryPolicy applies to every Wire Name without its own
 	// (DefaultRetryPolicy() if zero).
 	RetryPolicy RetryPolicy
@@ -228,7 +200,3 @@ type Config struct {
 	// terminal jobs accumulate in the store.
 	Retention *RetentionPolicy
 }
-
-// WallClock is the host's clock (time.Now), the default Config.Clock and the
-// clock to give a store.Store that takes one, such as the In-Memory Store.
-type WallClock = shell.WallClock

@@ -16,24 +16,38 @@ import (
 // while no node minted them: CatchUpSkip (the default: missed means missed)
 // or CatchUpCoalesce (exactly one make-up job for the whole missed span).
 // Replaying every missed occurrence is deliberately not offered.
-type CatchUpPolicy = core.CatchUpPolicy
+type CatchUpPolicy uint8
 
 // The Catch-Up Policies.
 const (
-	CatchUpSkip     = core.CatchUpSkip
-	CatchUpCoalesce = core.CatchUpCoalesce
+	// CatchUpSkip (the default): missed means missed. The missed span is
+	// recorded as one skipped occurrence.
+	CatchUpSkip CatchUpPolicy = CatchUpPolicy(core.CatchUpSkip)
+	// CatchUpCoalesce mints exactly one make-up job for the whole missed
+	// span.
+	CatchUpCoalesce CatchUpPolicy = CatchUpPolicy(core.CatchUpCoalesce)
 )
+
+// String returns the stored name of the policy: "skip" or "coalesce".
+func (p CatchUpPolicy) String() string { return core.CatchUpPolicy(p).String() }
 
 // RetentionPolicy says how long terminal jobs are kept before the
 // maintenance beat purges them, with everything stored beside them, in
-// bounded batches: KeepSucceeded for Succeeded and Cancelled jobs,
-// KeepDeadLettered for Dead-Lettered and Quarantined ones.
-type RetentionPolicy = node.RetentionPolicy
+// bounded batches. Each keep horizon is measured from when a job became
+// terminal, on the store's clock.
+type RetentionPolicy struct {
+	// KeepSucceeded is how long Succeeded and Cancelled jobs are kept.
+	KeepSucceeded time.Duration
+	// KeepDeadLettered is how long Dead-Lettered and Quarantined jobs are
+	// kept: usually longer, since an operator may still requeue them.
+	KeepDeadLettered time.Duration
+	// Batch bounds how many jobs one purge deletes, in one short
+	// transaction (DefaultPurgeBatch if 0).
+	Batch int
+}
 
-// Occurrence is one occurrence record of a Recurring Schedule: a job
-// minted, the one make-up job of a missed span, an occurrence skipped (with
-// its reason), or an operator's trigger.
-type Occurrence = store.Occurrence
+// DefaultPurgeBatch is the RetentionPolicy.Batch used when it is 0.
+const DefaultPurgeBatch = node.DefaultPurgeBatch
 
 // ErrInvalidSchedule is wrapped by every error about a Recurring Schedule
 // definition; the message names the field at fault.
@@ -114,7 +128,7 @@ func (c *Client) scheduleDef(s RecurringSchedule) (store.ScheduleDef, error) {
 		return bad("CatchUp", fmt.Errorf("unknown policy %s", s.CatchUp))
 	}
 	d := store.ScheduleDef{
-		Name: s.Name, Spec: s.Cron, Zone: s.Zone, CatchUp: s.CatchUp, NoOverlap: s.NoOverlap,
+		Name: s.Name, Spec: s.Cron, Zone: s.Zone, CatchUp: core.CatchUpPolicy(s.CatchUp), NoOverlap: s.NoOverlap,
 		Template: store.JobTemplate{
 			WireName: nj.WireName, Queue: nj.Queue, Payload: nj.Payload, MaxAttempts: nj.MaxAttempts, Tags: nj.Tags,
 		},
@@ -152,20 +166,14 @@ func (c *Client) upsertSchedule(ctx context.Context, d store.ScheduleDef) error 
 }
 
 // RemoveSchedule deletes the Recurring Schedule and its occurrence records,
-// as the application's own code (the audit trail records the system
-// actor); the jobs it minted stay. Operators use Admin.RemoveSchedule.
+// as the application's own code: the code-side counterpart of
+// RegisterSchedule, recorded in the audit trail as ActorSystem. The jobs it
+// minted stay. Operators use Admin.RemoveSchedule.
 func (c *Client) RemoveSchedule(ctx context.Context, name string) error {
-	return removeSchedule(ctx, c.store, name, store.ActorSystem)
+	return (&Admin{store: c.store, actor: ActorSystem}).RemoveSchedule(ctx, name)
 }
 
-func removeSchedule(ctx context.Context, s store.Schedules, name string, actor Actor) error {
-	if err := s.ScheduleRemove(ctx, store.ScheduleParams{Name: name, Actor: actor}); err != nil {
-		return fmt.Errorf("backwave: remove schedule %q: %w", name, err)
-	}
-	return nil
-}
-
-// ScheduleInfo is a Recurring Schedule as ListSchedules shows it.
+// ScheduleInfo is a Recurring Schedule as Admin.Schedules shows it.
 type ScheduleInfo struct {
 	Name      string
 	Cron      string
@@ -193,14 +201,10 @@ type ScheduleInfo struct {
 	UpdatedAt    time.Time
 }
 
-// ListSchedules returns every Recurring Schedule, ordered by name, with its
+// Schedules returns every Recurring Schedule, ordered by name, with its
 // last and next occurrence.
-func (c *Client) ListSchedules(ctx context.Context) ([]ScheduleInfo, error) {
-	return listSchedules(ctx, c.store)
-}
-
-func listSchedules(ctx context.Context, s store.Schedules) ([]ScheduleInfo, error) {
-	res, err := s.ScheduleList(ctx)
+func (a *Admin) Schedules(ctx context.Context) ([]ScheduleInfo, error) {
+	res, err := a.store.ScheduleList(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("backwave: list schedules: %w", err)
 	}
@@ -208,7 +212,7 @@ func listSchedules(ctx context.Context, s store.Schedules) ([]ScheduleInfo, erro
 	for i, sc := range res.Schedules {
 		info := ScheduleInfo{
 			Name: sc.Name, Cron: sc.Spec, Zone: sc.Zone, WireName: sc.Template.WireName, Queue: sc.Template.Queue,
-			CatchUp: sc.CatchUp, NoOverlap: sc.NoOverlap, Paused: sc.Paused, LastJob: sc.LastJob,
+			CatchUp: CatchUpPolicy(sc.CatchUp), NoOverlap: sc.NoOverlap, Paused: sc.Paused, LastJob: sc.LastJob,
 			InstanceLive: sc.InstanceLive, Revision: sc.Revision, CreatedAt: sc.CreatedAt, UpdatedAt: sc.UpdatedAt,
 		}
 		expr, err := cron.Parse(sc.Spec)
@@ -228,15 +232,17 @@ func listSchedules(ctx context.Context, s store.Schedules) ([]ScheduleInfo, erro
 	return out, nil
 }
 
-// ScheduleOccurrences lists the occurrence records of a schedule, newest
-// first: up to limit of them (0 means 100) older than beforeSeq (0: the
-// newest), so skipped occurrences stay visible.
-func (c *Client) ScheduleOccurrences(ctx context.Context, name string, beforeSeq int64, limit int) ([]Occurrence, error) {
-	out, err := c.store.ScheduleOccurrences(ctx, store.OccurrenceListParams{Schedule: name, BeforeSeq: beforeSeq, Limit: limit})
-	if err != nil {
-		return nil, fmt.Errorf("backwave: occurrences of schedule %q: %w", name, err)
+// ScheduleOccurrences lists the occurrence records of the schedule name
+// that p keeps, newest first, one page at a time: what became of each
+// occurrence, skipped ones included.
+func (a *Admin) ScheduleOccurrences(ctx context.Context, name string, p OccurrenceListParams) (Page[Occurrence], error) {
+	kinds := make([]store.OccurrenceKind, len(p.Kinds))
+	for i, k := range p.Kinds {
+		kinds[i] = store.OccurrenceKind(k)
 	}
-	return out, nil
+	return readPage(p.PageParams, fmt.Sprintf("occurrences of schedule %q", name), func(limit int) ([]store.Occurrence, error) {
+		return a.store.ScheduleOccurrences(ctx, store.OccurrenceListParams{Schedule: name, Kinds: kinds, BeforeSeq: int64(p.Before), Limit: limit})
+	}, occurrenceOf, func(o *Occurrence) Cursor { return Cursor(o.Seq) })
 }
 
 // TriggerSchedule is the Operator Action "trigger a Recurring Schedule now":
@@ -244,9 +250,9 @@ func (c *Client) ScheduleOccurrences(ctx context.Context, name string, beforeSeq
 // the trigger, with the Actor, as an occurrence record and in the audit
 // trail. A paused schedule can be triggered. Under No-Overlap, a schedule
 // whose latest instance is still live refuses with an error wrapping
-// store.ErrOverlap.
+// ErrOverlap.
 func (a *Admin) TriggerSchedule(ctx context.Context, name string) (JobID, error) {
-	id, err := a.store.ScheduleTrigger(ctx, store.ScheduleTriggerParams{Name: name, Actor: a.actor})
+	id, err := a.store.ScheduleTrigger(ctx, store.ScheduleTriggerParams{Name: name, Actor: store.Actor(a.actor)})
 	if err != nil {
 		return 0, fmt.Errorf("backwave: trigger schedule %q: %w", name, err)
 	}
@@ -255,7 +261,7 @@ func (a *Admin) TriggerSchedule(ctx context.Context, name string) (JobID, error)
 
 // PauseSchedule stops the schedule from minting until ResumeSchedule.
 func (a *Admin) PauseSchedule(ctx context.Context, name string) error {
-	if err := a.store.SchedulePause(ctx, store.ScheduleParams{Name: name, Actor: a.actor}); err != nil {
+	if err := a.store.SchedulePause(ctx, store.ScheduleParams{Name: name, Actor: store.Actor(a.actor)}); err != nil {
 		return fmt.Errorf("backwave: pause schedule %q: %w", name, err)
 	}
 	return nil
@@ -264,7 +270,7 @@ func (a *Admin) PauseSchedule(ctx context.Context, name string) error {
 // ResumeSchedule lets a paused schedule mint again, from now: the
 // occurrences while it was paused are dropped, not made up.
 func (a *Admin) ResumeSchedule(ctx context.Context, name string) error {
-	if err := a.store.ScheduleResume(ctx, store.ScheduleParams{Name: name, Actor: a.actor}); err != nil {
+	if err := a.store.ScheduleResume(ctx, store.ScheduleParams{Name: name, Actor: store.Actor(a.actor)}); err != nil {
 		return fmt.Errorf("backwave: resume schedule %q: %w", name, err)
 	}
 	return nil
@@ -273,13 +279,10 @@ func (a *Admin) ResumeSchedule(ctx context.Context, name string) error {
 // RemoveSchedule deletes the schedule and its occurrence records; the jobs
 // it minted stay.
 func (a *Admin) RemoveSchedule(ctx context.Context, name string) error {
-	return removeSchedule(ctx, a.store, name, a.actor)
-}
-
-// Schedules returns every Recurring Schedule with its last and next
-// occurrence, as Client.ListSchedules does.
-func (a *Admin) Schedules(ctx context.Context) ([]ScheduleInfo, error) {
-	return listSchedules(ctx, a.store)
+	if err := a.store.ScheduleRemove(ctx, store.ScheduleParams{Name: name, Actor: store.Actor(a.actor)}); err != nil {
+		return fmt.Errorf("backwave: remove schedule %q: %w", name, err)
+	}
+	return nil
 }
 
 // checkMaintenance checks Config.Schedules and keeps a copy of
@@ -307,11 +310,12 @@ func (c *Client) checkMaintenance(cfg Config) error {
 
 // retentionFor is the Retention of a Pump's Driver: the policy for the
 // first Pump, nil for the others.
-func (c *Client) retentionFor(first bool) *RetentionPolicy {
-	if !first {
+func (c *Client) retentionFor(first bool) *node.RetentionPolicy {
+	if !first || c.retention == nil {
 		return nil
 	}
-	return c.retention
+	r := node.RetentionPolicy(*c.retention)
+	return &r
 }
 
 // startMaintenance registers Config.Schedules and says, once, that terminal

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -156,24 +157,31 @@ func TestScheduleMintsOnTime(t *testing.T) {
 			t.Fatalf("%d minted, %d ran in ten minutes; want 10 and 10", len(minted), r.count())
 		}
 		for _, o := range minted {
-			j := getJob(t, st, o.Job)
+			j, err := c.JobGet(t.Context(), o.Job)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if !j.ScheduledAt.Equal(o.At) || o.At.Second() != 0 || o.At.Before(start) {
 				t.Errorf("job %d minted for %v is due at %v", j.ID, o.At, j.ScheduledAt)
 			}
-			if j.State != job.StateSucceeded || !j.FinalizedAt.Before(o.At.Add(2*time.Second)) {
+			if j.State != backwave.StateSucceeded || !j.FinalizedAt.Before(o.At.Add(2*time.Second)) {
 				t.Errorf("job %d for %v: %s at %v; want it run on time", j.ID, o.At, j.State, j.FinalizedAt)
 			}
-			if !slicesContain(j.Tags, backwave.Label("cron")) || !slicesContain(j.Tags, backwave.Keyed(store.ScheduleTagKey, "every-minute")) {
+			if !slices.Contains(j.Tags, backwave.Label("cron")) || !slices.Contains(j.Tags, backwave.Keyed("schedule", "every-minute")) {
 				t.Errorf("job %d tags %v", j.ID, j.Tags)
 			}
 		}
-		list, err := c.ListSchedules(t.Context())
+		admin, err := c.Admin("ops")
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := admin.Schedules(t.Context())
 		if err != nil || len(list) != 1 {
-			t.Fatalf("ListSchedules = %v, %v", list, err)
+			t.Fatalf("Schedules = %v, %v", list, err)
 		}
 		now := time.Now()
 		if s := list[0]; s.Last.IsZero() || s.Next.Sub(s.Last) != time.Minute || !s.Next.After(now.Add(-time.Minute)) || s.Paused || s.Queue != backwave.DefaultQueue {
-			t.Errorf("ListSchedules: %+v at %v", s, now)
+			t.Errorf("Schedules: %+v at %v", s, now)
 		}
 	})
 }
@@ -273,10 +281,10 @@ func TestScheduleNoOverlap(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFor(t, "an instance to run", func() bool {
-			l, _ := c.ListSchedules(context.Background())
+			l, _ := admin.Schedules(context.Background())
 			return l[0].InstanceLive
 		})
-		if _, err := admin.TriggerSchedule(context.Background(), "slow"); !errors.Is(err, store.ErrOverlap) {
+		if _, err := admin.TriggerSchedule(context.Background(), "slow"); !errors.Is(err, backwave.ErrOverlap) {
 			t.Errorf("TriggerSchedule while live: %v, want ErrOverlap", err)
 		}
 	})
@@ -315,25 +323,30 @@ func TestScheduleOperatorActions(t *testing.T) {
 		if n := r.count(); n != 2 {
 			t.Errorf("%d jobs ran after resuming for an hour, want 2 (no make-up for the pause)", n)
 		}
-		trail, err := admin.Audit(ctx, store.AuditListParams{})
+		trail, err := admin.Audit(ctx, backwave.AuditListParams{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var actions []string
-		for _, e := range trail {
+		for _, e := range trail.Items {
 			actions = append(actions, e.Action.String()+"/"+string(e.Actor))
 		}
 		if got := strings.Join(actions, " "); got != "schedule_resume/alice schedule_pause/alice schedule_trigger/alice" {
 			t.Errorf("audit trail %q", got)
 		}
-		if trig := occurrencesOf(t, st, "hourly", store.OccurrenceTriggered); len(trig) != 1 || trig[0].Actor != "alice" || trig[0].Job != id {
-			t.Errorf("trigger records %+v", trig)
+		trig, err := admin.ScheduleOccurrences(ctx, "hourly", backwave.OccurrenceListParams{Kinds: []backwave.OccurrenceKind{backwave.OccurrenceTriggered}})
+		if err != nil || len(trig.Items) != 1 || trig.Items[0].Actor != "alice" || trig.Items[0].Job != id || trig.Next != 0 {
+			t.Errorf("trigger records %+v, %v", trig, err)
 		}
 		if err := c.RemoveSchedule(ctx, "hourly"); err != nil {
 			t.Fatal(err)
 		}
-		if l, _ := c.ListSchedules(ctx); len(l) != 0 {
+		if l, _ := admin.Schedules(ctx); len(l) != 0 {
 			t.Errorf("schedules after remove: %+v", l)
+		}
+		if trail, _ := admin.Audit(ctx, backwave.AuditListParams{PageParams: backwave.PageParams{Limit: 1}}); len(trail.Items) != 1 ||
+			trail.Items[0].Action != backwave.AuditScheduleRemove || trail.Items[0].Actor != backwave.ActorSystem {
+			t.Errorf("the code-side remove is audited as %+v, want schedule_remove by the system actor", trail.Items)
 		}
 		waitState(t, st, id, job.StateSucceeded) // minted jobs stay
 	})
@@ -396,13 +409,4 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
-}
-
-func slicesContain(tags []job.Tag, t job.Tag) bool {
-	for _, x := range tags {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }

@@ -98,7 +98,7 @@ func AddHandler[T JobArgs](w *Handlers, h Handler[T], opts ...HandlerOption) err
 			MaxAttempts: sj.MaxAttempts,
 			Queue:       sj.Queue,
 			WireName:    sj.WireName,
-			Tags:        sj.Tags,
+			Tags:        tagsOf(sj.Tags),
 			CreatedAt:   sj.CreatedAt,
 			deps:        e.deps,
 		}
@@ -168,7 +168,7 @@ func (w *Handlers) snapshot() (map[string]*registration, error) {
 }
 
 // resultOf maps a handler's return to the Attempt's Result.
-func resultOf(err error, output []byte, tags []Tag, maxOutput int) shell.Result {
+func resultOf(err error, output []byte, tags []job.Tag, maxOutput int) shell.Result {
 	switch {
 	case err == nil && maxOutput > 0 && len(output) > maxOutput:
 		return shell.Result{

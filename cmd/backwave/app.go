@@ -38,7 +38,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "backwave: %s\n", oneLine(err.Error()))
+	// Library errors name their package already; say it once.
+	fmt.Fprintf(stderr, "backwave: %s\n", oneLine(strings.TrimPrefix(err.Error(), "backwave: ")))
 	var ue usageError
 	if errors.As(err, &ue) {
 		return exitUsage

@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/store"
 	"github.com/backwave/backwave/store/memstore"
 	"github.com/backwave/backwave/store/postgres"
@@ -112,7 +112,26 @@ func migrateSQLite(ctx context.Context, cmd *cli.Command, path string, opts sqli
 	return nil
 }
 
-// transition is a Transition Log entry read from any adapter.
+// openAdmin opens the store --db names and an Admin over it acting as the
+// --actor (see actorOf): the command's one way to the Monitor reads and the
+// Operator Actions. closeStore closes the store.
+func openAdmin(ctx context.Context, cmd *cli.Command) (a *backwave.Admin, closeStore func(), err error) {
+	actor, err := actorOf(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := openStore(ctx, cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a, err = backwave.NewAdmin(s, actor); err != nil {
+		_ = s.Close()
+		return nil, nil, err
+	}
+	return a, func() { _ = s.Close() }, nil
+}
+
+// transition is a Transition Log entry as the command prints it.
 type transition struct {
 	At            string `json:"at"`
 	From          string `json:"from"`
@@ -122,18 +141,14 @@ type transition struct {
 	FailureDetail string `json:"failure_detail,omitempty"`
 }
 
-// extras reads a job's Transition Log and Job Output.
-func extras(ctx context.Context, s store.Store, id job.ID) (log []transition, output []byte, ok bool, err error) {
-	trs, err := s.JobTransitions(ctx, id)
-	if err != nil {
-		return nil, nil, false, err
-	}
+// transitionsOf renders a job's Transition Log.
+func transitionsOf(trs []backwave.Transition) []transition {
+	var log []transition
 	for _, t := range trs {
 		log = append(log, transition{At: stamp(t.At), From: t.From.String(), State: t.State.String(), Via: t.Via.String(),
 			Attempt: int(t.Attempt), FailureDetail: t.FailureDetail})
 	}
-	output, err = s.JobOutput(ctx, id)
-	return log, output, true, err
+	return log
 }
 
 // actorFlag names who performs an Operator Action, for the audit trail.
@@ -145,15 +160,16 @@ func actorFlag() cli.Flag {
 	}
 }
 
-// actorOf returns the --actor flag, or "cli:" and the user's name.
-func actorOf(cmd *cli.Command) (store.Actor, error) {
-	a := store.Actor(cmd.String("actor"))
+// actorOf returns the --actor flag, or "cli:" and the user's name (for the
+// commands without the flag, too: the Monitor reads record nothing).
+func actorOf(cmd *cli.Command) (backwave.Actor, error) {
+	a := backwave.Actor(cmd.String("actor"))
 	if a == "" {
 		user := os.Getenv("USER")
 		if user == "" {
 			user = "unknown"
 		}
-		a = store.Actor("cli:" + user)
+		a = backwave.Actor("cli:" + user)
 	}
 	if err := a.Validate(); err != nil {
 		return "", usageError{err}
@@ -163,9 +179,9 @@ func actorOf(cmd *cli.Command) (store.Actor, error) {
 
 // parseTag reads a command-line Tag: KEY=VALUE is a Keyed Tag, anything
 // else a Label.
-func parseTag(raw string) job.Tag {
+func parseTag(raw string) backwave.Tag {
 	if k, v, ok := strings.Cut(raw, "="); ok {
-		return job.Keyed(k, v)
+		return backwave.Keyed(k, v)
 	}
-	return job.Label(raw)
+	return backwave.Label(raw)
 }

@@ -15,8 +15,6 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/backwave/backwave"
-	"github.com/backwave/backwave/job"
-	"github.com/backwave/backwave/store"
 	"github.com/backwave/backwave/store/sqlite"
 )
 
@@ -142,11 +140,14 @@ func runDemo(ctx context.Context, o demoOptions) error {
 	}
 	defer func() { _ = logFile.Close() }()
 	logger := slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	admin := nodes[0]
-	if err := admin.QueueSetLimit(ctx, store.QueueSetLimitParams{Queue: "reports", Limit: demoReportLimit}); err != nil {
+	admin, err := backwave.NewAdmin(nodes[0], "demo:operator")
+	if err != nil {
 		return err
 	}
-	before, err := admin.JobCountByState(ctx, store.CountParams{})
+	if err := admin.SetQueueLimit(ctx, "reports", demoReportLimit); err != nil {
+		return err
+	}
+	before, err := admin.CountByState(ctx, "")
 	if err != nil {
 		return err
 	}
@@ -332,7 +333,7 @@ func enqueueStream(ctx context.Context, c *backwave.Client, n *counter) error {
 
 // operate plays the operator: every other long report is cancelled while it
 // runs.
-func operate(ctx context.Context, s *sqlite.Store) error {
+func operate(ctx context.Context, a *backwave.Admin) error {
 	tick := time.NewTicker(700 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -341,17 +342,19 @@ func operate(ctx context.Context, s *sqlite.Store) error {
 			return nil
 		case <-tick.C:
 		}
-		running, err := s.JobList(ctx, store.JobListParams{JobFilter: store.JobFilter{States: []job.State{job.StateRunning}, WireName: buildReport{}.WireName()}})
+		running, err := a.Jobs(ctx, backwave.JobListParams{
+			JobFilter: backwave.JobFilter{States: []backwave.JobState{backwave.StateRunning}, WireName: buildReport{}.WireName()},
+		})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("operator: %w", err)
+			return err // it says what it was doing
 		}
-		for _, j := range running {
+		for _, j := range running.Items {
 			if j.ID%2 == 0 && !j.CancelRequested {
-				if _, err := s.JobCancel(ctx, store.JobCancelParams{ID: j.ID, Actor: "demo:operator"}); err != nil && !errors.Is(err, store.ErrIllegalTransition) && ctx.Err() == nil {
-					return fmt.Errorf("operator: cancel job %d: %w", j.ID, err)
+				if _, err := a.Cancel(ctx, j.ID); err != nil && !errors.Is(err, backwave.ErrIllegalTransition) && ctx.Err() == nil {
+					return err
 				}
 			}
 		}

@@ -7,8 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/backwave/backwave/job"
-	"github.com/backwave/backwave/store"
+	"github.com/backwave/backwave"
 )
 
 // dependencyView is a job's place in the Dependency graph as `jobs show`
@@ -27,15 +26,15 @@ type parentView struct {
 }
 
 // dependencyViewOf reads the job's Dependency edges; nil when it has none.
-func dependencyViewOf(ctx context.Context, s store.Store, id job.ID) (*dependencyView, error) {
-	info, err := s.JobDependencies(ctx, id)
+func dependencyViewOf(ctx context.Context, a *backwave.Admin, id backwave.JobID) (*dependencyView, error) {
+	info, err := a.Dependencies(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	if len(info.Parents) == 0 && len(info.Dependents) == 0 {
 		return nil, nil
 	}
-	v := &dependencyView{Pending: info.Pending()}
+	v := &dependencyView{Pending: info.Pending}
 	if len(info.Parents) > 0 {
 		v.Mode = info.Mode.String()
 	}

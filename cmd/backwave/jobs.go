@@ -12,7 +12,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
@@ -59,44 +59,63 @@ func jobsCommand() *cli.Command {
 }
 
 func stateNames() string {
-	names := make([]string, len(job.States))
-	for i, s := range job.States {
-		names[i] = s.String()
+	var names []string
+	for _, s := range backwave.JobStates() {
+		names = append(names, s.String())
 	}
 	return strings.Join(names, ", ")
+}
+
+// statesOf parses the --state values.
+func statesOf(cmd *cli.Command) ([]backwave.JobState, error) {
+	var out []backwave.JobState
+	for _, raw := range cmd.StringSlice("state") {
+		st, err := backwave.ParseJobState(strings.TrimSpace(raw))
+		if err != nil {
+			return nil, usagef("--state %q is not a state (want one of %s)", raw, stateNames())
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// tagsOf parses the --tag values.
+func tagsOf(cmd *cli.Command) []backwave.Tag {
+	var out []backwave.Tag
+	for _, raw := range cmd.StringSlice("tag") {
+		out = append(out, parseTag(raw))
+	}
+	return out
 }
 
 func jobsList(ctx context.Context, cmd *cli.Command) error {
 	if err := noArgs(cmd); err != nil {
 		return err
 	}
-	p := store.JobListParams{
-		JobFilter: store.JobFilter{Queue: cmd.String("queue"), WireName: cmd.String("wire-name"), Retrying: cmd.Bool("retrying")},
-		BeforeID:  job.ID(cmd.Int64("before")),
-		Limit:     cmd.Int("limit"),
+	p := backwave.JobListParams{
+		JobFilter:  backwave.JobFilter{Queue: cmd.String("queue"), WireName: cmd.String("wire-name"), Retrying: cmd.Bool("retrying"), Tags: tagsOf(cmd)},
+		PageParams: backwave.PageParams{Before: backwave.Cursor(cmd.Int64("before")), Limit: cmd.Int("limit")},
 	}
-	for _, raw := range cmd.StringSlice("tag") {
-		p.Tags = append(p.Tags, parseTag(raw))
+	if p.Limit < 1 || p.Limit > backwave.MaxPageLimit {
+		return usagef("--limit %d is not between 1 and %d", p.Limit, backwave.MaxPageLimit)
 	}
-	if p.Limit < 1 || p.Limit > 10_000 {
-		return usagef("--limit %d is not between 1 and 10000", p.Limit)
+	if p.Before < 0 {
+		return usagef("--before %d is negative", p.Before)
 	}
-	for _, s := range cmd.StringSlice("state") {
-		st, err := job.ParseState(strings.TrimSpace(s))
-		if err != nil {
-			return usagef("--state %q is not a state (want one of %s)", s, stateNames())
-		}
-		p.States = append(p.States, st)
+	var err error
+	if p.States, err = statesOf(cmd); err != nil {
+		return err
 	}
-	s, err := openStore(ctx, cmd)
+	a, done, err := openAdmin(ctx, cmd)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = s.Close() }()
-	jobs, err := s.JobList(ctx, p)
+	defer done()
+	page, err := a.Jobs(ctx, p)
 	if err != nil {
 		return err
 	}
+	jobs := page.Items
 	w := cmd.Root().Writer
 	if cmd.Bool("json") {
 		views := make([]jobView, len(jobs))
@@ -116,14 +135,14 @@ func jobsList(ctx context.Context, cmd *cli.Command) error {
 	}
 	if len(jobs) == 0 {
 		fmt.Fprintln(w, "(no jobs)")
-	} else if len(jobs) == p.PageLimit() {
-		fmt.Fprintf(w, "(more: --before %d)\n", jobs[len(jobs)-1].ID)
+	} else if page.Next != 0 {
+		fmt.Fprintf(w, "(more: --before %d)\n", page.Next)
 	}
 	return nil
 }
 
 // idArg parses the one positional job id.
-func idArg(cmd *cli.Command) (job.ID, error) {
+func idArg(cmd *cli.Command) (backwave.JobID, error) {
 	if cmd.Args().Len() != 1 {
 		return 0, usagef("%s takes one job id, got %d arguments", cmd.FullName(), cmd.Args().Len())
 	}
@@ -131,7 +150,7 @@ func idArg(cmd *cli.Command) (job.ID, error) {
 	if err != nil || n < 1 {
 		return 0, usagef("%q is not a job id (a positive integer)", cmd.Args().First())
 	}
-	return job.ID(n), nil
+	return backwave.JobID(n), nil
 }
 
 func jobsShow(ctx context.Context, cmd *cli.Command) error {
@@ -139,22 +158,19 @@ func jobsShow(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	s, err := openStore(ctx, cmd)
+	a, done, err := openAdmin(ctx, cmd)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = s.Close() }()
-	j, err := s.JobGet(ctx, id)
+	defer done()
+	d, err := a.Job(ctx, id)
 	if err != nil {
 		return err
 	}
-	log, output, hasExtras, err := extras(ctx, s, id)
-	if err != nil {
-		return err
-	}
+	j, output, log := d.Job, d.Output, transitionsOf(d.Transitions)
 	v := viewOf(&j)
 	v.Transitions = log
-	if v.Dependency, err = dependencyViewOf(ctx, s, id); err != nil {
+	if v.Dependency, err = dependencyViewOf(ctx, a, id); err != nil {
 		return err
 	}
 	if output != nil {
@@ -176,7 +192,7 @@ func jobsShow(ctx context.Context, cmd *cli.Command) error {
 	row("finalized at", stamp(j.FinalizedAt))
 	row("retry cause", dash(j.RetryCause.String()))
 	row("cancel cause", dash(j.CancelCause.String()))
-	if j.State == job.StateRunning {
+	if j.State == backwave.StateRunning {
 		row("worker", j.Worker)
 		row("lease expires at", stamp(j.LeaseExpiresAt))
 	}
@@ -192,9 +208,6 @@ func jobsShow(ctx context.Context, cmd *cli.Command) error {
 	if err := printDependencies(w, v.Dependency); err != nil {
 		return err
 	}
-	if !hasExtras {
-		return nil
-	}
 	fmt.Fprintln(w, "\ntransition log:")
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  AT\tFROM\tTO\tBY\tATTEMPT\tFAILURE DETAIL")
@@ -209,20 +222,16 @@ func jobsCancel(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	s, err := openStore(ctx, cmd)
+	a, done, err := openAdmin(ctx, cmd)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = s.Close() }()
-	actor, err := actorOf(cmd)
+	defer done()
+	j, err := a.Cancel(ctx, id)
 	if err != nil {
 		return err
 	}
-	j, err := s.JobCancel(ctx, store.JobCancelParams{ID: id, Actor: actor})
-	if err != nil {
-		return err
-	}
-	if j.State == job.StateRunning {
+	if j.State == backwave.StateRunning {
 		fmt.Fprintf(cmd.Root().Writer, "job %d: cancel requested; its worker stops it at the next heartbeat\n", id)
 	} else {
 		fmt.Fprintf(cmd.Root().Writer, "job %d: %s\n", id, j.State)
@@ -242,7 +251,7 @@ func enqueueCommand() *cli.Command {
 			&cli.StringFlag{Name: "wire-name", Usage: "the job type's Wire Name (required)"},
 			&cli.StringFlag{Name: "payload", Value: "{}", Usage: "the job args as JSON"},
 			&cli.StringFlag{Name: "queue", Value: "default", Usage: "the Queue"},
-			&cli.IntFlag{Name: "max-attempts", Value: core.DefaultMaxAttempts, Usage: "the attempt ceiling"},
+			&cli.IntFlag{Name: "max-attempts", Value: backwave.DefaultMaxAttempts, Usage: "the attempt ceiling"},
 			&cli.DurationFlag{Name: "delay", Usage: "run no earlier than this long from now"},
 			&cli.StringSliceFlag{Name: "tag", Usage: "a tag: LABEL or KEY=VALUE (repeatable)"},
 		},
@@ -322,13 +331,13 @@ type jobView struct {
 	Dependency      *dependencyView `json:"dependency,omitempty"`
 }
 
-func viewOf(j *job.Job) jobView {
+func viewOf(j *backwave.JobInfo) jobView {
 	v := jobView{
 		ID: int64(j.ID), WireName: j.WireName, Queue: j.Queue, State: j.State.String(),
 		Attempt: int(j.Attempt), MaxAttempts: j.MaxAttempts,
 		ScheduledAt: stampJSON(j.ScheduledAt), CreatedAt: stampJSON(j.CreatedAt), FinalizedAt: stampJSON(j.FinalizedAt),
 		RetryCause: j.RetryCause.String(), CancelCause: j.CancelCause.String(),
-		Worker: string(j.Worker), LeaseExpiresAt: stampJSON(j.LeaseExpiresAt), CancelRequested: j.CancelRequested,
+		Worker: j.Worker, LeaseExpiresAt: stampJSON(j.LeaseExpiresAt), CancelRequested: j.CancelRequested,
 	}
 	for _, t := range j.Tags {
 		v.Tags = append(v.Tags, t.String())
@@ -382,7 +391,7 @@ func firstLine(s string) string {
 	return line
 }
 
-func tagList(tags []job.Tag) string {
+func tagList(tags []backwave.Tag) string {
 	out := make([]string, len(tags))
 	for i, t := range tags {
 		out[i] = t.String()

@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/backwave/backwave/job"
-	"github.com/backwave/backwave/store"
+	"github.com/backwave/backwave"
 )
 
 // operatorCommands are the jobs subcommands for the audited Operator
@@ -22,8 +20,8 @@ func operatorCommands() []*cli.Command {
 			Usage:     "requeue a Dead-Lettered or Quarantined job: Scheduled now, Retry Cause cleared, a fresh attempt budget",
 			UsageText: "backwave jobs requeue --db URI [--actor WHO] ID",
 			Flags:     []cli.Flag{dbFlag(), actorFlag()},
-			Action: jobAction(func(ctx context.Context, s store.Store, a store.Actor, id job.ID, _ *cli.Command) (job.Job, error) {
-				return s.JobRequeue(ctx, store.JobRequeueParams{ID: id, Actor: a})
+			Action: jobAction(func(ctx context.Context, a *backwave.Admin, id backwave.JobID, _ *cli.Command) (backwave.JobInfo, error) {
+				return a.Requeue(ctx, id)
 			}),
 		},
 		{
@@ -34,23 +32,23 @@ func operatorCommands() []*cli.Command {
 				&cli.StringFlag{Name: "at", Usage: "the new due time, RFC 3339"},
 				&cli.DurationFlag{Name: "in", Usage: "the new due time, this long from now"},
 			},
-			Action: jobAction(func(ctx context.Context, s store.Store, a store.Actor, id job.ID, cmd *cli.Command) (job.Job, error) {
+			Action: jobAction(func(ctx context.Context, a *backwave.Admin, id backwave.JobID, cmd *cli.Command) (backwave.JobInfo, error) {
 				var at time.Time
 				switch raw, in := cmd.String("at"), cmd.Duration("in"); {
 				case raw != "" && in != 0:
-					return job.Job{}, usagef("give --at or --in, not both")
+					return backwave.JobInfo{}, usagef("give --at or --in, not both")
 				case raw != "":
 					t, err := time.Parse(time.RFC3339Nano, raw)
 					if err != nil {
-						return job.Job{}, usagef("--at %q is not an RFC 3339 time", raw)
+						return backwave.JobInfo{}, usagef("--at %q is not an RFC 3339 time", raw)
 					}
 					at = t
 				case in != 0:
 					at = time.Now().Add(in)
 				default:
-					return job.Job{}, usagef("give the new due time with --at or --in")
+					return backwave.JobInfo{}, usagef("give the new due time with --at or --in")
 				}
-				return s.JobReschedule(ctx, store.JobRescheduleParams{ID: id, Actor: a, ScheduledAt: at})
+				return a.Reschedule(ctx, id, at)
 			}),
 		},
 		{
@@ -74,24 +72,20 @@ func operatorCommands() []*cli.Command {
 	}
 }
 
-// jobAction runs fn on the job named by the one argument and prints the
-// job's state after it.
-func jobAction(fn func(ctx context.Context, s store.Store, a store.Actor, id job.ID, cmd *cli.Command) (job.Job, error)) cli.ActionFunc {
+// jobAction runs fn on the job named by the one argument, as the --actor,
+// and prints the job's state after it.
+func jobAction(fn func(ctx context.Context, a *backwave.Admin, id backwave.JobID, cmd *cli.Command) (backwave.JobInfo, error)) cli.ActionFunc {
 	return func(ctx context.Context, cmd *cli.Command) error {
 		id, err := idArg(cmd)
 		if err != nil {
 			return err
 		}
-		actor, err := actorOf(cmd)
+		a, done, err := openAdmin(ctx, cmd)
 		if err != nil {
 			return err
 		}
-		s, err := openStore(ctx, cmd)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = s.Close() }()
-		j, err := fn(ctx, s, actor, id, cmd)
+		defer done()
+		j, err := fn(ctx, a, id, cmd)
 		if err != nil {
 			return err
 		}
@@ -104,12 +98,12 @@ func jobsCounts(ctx context.Context, cmd *cli.Command) error {
 	if err := noArgs(cmd); err != nil {
 		return err
 	}
-	s, err := openStore(ctx, cmd)
+	a, done, err := openAdmin(ctx, cmd)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = s.Close() }()
-	counts, err := s.JobCountByQueue(ctx)
+	defer done()
+	counts, err := a.CountByQueue(ctx)
 	if err != nil {
 		return err
 	}
@@ -125,18 +119,23 @@ func jobsAudit(ctx context.Context, cmd *cli.Command) error {
 	if err := noArgs(cmd); err != nil {
 		return err
 	}
-	s, err := openStore(ctx, cmd)
+	if n := cmd.Int("limit"); n < 1 {
+		return usagef("--limit %d is below 1", n)
+	}
+	a, done, err := openAdmin(ctx, cmd)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = s.Close() }()
-	entries, err := s.AuditList(ctx, store.AuditListParams{JobID: job.ID(cmd.Int64("job")), Queue: cmd.String("queue"), Limit: cmd.Int("limit")})
+	defer done()
+	entries, err := a.Audit(ctx, backwave.AuditListParams{
+		JobID: backwave.JobID(cmd.Int64("job")), Queue: cmd.String("queue"), PageParams: backwave.PageParams{Limit: cmd.Int("limit")},
+	})
 	if err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(cmd.Root().Writer, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "AT\tACTOR\tACTION\tJOB\tQUEUE\tDETAIL")
-	for _, e := range entries {
+	for _, e := range entries.Items {
 		id := "-"
 		if e.JobID != 0 {
 			id = e.JobID.String()
@@ -164,23 +163,20 @@ func tagsCommand() *cli.Command {
 					&cli.IntFlag{Name: "limit", Value: 10, Usage: "how many buckets"},
 				},
 				Action: func(ctx context.Context, cmd *cli.Command) error {
-					p := store.TagFacetParams{JobFilter: store.JobFilter{Queue: cmd.String("queue")}, Limit: cmd.Int("limit")}
-					for _, raw := range cmd.StringSlice("state") {
-						st, err := job.ParseState(strings.TrimSpace(raw))
-						if err != nil {
-							return usagef("--state %q is not a state (want one of %s)", raw, stateNames())
-						}
-						p.States = append(p.States, st)
+					f := backwave.JobFilter{Queue: cmd.String("queue"), Tags: tagsOf(cmd)}
+					var err error
+					if f.States, err = statesOf(cmd); err != nil {
+						return err
 					}
-					for _, raw := range cmd.StringSlice("tag") {
-						p.Tags = append(p.Tags, parseTag(raw))
+					if n := cmd.Int("limit"); n < 1 {
+						return usagef("--limit %d is below 1", n)
 					}
-					s, err := openStore(ctx, cmd)
+					a, done, err := openAdmin(ctx, cmd)
 					if err != nil {
 						return err
 					}
-					defer func() { _ = s.Close() }()
-					buckets, err := s.TagFacet(ctx, p)
+					defer done()
+					buckets, err := a.TagFacet(ctx, f, cmd.Int("limit"))
 					if err != nil {
 						return err
 					}
@@ -201,12 +197,15 @@ func tagsCommand() *cli.Command {
 					if cmd.Args().Len() > 1 {
 						return usagef("usage: %s", cmd.UsageText)
 					}
-					s, err := openStore(ctx, cmd)
+					if n := cmd.Int("limit"); n < 1 {
+						return usagef("--limit %d is below 1", n)
+					}
+					a, done, err := openAdmin(ctx, cmd)
 					if err != nil {
 						return err
 					}
-					defer func() { _ = s.Close() }()
-					tags, err := s.TagSuggest(ctx, store.TagSuggestParams{Prefix: cmd.Args().First(), Limit: cmd.Int("limit")})
+					defer done()
+					tags, err := a.TagSuggest(ctx, cmd.Args().First(), cmd.Int("limit"))
 					if err != nil {
 						return err
 					}

@@ -7,8 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/backwave/backwave/job"
-	"github.com/backwave/backwave/store"
+	"github.com/backwave/backwave"
 )
 
 // progress shows the demo's live counts: redrawn in place on a terminal, a
@@ -21,7 +20,7 @@ type progress struct {
 	duration time.Duration
 	// before are the counts the file held when the demo started; the view
 	// shows what this run added.
-	before map[job.State]int
+	before map[backwave.JobState]int
 
 	lines    int // lines drawn last time (terminal mode)
 	lastDone int
@@ -29,7 +28,7 @@ type progress struct {
 }
 
 // finished counts the jobs in terminal states.
-func finished(counts map[job.State]int) int {
+func finished(counts map[backwave.JobState]int) int {
 	n := 0
 	for st, c := range counts {
 		if st.Terminal() {
@@ -40,7 +39,7 @@ func finished(counts map[job.State]int) int {
 }
 
 // run redraws until ctx is done.
-func (p *progress) run(ctx context.Context, s store.Store, enqueued *counter) error {
+func (p *progress) run(ctx context.Context, a *backwave.Admin, enqueued *counter) error {
 	every := time.Second
 	if p.tty {
 		every = 250 * time.Millisecond
@@ -58,26 +57,26 @@ func (p *progress) run(ctx context.Context, s store.Store, enqueued *counter) er
 			return nil
 		case <-tick.C:
 		}
-		counts, err := s.JobCountByState(ctx, store.CountParams{})
+		counts, err := a.CountByState(ctx, "")
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("progress: %w", err)
+			return err // it says what it was reading
 		}
-		queues, err := s.QueueList(ctx)
+		queues, err := a.Queues(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("progress: %w", err)
+			return err // it says what it was reading
 		}
 		p.draw(counts, queues, enqueued.get())
 	}
 }
 
 // draw renders one frame.
-func (p *progress) draw(counts map[job.State]int, queues []store.QueueInfo, enqueued int) {
+func (p *progress) draw(counts map[backwave.JobState]int, queues []backwave.QueueInfo, enqueued int) {
 	now := time.Now()
 	done := finished(counts)
 	rate := float64(done-p.lastDone) / now.Sub(p.lastAt).Seconds()
@@ -86,9 +85,9 @@ func (p *progress) draw(counts map[job.State]int, queues []store.QueueInfo, enqu
 	elapsed := now.Sub(p.start).Round(time.Second)
 	if !p.tty {
 		fmt.Fprintf(p.out, "%4ds  enqueued=%d scheduled=%d running=%d succeeded=%d dead_lettered=%d cancelled=%d quarantined=%d  %.0f jobs/s\n",
-			int(elapsed.Seconds()), enqueued, p.delta(counts, job.StateScheduled), p.delta(counts, job.StateRunning),
-			p.delta(counts, job.StateSucceeded), p.delta(counts, job.StateDeadLettered), p.delta(counts, job.StateCancelled),
-			p.delta(counts, job.StateQuarantined), rate)
+			int(elapsed.Seconds()), enqueued, p.delta(counts, backwave.StateScheduled), p.delta(counts, backwave.StateRunning),
+			p.delta(counts, backwave.StateSucceeded), p.delta(counts, backwave.StateDeadLettered), p.delta(counts, backwave.StateCancelled),
+			p.delta(counts, backwave.StateQuarantined), rate)
 		return
 	}
 	var b strings.Builder
@@ -97,8 +96,8 @@ func (p *progress) draw(counts map[job.State]int, queues []store.QueueInfo, enqu
 		of = " of " + p.duration.String()
 	}
 	fmt.Fprintf(&b, "  elapsed %s%s, %d jobs enqueued\n", elapsed, of, enqueued)
-	for _, st := range job.States {
-		if st == job.StateAwaitingParent {
+	for _, st := range backwave.JobStates() {
+		if st == backwave.StateAwaitingParent {
 			continue
 		}
 		n := p.delta(counts, st)
@@ -127,7 +126,7 @@ func (p *progress) draw(counts map[job.State]int, queues []store.QueueInfo, enqu
 
 // delta is the count of jobs in st that this run added (the file may hold
 // jobs from an earlier run).
-func (p *progress) delta(counts map[job.State]int, st job.State) int {
+func (p *progress) delta(counts map[backwave.JobState]int, st backwave.JobState) int {
 	if st.Terminal() {
 		return counts[st] - p.before[st]
 	}
@@ -144,8 +143,8 @@ func bar(n, total int) string {
 }
 
 // summary prints the closing report.
-func (p *progress) summary(ctx context.Context, s store.Store, enqueued int, elapsed time.Duration) error {
-	counts, err := s.JobCountByState(ctx, store.CountParams{})
+func (p *progress) summary(ctx context.Context, a *backwave.Admin, enqueued int, elapsed time.Duration) error {
+	counts, err := a.CountByState(ctx, "")
 	if err != nil {
 		return err
 	}
@@ -153,7 +152,7 @@ func (p *progress) summary(ctx context.Context, s store.Store, enqueued int, ela
 	w := p.out
 	fmt.Fprintf(w, "\ndemo finished after %s: %d jobs enqueued, %d finished (%.0f jobs/s)\n",
 		elapsed.Round(100*time.Millisecond), enqueued, done, float64(done)/elapsed.Seconds())
-	for _, st := range job.States {
+	for _, st := range backwave.JobStates() {
 		if n := p.delta(counts, st); n > 0 {
 			fmt.Fprintf(w, "  %-14s %7d\n", st, n)
 		}

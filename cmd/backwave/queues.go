@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/store"
 )
 
@@ -29,8 +30,8 @@ func queuesCommand() *cli.Command {
 				Usage:     "stop claims from a Queue (running jobs are unaffected)",
 				UsageText: "backwave queues pause --db URI [--actor WHO] QUEUE",
 				Flags:     []cli.Flag{dbFlag(), actorFlag()},
-				Action: queueAction(func(ctx context.Context, s store.Store, a store.Actor, q string, _ []string) (string, error) {
-					return "paused " + q, s.QueuePause(ctx, store.QueueParams{Queue: q, Actor: a})
+				Action: queueAction(func(ctx context.Context, a *backwave.Admin, q string, _ []string) (string, error) {
+					return "paused " + q, a.PauseQueue(ctx, q)
 				}, 0),
 			},
 			{
@@ -38,8 +39,8 @@ func queuesCommand() *cli.Command {
 				Usage:     "let claims from a Queue start again",
 				UsageText: "backwave queues resume --db URI [--actor WHO] QUEUE",
 				Flags:     []cli.Flag{dbFlag(), actorFlag()},
-				Action: queueAction(func(ctx context.Context, s store.Store, a store.Actor, q string, _ []string) (string, error) {
-					return "resumed " + q, s.QueueResume(ctx, store.QueueParams{Queue: q, Actor: a})
+				Action: queueAction(func(ctx context.Context, a *backwave.Admin, q string, _ []string) (string, error) {
+					return "resumed " + q, a.ResumeQueue(ctx, q)
 				}, 0),
 			},
 			{
@@ -47,7 +48,7 @@ func queuesCommand() *cli.Command {
 				Usage:     "set a Queue's cluster-wide Concurrency Limit; 0 removes it",
 				UsageText: "backwave queues limit --db URI [--actor WHO] QUEUE N",
 				Flags:     []cli.Flag{dbFlag(), actorFlag()},
-				Action: queueAction(func(ctx context.Context, s store.Store, a store.Actor, q string, rest []string) (string, error) {
+				Action: queueAction(func(ctx context.Context, a *backwave.Admin, q string, rest []string) (string, error) {
 					n, err := strconv.Atoi(rest[0])
 					if err != nil || n < 0 {
 						return "", usagef("limit %q is not a non-negative integer", rest[0])
@@ -56,7 +57,7 @@ func queuesCommand() *cli.Command {
 					if n == 0 {
 						msg = q + ": no concurrency limit"
 					}
-					return msg, s.QueueSetLimit(ctx, store.QueueSetLimitParams{Queue: q, Limit: n, Actor: a})
+					return msg, a.SetQueueLimit(ctx, q, n)
 				}, 1),
 			},
 		},
@@ -64,8 +65,8 @@ func queuesCommand() *cli.Command {
 }
 
 // queueAction runs fn on the Queue named by the first argument, with extra
-// more arguments after it.
-func queueAction(fn func(ctx context.Context, s store.Store, a store.Actor, queue string, rest []string) (string, error), extra int) cli.ActionFunc {
+// more arguments after it, as the --actor.
+func queueAction(fn func(ctx context.Context, a *backwave.Admin, queue string, rest []string) (string, error), extra int) cli.ActionFunc {
 	return func(ctx context.Context, cmd *cli.Command) error {
 		args := cmd.Args().Slice()
 		if len(args) != 1+extra {
@@ -74,16 +75,12 @@ func queueAction(fn func(ctx context.Context, s store.Store, a store.Actor, queu
 		if err := store.ValidateName("queue", args[0]); err != nil {
 			return usageError{err}
 		}
-		actor, err := actorOf(cmd)
+		a, done, err := openAdmin(ctx, cmd)
 		if err != nil {
 			return err
 		}
-		s, err := openStore(ctx, cmd)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = s.Close() }()
-		msg, err := fn(ctx, s, actor, args[0], args[1:])
+		defer done()
+		msg, err := fn(ctx, a, args[0], args[1:])
 		if err != nil {
 			return err
 		}
@@ -96,12 +93,12 @@ func queuesList(ctx context.Context, cmd *cli.Command) error {
 	if err := noArgs(cmd); err != nil {
 		return err
 	}
-	s, err := openStore(ctx, cmd)
+	a, done, err := openAdmin(ctx, cmd)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = s.Close() }()
-	qs, err := s.QueueList(ctx)
+	defer done()
+	qs, err := a.Queues(ctx)
 	if err != nil {
 		return err
 	}

@@ -88,21 +88,6 @@ func nameArg(cmd *cli.Command) (string, error) {
 	return args[0], nil
 }
 
-// openClient opens the store and an insert-only Client over it; close
-// closes the store.
-func openClient(ctx context.Context, cmd *cli.Command) (c *backwave.Client, closeStore func(), err error) {
-	s, err := openStore(ctx, cmd)
-	if err != nil {
-		return nil, nil, err
-	}
-	c, err = backwave.NewClient(s, backwave.Config{})
-	if err != nil {
-		_ = s.Close()
-		return nil, nil, err
-	}
-	return c, func() { _ = s.Close() }, nil
-}
-
 // scheduleAction runs fn on the schedule named by the one argument, as the
 // --actor, and prints its message.
 func scheduleAction(fn func(ctx context.Context, a *backwave.Admin, name string) (string, error)) cli.ActionFunc {
@@ -111,19 +96,11 @@ func scheduleAction(fn func(ctx context.Context, a *backwave.Admin, name string)
 		if err != nil {
 			return err
 		}
-		actor, err := actorOf(cmd)
-		if err != nil {
-			return err
-		}
-		c, done, err := openClient(ctx, cmd)
+		admin, done, err := openAdmin(ctx, cmd)
 		if err != nil {
 			return err
 		}
 		defer done()
-		admin, err := c.Admin(actor)
-		if err != nil {
-			return usageError{err}
-		}
 		msg, err := fn(ctx, admin, name)
 		if err != nil {
 			return err
@@ -137,12 +114,12 @@ func schedulesList(ctx context.Context, cmd *cli.Command) error {
 	if err := noArgs(cmd); err != nil {
 		return err
 	}
-	c, done, err := openClient(ctx, cmd)
+	a, done, err := openAdmin(ctx, cmd)
 	if err != nil {
 		return err
 	}
 	defer done()
-	list, err := c.ListSchedules(ctx)
+	list, err := a.Schedules(ctx)
 	if err != nil {
 		return err
 	}
@@ -205,15 +182,16 @@ func scheduleOccurrences(ctx context.Context, cmd *cli.Command) error {
 	if cmd.Int("limit") < 1 {
 		return usagef("--limit %d is below 1", cmd.Int("limit"))
 	}
-	c, done, err := openClient(ctx, cmd)
+	a, done, err := openAdmin(ctx, cmd)
 	if err != nil {
 		return err
 	}
 	defer done()
-	occ, err := c.ScheduleOccurrences(ctx, name, 0, int(cmd.Int("limit")))
+	page, err := a.ScheduleOccurrences(ctx, name, backwave.OccurrenceListParams{PageParams: backwave.PageParams{Limit: cmd.Int("limit")}})
 	if err != nil {
 		return err
 	}
+	occ := page.Items
 	w := cmd.Root().Writer
 	if len(occ) == 0 {
 		fmt.Fprintln(w, "(no occurrence records)")

@@ -116,7 +116,7 @@ func runChild(name string) error {
 		defer mu.Unlock()
 		_, err := fmt.Fprintf(records, "%d %d\n", j.ID, j.Attempt)
 		return err
-	}, backwave.WithRetryPolicy(core.RetryPolicy{Initial: 10 * time.Millisecond, Max: 10 * time.Millisecond, Multiplier: 1}))
+	}, backwave.WithRetryPolicy(backwave.RetryPolicy{Initial: 10 * time.Millisecond, Max: 10 * time.Millisecond, Multiplier: 1}))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,88 @@
+package backwave
+
+import (
+	"time"
+
+	"github.com/backwave/backwave/store"
+)
+
+// Actor is the recorded identity behind an Operator Action: a user name, a
+// service account, "cli:alice". BackWave never owns users; the host decides
+// what the string means, and the audit trail stores it verbatim. It is
+// valid UTF-8 of at most 256 bytes without control characters.
+type Actor string
+
+// ActorSystem is the Actor recorded for the application's own code, such as
+// Client.RemoveSchedule, rather than a person.
+const ActorSystem Actor = Actor(store.ActorSystem)
+
+// Validate reports whether the Actor can be recorded: valid UTF-8 of at most
+// 256 bytes without control characters. The error wraps ErrInvalidParams.
+func (a Actor) Validate() error { return store.Actor(a).Validate() }
+
+// AuditAction names an Operator Action in the audit trail.
+type AuditAction uint8
+
+// The Operator Actions the audit trail records.
+const (
+	// AuditRequeue is Admin.Requeue.
+	AuditRequeue AuditAction = AuditAction(store.AuditRequeue)
+	// AuditCancel is Admin.Cancel of a waiting job: it became Cancelled.
+	AuditCancel AuditAction = AuditAction(store.AuditCancel)
+	// AuditCancelRequest is Admin.Cancel of a Running job: its cancel was
+	// requested.
+	AuditCancelRequest AuditAction = AuditAction(store.AuditCancelRequest)
+	// AuditReschedule is Admin.Reschedule.
+	AuditReschedule AuditAction = AuditAction(store.AuditReschedule)
+	// AuditQueuePause is Admin.PauseQueue.
+	AuditQueuePause AuditAction = AuditAction(store.AuditQueuePause)
+	// AuditQueueResume is Admin.ResumeQueue.
+	AuditQueueResume AuditAction = AuditAction(store.AuditQueueResume)
+	// AuditQueueSetLimit is Admin.SetQueueLimit.
+	AuditQueueSetLimit AuditAction = AuditAction(store.AuditQueueSetLimit)
+	// AuditScheduleTrigger is Admin.TriggerSchedule; Detail names the
+	// schedule.
+	AuditScheduleTrigger AuditAction = AuditAction(store.AuditScheduleTrigger)
+	// AuditSchedulePause is Admin.PauseSchedule.
+	AuditSchedulePause AuditAction = AuditAction(store.AuditSchedulePause)
+	// AuditScheduleResume is Admin.ResumeSchedule.
+	AuditScheduleResume AuditAction = AuditAction(store.AuditScheduleResume)
+	// AuditScheduleRemove is Admin.RemoveSchedule or Client.RemoveSchedule.
+	AuditScheduleRemove AuditAction = AuditAction(store.AuditScheduleRemove)
+)
+
+// String returns the stored name of the action, e.g. "queue_set_limit".
+func (a AuditAction) String() string { return store.AuditAction(a).String() }
+
+// AuditEntry is one record of the audit trail: who did what, when, to which
+// job, Queue or schedule. The audit trail is not the Transition Log: it
+// records Operator Actions, including those that change no state
+// (Reschedule, the Queue actions).
+type AuditEntry struct {
+	// ID orders the trail; it is the entry's Cursor.
+	ID     int64
+	At     time.Time
+	Actor  Actor
+	Action AuditAction
+	// JobID is the job acted on; 0 for a Queue or schedule action.
+	JobID JobID
+	// Queue is the job's Queue, or the Queue acted on.
+	Queue string
+	// Detail says what changed, e.g. "limit 5", the new due time, or the
+	// schedule's name.
+	Detail string
+}
+
+func auditEntryOf(e store.AuditEntry) AuditEntry {
+	return AuditEntry{ID: e.ID, At: e.At, Actor: Actor(e.Actor), Action: AuditAction(e.Action), JobID: e.JobID, Queue: e.Queue, Detail: e.Detail}
+}
+
+// AuditListParams filter and page Admin.Audit.
+type AuditListParams struct {
+	// JobID, if non-zero, keeps the entries about that job.
+	JobID JobID
+	// Queue, if set, keeps the entries about that Queue: its jobs' and its
+	// own.
+	Queue string
+	PageParams
+}
