@@ -20,7 +20,7 @@ type RetryPolicy = core.RetryPolicy
 // 1s, 2s, 4s, … capped at 1h, ±20%.
 func DefaultRetryPolicy() RetryPolicy { return core.DefaultRetryPolicy() }
 
-// DefaultMaxAttempts is the attempt ceiling when neither the job nor
+// DefaultMaxAttempts is the attempt budget of a job when neither the job nor
 // Config.MaxAttempts sets one.
 const DefaultMaxAttempts = core.DefaultMaxAttempts
 
@@ -192,7 +192,8 @@ type Config struct {
 	// RetryPolicy applies to every Wire Name without its own
 	// (DefaultRetryPolicy() if zero).
 	RetryPolicy RetryPolicy
-	// MaxAttempts is the attempt ceiling of jobs that set none
+	// MaxAttempts is the attempt budget of jobs that set none: how many
+	// Attempts one life of a job gets before it dead-letters
 	// (DefaultMaxAttempts if 0).
 	MaxAttempts int
 	// DrainTimeout is how long Stop lets running handlers finish

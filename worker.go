@@ -92,15 +92,15 @@ func AddHandler[T JobArgs](w *Handlers, h Handler[T], opts ...HandlerOption) err
 			}
 		}
 		j := &Job[T]{
-			ID:          sj.ID,
-			Args:        args,
-			Attempt:     sj.Attempt,
-			MaxAttempts: sj.MaxAttempts,
-			Queue:       sj.Queue,
-			WireName:    sj.WireName,
-			Tags:        sj.Tags,
-			CreatedAt:   sj.CreatedAt,
-			deps:        e.deps,
+			ID:             sj.ID,
+			Args:           args,
+			Attempt:        sj.Attempt,
+			AttemptCeiling: sj.Ceiling(),
+			Queue:          sj.Queue,
+			WireName:       sj.WireName,
+			Tags:           sj.Tags,
+			CreatedAt:      sj.CreatedAt,
+			deps:           e.deps,
 		}
 		err := e.around(ctx, infoOf(sj), func(ctx context.Context) error { return h.Work(ctx, j) })
 		return resultOf(err, j.output, j.tags, e.maxOutput)
@@ -196,17 +196,18 @@ type executor struct {
 	deps store.Dependencies
 }
 
-// AttemptInfo describes the Attempt a Middleware wraps.
+// AttemptInfo describes the Attempt a Middleware wraps. Attempt and
+// AttemptCeiling mean what they mean on Job.
 type AttemptInfo struct {
-	ID          JobID
-	WireName    string
-	Queue       string
-	Attempt     Attempt
-	MaxAttempts int
+	ID             JobID
+	WireName       string
+	Queue          string
+	Attempt        Attempt
+	AttemptCeiling int
 }
 
 func infoOf(j job.Job) AttemptInfo {
-	return AttemptInfo{ID: j.ID, WireName: j.WireName, Queue: j.Queue, Attempt: j.Attempt, MaxAttempts: j.MaxAttempts}
+	return AttemptInfo{ID: j.ID, WireName: j.WireName, Queue: j.Queue, Attempt: j.Attempt, AttemptCeiling: j.Ceiling()}
 }
 
 // Middleware wraps every Attempt's handler call: it runs code around next
