@@ -172,10 +172,11 @@ func (g WorkerGroupOptions) pumps() (int, error) {
 }
 
 // Config configures a Client. The zero value is an insert-only Client on the
-// host's clock. A zero knob takes its default. RetryPolicy, DrainTimeout,
-// RelinquishTimeout, FailureDetailLimit and Retention are read only by the
-// Pumps, so NewClient checks them with the Worker Groups, as part of each
-// group's configuration; an insert-only Client ignores them.
+// host's clock. A zero knob takes its default. RetryPolicy, AttemptTimeout,
+// AttemptTimeoutGrace, DrainTimeout, RelinquishTimeout, FailureDetailLimit
+// and Retention are read only by the Pumps, so NewClient checks them with
+// the Worker Groups, as part of each group's configuration; an insert-only
+// Client ignores them.
 type Config struct {
 	// Handlers holds the handlers. Required when Groups is not empty.
 	Handlers *Handlers
@@ -192,6 +193,14 @@ type Config struct {
 	// RetryPolicy applies to every Wire Name without its own
 	// (DefaultRetryPolicy() if zero).
 	RetryPolicy RetryPolicy
+	// AttemptTimeout bounds each Attempt of every handler registered
+	// without WithAttemptTimeout; zero (the default) means no timeout. See
+	// WithAttemptTimeout for what happens at and after the timeout.
+	AttemptTimeout time.Duration
+	// AttemptTimeoutGrace is how long a handler may keep running past its
+	// attempt timeout with its Lease still renewed; after it the job is
+	// left to run again elsewhere (DefaultAttemptTimeoutGrace if 0).
+	AttemptTimeoutGrace time.Duration
 	// MaxAttempts is the attempt budget of jobs that set none: how many
 	// Attempts one life of a job gets before it dead-letters
 	// (DefaultMaxAttempts if 0).

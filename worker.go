@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
@@ -20,7 +21,7 @@ import (
 // slots) while it runs. Work returns nil when the Attempt
 // succeeded and an error to fail it; see FailPermanently. Work must return
 // when ctx is cancelled; context.Cause(ctx) says why (ErrLeaseLost,
-// ErrShutdown, ErrCancelRequested).
+// ErrShutdown, ErrCancelRequested, ErrAttemptTimeout).
 type Handler[T JobArgs] interface {
 	Work(ctx context.Context, j *Job[T]) error
 }
@@ -46,6 +47,8 @@ type registration struct {
 	// queue is the default Queue of the args type.
 	queue string
 	retry *RetryPolicy
+	// timeout is the Wire Name's own attempt timeout (WithAttemptTimeout).
+	timeout *time.Duration
 	// run decodes one claimed job and runs the handler inside the
 	// executor's middleware.
 	run func(ctx context.Context, j job.Job, e *executor) shell.Result
