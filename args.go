@@ -39,7 +39,10 @@ type JobOptions struct {
 	// empty). Every Worker Group's Queues must cover the default Queue of
 	// each registered worker.
 	Queue string
-	// MaxAttempts is the attempt ceiling (Config.MaxAttempts if 0).
+	// MaxAttempts is the attempt budget of jobs of this type: how many
+	// Attempts one life of a job gets before it dead-letters
+	// (Config.MaxAttempts if 0). An operator requeue grants a job a fresh
+	// budget.
 	MaxAttempts int
 	// Tags are added to every job of this type.
 	Tags []Tag
@@ -59,10 +62,18 @@ type Job[T JobArgs] struct {
 	ID JobID
 	// Args are the decoded arguments.
 	Args T
-	// Attempt is this Attempt's number: 1 on the first run, never reused.
+	// Attempt is this Attempt's number: 1 on the first run, never reused,
+	// and the same number the logs, the Transition Log and the Monitor
+	// show. It keeps counting across operator requeues.
 	Attempt Attempt
-	// MaxAttempts is the job's attempt ceiling.
-	MaxAttempts int
+	// AttemptCeiling is the Attempt number at which the job's current
+	// budget is spent: if this Attempt is at or past it and fails, the job
+	// dead-letters (Attempt >= AttemptCeiling means this is the last try).
+	// It is the job's attempt budget (MaxAttempts) above the Attempt the
+	// job stood at when an operator last requeued it: a job with a budget
+	// of 5 runs Attempts 1 to 5 under ceiling 5 and, requeued after
+	// Attempt 5, Attempts 6 to 10 under ceiling 10.
+	AttemptCeiling int
 	// Queue is the Queue the job was claimed from.
 	Queue string
 	// WireName is the job type's Wire Name.

@@ -165,6 +165,7 @@ func (c *Client) addGroup(p *pumpSet, g WorkerGroupOptions) error {
 		drv.Worker = job.WorkerID(p.nodeID + "/" + g.Name + "/" + strconv.Itoa(i))
 		drv.RetryPolicy = core.RetryPolicy(p.cfg.RetryPolicy)
 		drv.RetryPolicies = p.retry
+		p.setAttemptTimeouts(&drv)
 		// One Pump per Client mints and purges: minting is idempotent
 		// across nodes, so one per node is plenty.
 		drv.Schedules = len(c.pumps) == 0

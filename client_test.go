@@ -63,7 +63,7 @@ func TestHandlerSeesItsJob(t *testing.T) {
 		})
 		id := enqueue(t, c, greet{"Ada"}, backwave.WithMaxAttempts(4), backwave.WithTags(backwave.Label("t")))
 		got := <-seen
-		if got.ID != id || got.Args.Name != "Ada" || got.Attempt != 1 || got.MaxAttempts != 4 ||
+		if got.ID != id || got.Args.Name != "Ada" || got.Attempt != 1 || got.AttemptCeiling != 4 ||
 			got.Queue != backwave.DefaultQueue || got.WireName != "test.greet" || len(got.Tags) != 1 {
 			t.Errorf("handler saw %+v", got)
 		}

@@ -154,6 +154,14 @@ func TestNewClientRejectsEveryBadKnob(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{"negative AttemptTimeout", "AttemptTimeout -1s", func(c *backwave.Config) { c.AttemptTimeout = -time.Second }},
+		{"negative AttemptTimeoutGrace", "AttemptTimeoutGrace -1s", func(c *backwave.Config) { c.AttemptTimeoutGrace = -time.Second }},
+		{"negative attempt timeout of a Wire Name", `AttemptTimeout of wire name "test.mail": -1s`, func(c *backwave.Config) {
+			c.Handlers = backwave.NewHandlers()
+			if err := backwave.AddHandlerFunc(c.Handlers, nop[mailArgs], backwave.WithAttemptTimeout(-time.Second)); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"negative Retention.KeepSucceeded", "Retention.KeepSucceeded -1h0m0s", func(c *backwave.Config) {
 			c.Retention = &backwave.RetentionPolicy{KeepSucceeded: -time.Hour}
 		}},

@@ -8,7 +8,7 @@
 // job type's identity in storage: mandatory, explicit and stable across
 // refactors — it is never derived from the Go type's name. Arguments are
 // stored as JSON. An args type may also implement JobOptions to give its jobs
-// a default Queue, attempt ceiling and Tags.
+// a default Queue, attempt budget (MaxAttempts) and Tags.
 //
 //	type SendEmail struct{ To string }
 //
@@ -23,6 +23,14 @@
 // fails the Attempt with the stack as Failure Detail. A job whose Wire Name
 // has no handler, or whose payload no longer decodes, is Quarantined — loudly,
 // never retried.
+//
+// A handler sees its Attempt number (Job.Attempt: never reused, the number
+// the logs and the Transition Log show) and the attempt ceiling that applies
+// to it (Job.AttemptCeiling): an Attempt at or past the ceiling that fails
+// dead-letters the job. A job's first life runs Attempts 1 to its attempt
+// budget (MaxAttempts); an operator requeue grants a fresh budget above the
+// Attempt the job reached, so a job with MaxAttempts 5 that dead-lettered
+// and was requeued runs Attempt 6 of ceiling 10 next.
 //
 // Delivery is at-least-once: a handler may run more than once for one job (a
 // node may lose its Lease and another run the job again), so handlers must be

@@ -53,6 +53,11 @@ var (
 	// ErrCancelRequested: an operator asked the job to stop. Returning an
 	// error after it ends the job Cancelled.
 	ErrCancelRequested = shell.ErrCancelRequested
+	// ErrAttemptTimeout: the Attempt ran past its attempt timeout
+	// (WithAttemptTimeout, Config.AttemptTimeout). Returning an error after
+	// it fails the Attempt with Failure Detail naming the timeout, and the
+	// retry policy applies as to any failure.
+	ErrAttemptTimeout = shell.ErrAttemptTimeout
 )
 
 // permanentError marks a handler error that must not be retried.

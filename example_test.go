@@ -25,7 +25,7 @@ func Example() {
 	done := make(chan struct{})
 	workers := backwave.NewHandlers()
 	err := backwave.AddHandlerFunc(workers, func(ctx context.Context, j *backwave.Job[SendWelcome]) error {
-		fmt.Printf("welcoming %s (attempt %d of %d)\n", j.Args.To, j.Attempt, j.MaxAttempts)
+		fmt.Printf("welcoming %s (attempt %d of %d)\n", j.Args.To, j.Attempt, j.AttemptCeiling)
 		close(done)
 		return nil
 	})

@@ -10,7 +10,7 @@ import (
 	"github.com/backwave/backwave/shell"
 )
 
-// DefaultMaxAttempts is the attempt ceiling when neither the job nor
+// DefaultMaxAttempts is the attempt budget of a job when neither the job nor
 // Config.MaxAttempts sets one.
 const DefaultMaxAttempts = core.DefaultMaxAttempts
 
@@ -144,10 +144,11 @@ func (g WorkerGroupOptions) pumps() (int, error) {
 }
 
 // Config configures a Client. The zero value is an insert-only Client on the
-// host's clock. A zero knob takes its default. RetryPolicy, DrainTimeout,
-// RelinquishTimeout, FailureDetailLimit and Retention are read only by the
-// Pumps, so NewClient checks them with the Worker Groups, as part of each
-// group's configuration; an insert-only Client ignores them.
+// host's clock. A zero knob takes its default. RetryPolicy, AttemptTimeout,
+// AttemptTimeoutGrace, DrainTimeout, RelinquishTimeout, FailureDetailLimit
+// and Retention are read only by the Pumps, so NewClient checks them with
+// the Worker Groups, as part of each group's configuration; an insert-only
+// Client ignores them.
 type Config struct {
 	// Handlers holds the handlers. Required when Groups is not empty.
 	Handlers *Handlers
@@ -164,7 +165,16 @@ type Config struct {
 	// RetryPolicy applies to every Wire Name without its own
 	// (DefaultRetryPolicy() if zero).
 	RetryPolicy RetryPolicy
-	// MaxAttempts is the attempt ceiling of jobs that set none
+	// AttemptTimeout bounds each Attempt of every handler registered
+	// without WithAttemptTimeout; zero (the default) means no timeout. See
+	// WithAttemptTimeout for what happens at and after the timeout.
+	AttemptTimeout time.Duration
+	// AttemptTimeoutGrace is how long a handler may keep running past its
+	// attempt timeout with its Lease still renewed; after it the job is
+	// left to run again elsewhere (DefaultAttemptTimeoutGrace if 0).
+	AttemptTimeoutGrace time.Duration
+	// MaxAttempts is the attempt budget of jobs that set none: how many
+	// Attempts one life of a job gets before it dead-letters
 	// (DefaultMaxAttempts if 0).
 	MaxAttempts int
 	// DrainTimeout is how long Stop lets running handlers finish

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
@@ -20,7 +21,7 @@ import (
 // slots) while it runs. Work returns nil when the Attempt
 // succeeded and an error to fail it; see FailPermanently. Work must return
 // when ctx is cancelled; context.Cause(ctx) says why (ErrLeaseLost,
-// ErrShutdown, ErrCancelRequested).
+// ErrShutdown, ErrCancelRequested, ErrAttemptTimeout).
 type Handler[T JobArgs] interface {
 	Work(ctx context.Context, j *Job[T]) error
 }
@@ -46,6 +47,8 @@ type registration struct {
 	// queue is the default Queue of the args type.
 	queue string
 	retry *RetryPolicy
+	// timeout is the Wire Name's own attempt timeout (WithAttemptTimeout).
+	timeout *time.Duration
 	// run decodes one claimed job and runs the handler inside the
 	// executor's middleware.
 	run func(ctx context.Context, j job.Job, e *executor) shell.Result
@@ -92,15 +95,15 @@ func AddHandler[T JobArgs](w *Handlers, h Handler[T], opts ...HandlerOption) err
 			}
 		}
 		j := &Job[T]{
-			ID:          sj.ID,
-			Args:        args,
-			Attempt:     sj.Attempt,
-			MaxAttempts: sj.MaxAttempts,
-			Queue:       sj.Queue,
-			WireName:    sj.WireName,
-			Tags:        tagsOf(sj.Tags),
-			CreatedAt:   sj.CreatedAt,
-			deps:        e.deps,
+			ID:             sj.ID,
+			Args:           args,
+			Attempt:        sj.Attempt,
+			AttemptCeiling: sj.Ceiling(),
+			Queue:          sj.Queue,
+			WireName:       sj.WireName,
+			Tags:           tagsOf(sj.Tags),
+			CreatedAt:      sj.CreatedAt,
+			deps:           e.deps,
 		}
 		err := e.around(ctx, infoOf(sj), func(ctx context.Context) error { return h.Work(ctx, j) })
 		return resultOf(err, j.output, j.tags, e.maxOutput)
@@ -196,17 +199,18 @@ type executor struct {
 	deps store.Dependencies
 }
 
-// AttemptInfo describes the Attempt a Middleware wraps.
+// AttemptInfo describes the Attempt a Middleware wraps. Attempt and
+// AttemptCeiling mean what they mean on Job.
 type AttemptInfo struct {
-	ID          JobID
-	WireName    string
-	Queue       string
-	Attempt     Attempt
-	MaxAttempts int
+	ID             JobID
+	WireName       string
+	Queue          string
+	Attempt        Attempt
+	AttemptCeiling int
 }
 
 func infoOf(j job.Job) AttemptInfo {
-	return AttemptInfo{ID: j.ID, WireName: j.WireName, Queue: j.Queue, Attempt: j.Attempt, MaxAttempts: j.MaxAttempts}
+	return AttemptInfo{ID: j.ID, WireName: j.WireName, Queue: j.Queue, Attempt: j.Attempt, AttemptCeiling: j.Ceiling()}
 }
 
 // Middleware wraps every Attempt's handler call: it runs code around next

@@ -31,8 +31,29 @@ type Claim struct {
 // Execute asks the Shell to run the handler for the claimed job's Attempt on
 // its own goroutine and, when it returns, feed back JobDone with its Result.
 // The job's Lease is held; the Driver renews it on heartbeats.
+//
+// A Timeout above zero is the Attempt's attempt timeout: the Shell cancels
+// the handler's context once it is over, with a cause the handler can tell
+// from the others, and marks the Failure Detail of an Attempt that then
+// fails as timed out. A handler that keeps running past it and the grace
+// gets a LetLapse.
 type Execute struct {
-	Job job.Job
+	Job     job.Job
+	Timeout time.Duration
+}
+
+// LetLapse tells the Shell the Driver stopped renewing this Attempt's Lease:
+// its handler is still running past its Timeout plus the grace
+// (Config.AttemptTimeoutGrace), so it ignored its cancelled context. The
+// Lease lapses, expiry counts the Attempt like a failure and the job runs
+// again elsewhere. The Attempt still occupies a Worker until its handler
+// returns: the Shell keeps it, cancels its context (if the Shell's own timer
+// has not yet), and feeds back its JobDone as usual; the Driver reports its
+// outcome, which the fence rejects once the job has moved on. Nothing is
+// written to the store.
+type LetLapse struct {
+	Lease   job.Lease
+	Timeout time.Duration
 }
 
 // Renew asks the Shell to call store LeaseRenew for these Leases, then feed
@@ -214,6 +235,7 @@ type StoreCommand interface {
 
 func (Claim) command()         {}
 func (Execute) command()       {}
+func (LetLapse) command()      {}
 func (Renew) command()         {}
 func (Abandon) command()       {}
 func (SignalCancel) command()  {}
@@ -261,8 +283,15 @@ func (c Claim) String() string {
 
 // String renders the command for logs and Driver scripts.
 func (c Execute) String() string {
-	return fmt.Sprintf("execute %s queue=%s wire=%s", c.Job.Lease(), c.Job.Queue, c.Job.WireName)
+	s := fmt.Sprintf("execute %s queue=%s wire=%s", c.Job.Lease(), c.Job.Queue, c.Job.WireName)
+	if c.Timeout > 0 {
+		s += fmt.Sprintf(" timeout=%v", c.Timeout)
+	}
+	return s
 }
+
+// String renders the command for logs and Driver scripts.
+func (c LetLapse) String() string { return fmt.Sprintf("let-lapse %s timeout=%v", c.Lease, c.Timeout) }
 
 // String renders the command for logs and Driver scripts.
 func (c Renew) String() string {

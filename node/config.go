@@ -140,6 +140,21 @@ type Config struct {
 	RetryPolicy   core.RetryPolicy
 	RetryPolicies map[string]core.RetryPolicy
 
+	// AttemptTimeout bounds each Attempt of every Wire Name not in
+	// AttemptTimeouts, timed from the Now of the ClaimDone that leased it.
+	// The Driver puts it on the Attempt's Execute, and the Shell cancels
+	// the handler's context when it is over; a handler still running
+	// AttemptTimeoutGrace later no longer has its Lease renewed (see
+	// LetLapse). Zero (the default) means no timeout.
+	AttemptTimeout time.Duration
+	// AttemptTimeouts are the Wire Names' own attempt timeouts, in place of
+	// AttemptTimeout; an entry of zero means no timeout for that Wire Name.
+	AttemptTimeouts map[string]time.Duration
+	// AttemptTimeoutGrace is how long past its timeout a handler may still
+	// run with its Lease renewed, time to notice its cancelled context and
+	// return (DefaultAttemptTimeoutGrace if zero).
+	AttemptTimeoutGrace time.Duration
+
 	// Schedules makes the maintenance beat load Recurring Schedules and
 	// mint their jobs. Minting is idempotent, so any number of Drivers may
 	// do it; one per process is enough.
@@ -182,6 +197,9 @@ const (
 	// DefaultMaxMintOccurrences is the MaxMintOccurrences of a Config that
 	// sets none.
 	DefaultMaxMintOccurrences = 1000
+	// DefaultAttemptTimeoutGrace is the AttemptTimeoutGrace of a Config
+	// that sets none.
+	DefaultAttemptTimeoutGrace = 10 * time.Second
 )
 
 // WithDefaults returns c with zero fields set to their defaults
@@ -218,6 +236,9 @@ func (c Config) WithDefaults() Config {
 	if c.MaxMintOccurrences == 0 {
 		c.MaxMintOccurrences = DefaultMaxMintOccurrences
 	}
+	if c.AttemptTimeoutGrace == 0 {
+		c.AttemptTimeoutGrace = DefaultAttemptTimeoutGrace
+	}
 	if c.Retention != nil {
 		r := *c.Retention
 		if r.Batch == 0 {
@@ -253,6 +274,15 @@ func (c Config) Validate() error {
 			c.MissedAfter, c.MaintenanceInterval)
 	case c.MaxMintOccurrences < 1:
 		return invalid("MaxMintOccurrences %d (want ≥ 1)", c.MaxMintOccurrences)
+	case c.AttemptTimeout < 0:
+		return invalid("AttemptTimeout %v (want ≥ 0; 0 is no timeout)", c.AttemptTimeout)
+	case c.AttemptTimeoutGrace < 0:
+		return invalid("AttemptTimeoutGrace %v (want ≥ 0)", c.AttemptTimeoutGrace)
+	}
+	for name, d := range c.AttemptTimeouts {
+		if d < 0 {
+			return invalid("AttemptTimeout of wire name %q: %v (want ≥ 0; 0 is no timeout)", name, d)
+		}
 	}
 	if c.Retention != nil {
 		if err := c.Retention.Validate(); err != nil {
@@ -278,4 +308,13 @@ func (c *Config) retryPolicy(wireName string) core.RetryPolicy {
 		return p
 	}
 	return c.RetryPolicy
+}
+
+// attemptTimeout returns the attempt timeout of wireName's Attempts (zero:
+// none).
+func (c *Config) attemptTimeout(wireName string) time.Duration {
+	if d, ok := c.AttemptTimeouts[wireName]; ok {
+		return d
+	}
+	return c.AttemptTimeout
 }

@@ -30,6 +30,20 @@
 // computed before the flush, so buffered outcomes still count against the
 // pool; the slots they free reopen when the flush's applied outcomes trigger
 // the immediate re-poll.
+//
+// # Attempt timeouts
+//
+// An Attempt of a Wire Name with an attempt timeout (Config.AttemptTimeout,
+// AttemptTimeouts) carries it on its Execute, and the Shell cancels the
+// handler's context when it is over. The Driver times it too, from the Now
+// of the ClaimDone that leased it: the first Heartbeat whose Now is at or
+// past the claim plus the timeout plus AttemptTimeoutGrace finds a handler
+// that ignored its context. That Attempt is left out of every Renew from
+// then on (LetLapse), so its Lease lapses, expiry counts it like a failure
+// and the job runs again elsewhere — while this node still counts it
+// against PoolSize until its JobDone, because its handler still occupies a
+// Worker. Its late outcome is reported like any other, and the fence finds
+// it stale once the job has moved on.
 package node
 
 import (
@@ -52,6 +66,12 @@ type execution struct {
 	maxAttempts int
 	// cancelSignalled is set once SignalCancel was emitted for it.
 	cancelSignalled bool
+	// timeout is the Attempt's attempt timeout (zero: none).
+	timeout time.Duration
+	// lapseAt is the Now from which the Driver stops renewing the Lease:
+	// the claim's Now plus timeout plus AttemptTimeoutGrace (zero without a
+	// timeout).
+	lapseAt time.Time
 }
 
 // pass is a claim pass in flight.
@@ -72,6 +92,9 @@ type Driver struct {
 
 	nextOp    OpID
 	executing map[job.ID]*execution
+	// timedOut are the Attempts past their timeout and grace: no longer
+	// renewed, still occupying a Worker until their JobDone.
+	timedOut  map[job.Lease]*execution
 	buffer    []core.Outcome
 	reporting map[OpID][]core.Outcome
 	inReport  int
@@ -98,6 +121,7 @@ func New(cfg Config) (*Driver, error) {
 		cfg:       cfg,
 		queues:    cfg.Policy.QueueNames(),
 		executing: make(map[job.ID]*execution),
+		timedOut:  make(map[job.Lease]*execution),
 		reporting: make(map[OpID][]core.Outcome),
 	}
 	if cfg.Policy.Kind == PolicyWeighted {
@@ -122,7 +146,7 @@ func (d *Driver) Step(ev Event, out []Command) []Command {
 		}
 		return d.poll(e.Now, out)
 	case Heartbeat:
-		return d.heartbeat(out)
+		return d.heartbeat(e.Now, out)
 	case ClaimDone:
 		return d.claimDone(e, out)
 	case RenewDone:
@@ -150,10 +174,11 @@ func (d *Driver) Step(ev Event, out []Command) []Command {
 	}
 }
 
-// Free returns the node's free capacity: PoolSize minus executing, buffered
-// and in-flight outcomes and slots requested by the claim in flight.
+// Free returns the node's free capacity: PoolSize minus executing (timed-out
+// Attempts included), buffered and in-flight outcomes and slots requested by
+// the claim in flight.
 func (d *Driver) Free() int {
-	used := len(d.executing) + len(d.buffer) + d.inReport
+	used := d.Held()
 	if d.planted(plant.CapacityForgetsBuffered) {
 		used -= len(d.buffer)
 	}
@@ -166,25 +191,41 @@ func (d *Driver) Free() int {
 	return d.cfg.PoolSize - used
 }
 
-// Executing returns the Leases of the executing Attempts, in job id order.
+// Executing returns the Leases of the executing Attempts the Driver renews,
+// in job id order: timed-out Attempts are not among them (TimedOut).
 func (d *Driver) Executing() []job.Lease {
 	out := make([]job.Lease, 0, len(d.executing))
 	for _, e := range d.executing {
 		out = append(out, e.lease)
 	}
-	slices.SortFunc(out, func(a, b job.Lease) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, compareLeases)
 	return out
 }
 
-// Held returns how many Leases the node holds: executing plus buffered plus
-// in-flight outcomes. It never exceeds PoolSize.
-func (d *Driver) Held() int { return len(d.executing) + len(d.buffer) + d.inReport }
+// TimedOut returns the Leases of the Attempts whose handlers ran past their
+// timeout and grace, in job id then Attempt order: the Driver no longer
+// renews them, but their handlers still occupy Workers until they return.
+func (d *Driver) TimedOut() []job.Lease {
+	out := make([]job.Lease, 0, len(d.timedOut))
+	for l := range d.timedOut {
+		out = append(out, l)
+	}
+	slices.SortFunc(out, compareLeases)
+	return out
+}
+
+// Held returns how many Workers the node occupies: executing Attempts
+// (timed-out ones included) plus buffered plus in-flight outcomes. It never
+// exceeds PoolSize.
+func (d *Driver) Held() int {
+	return len(d.executing) + len(d.timedOut) + len(d.buffer) + d.inReport
+}
 
 // Drained reports whether a stopping Driver has nothing left to do: nothing
-// executing, buffered, in flight or being claimed.
+// executing (timed out or not), buffered, in flight or being claimed.
 func (d *Driver) Drained() bool {
-	return d.stopping && len(d.executing) == 0 && len(d.buffer) == 0 &&
-		d.inReport == 0 && d.claim == nil
+	return d.stopping && len(d.executing) == 0 && len(d.timedOut) == 0 &&
+		len(d.buffer) == 0 && d.inReport == 0 && d.claim == nil
 }
 
 // Stopping reports whether Stop was received.
@@ -272,9 +313,13 @@ func (d *Driver) claimDone(e ClaimDone, out []Command) []Command {
 			// but fenced out), so forget it.
 			out = append(out, Abandon{Lease: old.lease, Reason: AbandonLeaseLost})
 		}
-		x := &execution{lease: j.Lease(), wireName: j.WireName, maxAttempts: j.Ceiling()}
+		x := &execution{lease: j.Lease(), wireName: j.WireName, maxAttempts: j.Ceiling(),
+			timeout: d.cfg.attemptTimeout(j.WireName)}
+		if x.timeout > 0 {
+			x.lapseAt = e.Now.Add(x.timeout + d.cfg.AttemptTimeoutGrace)
+		}
 		d.executing[j.ID] = x
-		out = append(out, Execute{Job: j})
+		out = append(out, Execute{Job: j, Timeout: x.timeout})
 		if j.CancelRequested {
 			// An operator asked the job to stop before this claim (during
 			// an earlier Attempt): tell the handler now, not a heartbeat
@@ -300,13 +345,35 @@ func (d *Driver) claimDone(e ClaimDone, out []Command) []Command {
 	return out
 }
 
-func (d *Driver) heartbeat(out []Command) []Command {
+func (d *Driver) heartbeat(now time.Time, out []Command) []Command {
 	out = d.flush(out)
+	out = d.letLapse(now, out)
 	if d.renewOp != 0 || len(d.executing) == 0 {
 		return out
 	}
 	d.renewOp = d.op()
 	return append(out, Renew{Op: d.renewOp, Leases: d.Executing(), LeaseDuration: d.cfg.LeaseDuration})
+}
+
+// letLapse moves every executing Attempt whose handler is still running at
+// or past its timeout plus grace to timedOut, in job id order: it is renewed
+// no more, so its Lease lapses and expiry hands the job to another Attempt,
+// but it keeps its Worker until its JobDone (see the package doc).
+func (d *Driver) letLapse(now time.Time, out []Command) []Command {
+	var due []job.Lease
+	for _, x := range d.executing {
+		if !x.lapseAt.IsZero() && !now.Before(x.lapseAt) {
+			due = append(due, x.lease)
+		}
+	}
+	slices.SortFunc(due, compareLeases)
+	for _, l := range due {
+		x := d.executing[l.ID]
+		delete(d.executing, l.ID)
+		d.timedOut[l] = x
+		out = append(out, LetLapse{Lease: l, Timeout: x.timeout})
+	}
+	return out
 }
 
 func (d *Driver) renewDone(e RenewDone, out []Command) []Command {
@@ -340,10 +407,18 @@ func (d *Driver) renewDone(e RenewDone, out []Command) []Command {
 
 func (d *Driver) jobDone(e JobDone, out []Command) []Command {
 	x, ok := d.executing[e.Lease.ID]
-	if !ok || x.lease != e.Lease {
+	switch {
+	case ok && x.lease == e.Lease:
+		delete(d.executing, e.Lease.ID)
+	case d.timedOut[e.Lease] != nil:
+		// A handler that ran past its timeout returned at last: its
+		// Worker is free again, and its outcome is reported like any
+		// other; the fence rejects it if the job has moved on.
+		x = d.timedOut[e.Lease]
+		delete(d.timedOut, e.Lease)
+	default:
 		return out // abandoned: its result is dropped
 	}
-	delete(d.executing, e.Lease.ID)
 	d.buffer = append(d.buffer, core.Decide(core.AttemptInfo{
 		Lease:           x.lease,
 		MaxAttempts:     x.maxAttempts,
@@ -436,6 +511,13 @@ func (d *Driver) stop(out []Command) []Command {
 func (d *Driver) drainTimeout(out []Command) []Command {
 	d.stopping = true
 	out = d.flush(out)
+	// Timed-out Attempts are abandoned but not relinquished: their Leases
+	// are no longer renewed, and a timed-out Attempt ends by the lapse,
+	// counted like a failure, not handed back for free.
+	for _, l := range d.TimedOut() {
+		out = append(out, Abandon{Lease: l, Reason: AbandonShutdown})
+	}
+	clear(d.timedOut)
 	leases := d.Executing()
 	if len(leases) == 0 {
 		return out
@@ -445,6 +527,11 @@ func (d *Driver) drainTimeout(out []Command) []Command {
 	}
 	clear(d.executing)
 	return append(out, Relinquish{Op: d.op(), Leases: leases})
+}
+
+// compareLeases orders Leases by job id, then Attempt.
+func compareLeases(a, b job.Lease) int {
+	return cmp.Or(cmp.Compare(a.ID, b.ID), cmp.Compare(a.Attempt, b.Attempt))
 }
 
 // outcomeLeases returns the Leases of a batch of outcomes.

@@ -2,6 +2,7 @@ package node
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -61,8 +62,9 @@ func TestWRRMatchesTwin(t *testing.T) {
 // TestDriverInvariants drives a Driver with random events and checks, after
 // every step: held Leases never exceed PoolSize (Backpressure), at most one
 // claim is in flight, at most one renewal and one sweep are in flight, every
-// executed Attempt is reported or abandoned exactly once, and claims never ask
-// for more than MaxClaimBatch.
+// executed Attempt is reported or abandoned exactly once, claims never ask
+// for more than MaxClaimBatch, and with an attempt timeout an Attempt gets
+// one LetLapse at most, only while it runs, and is never renewed after it.
 func TestDriverInvariants(t *testing.T) {
 	t.Parallel()
 	for seed := range uint64(300) {
@@ -75,6 +77,10 @@ func TestDriverInvariants(t *testing.T) {
 			Worker: "w", Policy: policy, PoolSize: 1 + r.IntN(8),
 			MaxClaimBatch: 1 + r.IntN(6), MaxOutcomeBatch: 1 + r.IntN(6),
 			MaintenanceInterval: time.Second, ExpireBatch: 2,
+		}
+		if r.IntN(2) == 0 {
+			cfg.AttemptTimeout = time.Duration(1+r.IntN(3)) * time.Second
+			cfg.AttemptTimeoutGrace = time.Duration(1+r.IntN(2000)) * time.Millisecond
 		}
 		d, err := New(cfg)
 		if err != nil {
@@ -97,6 +103,7 @@ func checkDriver(t *testing.T, seed uint64, r *rand.Rand, d *Driver) {
 		executed    = map[job.Lease]bool{}
 		settled     = map[job.Lease]string{}
 		unknownFate = map[job.Lease]bool{} // reported, but the report failed
+		lapsed      = map[job.Lease]bool{} // given a LetLapse
 	)
 	settle := func(l job.Lease, how string) {
 		if prev, ok := settled[l]; ok {
@@ -167,6 +174,15 @@ func checkDriver(t *testing.T, seed uint64, r *rand.Rand, d *Driver) {
 				}
 				executed[l] = true
 				running = append(running, l)
+				if c.Timeout != d.cfg.AttemptTimeout {
+					t.Fatalf("seed %d: %s executed with timeout %v, want %v", seed, l, c.Timeout, d.cfg.AttemptTimeout)
+				}
+			case LetLapse:
+				if lapsed[c.Lease] || !slices.Contains(running, c.Lease) {
+					t.Fatalf("seed %d step %d: let-lapse %s (lapsed before: %t, running: %t)",
+						seed, step, c.Lease, lapsed[c.Lease], slices.Contains(running, c.Lease))
+				}
+				lapsed[c.Lease] = true
 			case Report:
 				reports = append(reports, c)
 				for _, o := range c.Outcomes {
@@ -186,6 +202,11 @@ func checkDriver(t *testing.T, seed uint64, r *rand.Rand, d *Driver) {
 				}
 			case Renew:
 				renews = append(renews, c)
+				for _, l := range c.Leases {
+					if lapsed[l] {
+						t.Fatalf("seed %d step %d: %s renewed after its let-lapse", seed, step, l)
+					}
+				}
 			case ExpireLeases:
 				expires = append(expires, c)
 			}

@@ -15,7 +15,8 @@ type OpID uint64
 
 // Event is an input to Driver.Step: the Shell's report of what happened. Every
 // event carries Now, the node's clock reading, which only paces the node's own
-// cadence (maintenance); lease and due decisions use the store's clock.
+// cadence (maintenance) and times its Attempts (attempt timeouts); lease and
+// due decisions use the store's clock.
 type Event interface {
 	// At returns the event's Now.
 	At() time.Time
@@ -35,10 +36,12 @@ type Poll struct{ Now time.Time }
 type Hint struct{ Now time.Time }
 
 // Heartbeat is the heartbeat ticker firing. The Driver flushes buffered
-// outcomes and renews the Leases of every executing job.
+// outcomes, stops renewing the Leases of Attempts past their timeout and
+// grace (LetLapse), and renews the Leases of every other executing job.
 type Heartbeat struct{ Now time.Time }
 
-// ClaimDone reports the result of a Claim command.
+// ClaimDone reports the result of a Claim command. Its Now starts the
+// attempt timeout of each job it leased.
 type ClaimDone struct {
 	Now time.Time
 	Op  OpID

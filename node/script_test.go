@@ -16,9 +16,11 @@ package node
 //	config pool=N policy=strict:a,b|weighted:a=3,b=1 [max-claim=N] [max-outcome=N]
 //	       [lease=D] [maintenance=D] [expire-batch=N] [retry=initial,max,mult,jitter]
 //	       [schedules] [lookahead=D] [missed-after=D] [retention=KEEP/KEEP/BATCH]
+//	       [timeout=D] [grace=D] [timeouts=WIRE=D,...]
 //	poll [t=D]                    Poll at virtual time t (default: unchanged)
 //	heartbeat [t=D]
-//	claimed op=N [jobs=ID@queue[:attempt[:max]][!],...] [error]  (! = cancel requested)
+//	claimed op=N [jobs=ID@queue[:attempt[:max]][/wire][!],...] [error]
+//	       (wire defaults to noop; ! = cancel requested)
 //	renewed op=N [lost=ID,...] [cancel=ID,...] [error]   (others renewed)
 //	done job=ID result=succeeded|failed|permanent|unroutable [attempt=N]
 //	reported op=N [stale=ID,...] [error|invalid]          (others applied)
@@ -294,6 +296,15 @@ func (e *env) configure(args map[string]string) error {
 		RetryPolicy:         core.RetryPolicy{Initial: time.Second, Max: time.Minute, Multiplier: 2},
 		MintLookahead:       dur(args["lookahead"]),
 		MissedAfter:         dur(args["missed-after"]),
+		AttemptTimeout:      dur(args["timeout"]),
+		AttemptTimeoutGrace: dur(args["grace"]),
+	}
+	if ts, ok := args["timeouts"]; ok {
+		cfg.AttemptTimeouts = map[string]time.Duration{}
+		for _, part := range strings.Split(ts, ",") {
+			wire, d, _ := strings.Cut(part, "=")
+			cfg.AttemptTimeouts[wire] = dur(d)
+		}
 	}
 	_, cfg.Schedules = args["schedules"]
 	if r, ok := args["retention"]; ok {
@@ -330,6 +341,9 @@ func (e *env) state() string {
 	var held []string
 	for _, l := range d.Executing() {
 		held = append(held, "exec:"+l.String())
+	}
+	for _, l := range d.TimedOut() {
+		held = append(held, "timed-out:"+l.String())
 	}
 	for _, o := range d.buffer {
 		held = append(held, "buffered:"+o.Lease.String())
@@ -377,8 +391,12 @@ func parseJobs(s string) ([]job.Job, error) {
 			return nil, fmt.Errorf("job %q: want ID@queue[:attempt[:max]]", part)
 		}
 		cancel := strings.HasSuffix(rest, "!")
-		f := strings.Split(strings.TrimSuffix(rest, "!"), ":")
-		j := job.Job{ID: job.ID(atoi(idq)), Queue: f[0], WireName: "noop", State: job.StateRunning, Attempt: 1, MaxAttempts: 3, CancelRequested: cancel}
+		rest, wire, ok := strings.Cut(strings.TrimSuffix(rest, "!"), "/")
+		if !ok {
+			wire = "noop"
+		}
+		f := strings.Split(rest, ":")
+		j := job.Job{ID: job.ID(atoi(idq)), Queue: f[0], WireName: wire, State: job.StateRunning, Attempt: 1, MaxAttempts: 3, CancelRequested: cancel}
 		if len(f) > 1 {
 			j.Attempt = job.Attempt(atoi(f[1]))
 		}

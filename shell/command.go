@@ -27,7 +27,10 @@ func (p *Pump) do(c node.Command) node.Event {
 		}
 		return r.Event(p.now())
 	case node.Execute:
-		p.execute(c.Job)
+		p.execute(c)
+		return nil
+	case node.LetLapse:
+		p.letLapse(c)
 		return nil
 	case node.Abandon:
 		p.abandon(c)
@@ -134,16 +137,30 @@ func (p *Pump) forget(c node.Forget) {
 // an idle one if there is one, else a new one. Handler goroutines outlive
 // their Attempt and wait for the next until the loop exits, so a busy Pump
 // does not pay for a new goroutine, and for growing its stack, per job.
-func (p *Pump) execute(j job.Job) {
+//
+// An Attempt with a Timeout gets a context that its deadline cancels with
+// ErrAttemptTimeout, timed by the host's timers from now, the instant the
+// Driver timed it from (the claim's result).
+func (p *Pump) execute(c node.Execute) {
+	j := c.Job
 	l := j.Lease()
 	ctx, cancel := context.WithCancelCause(p.handlerCtx)
+	if c.Timeout > 0 {
+		var stopTimer context.CancelFunc
+		ctx, stopTimer = context.WithTimeoutCause(ctx, c.Timeout, ErrAttemptTimeout)
+		cancelCause := cancel
+		cancel = func(cause error) {
+			cancelCause(cause) // first, so the handler's context ends with cause
+			stopTimer()
+		}
+	}
 	a := &attempt{cancel: cancel, queue: j.Queue, wireName: j.WireName}
 	p.attempts[l] = a
 	if p.log.Enabled(ctx, slog.LevelDebug) {
-		p.log.Debug("attempt started", p.attrs(l, a)...)
+		p.log.Debug("attempt started", p.attrs(l, a, "timeout", c.Timeout)...)
 	}
 	p.peak = max(p.peak, len(p.attempts))
-	t := task{ctx: ctx, job: j}
+	t := task{ctx: ctx, job: j, timeout: c.Timeout}
 	select {
 	case p.tasks <- t:
 	default:
@@ -156,7 +173,7 @@ func (p *Pump) execute(j job.Job) {
 // running keeps its goroutine busy; the next Attempt gets another.
 func (p *Pump) handle(t task) {
 	for {
-		p.queueResult(finished{lease: t.job.Lease(), result: p.run(t.ctx, t.job)})
+		p.queueResult(finished{lease: t.job.Lease(), result: p.run(t)})
 		t = task{} // drop the finished Attempt's job and context while idle
 		p.idle.Add(1)
 		select {
@@ -187,15 +204,41 @@ func (p *Pump) retireIdle() {
 	}
 }
 
-// run calls the Executor, turning a panic into a failed Attempt whose
-// Failure Detail is the panic value and stack.
-func (p *Pump) run(ctx context.Context, j job.Job) (r Result) {
+// run runs t's Attempt. An Attempt that fails after its timeout cancelled
+// its context gets Failure Detail naming the timeout (TimeoutDetail).
+func (p *Pump) run(t task) Result {
+	r := p.runExecutor(t.ctx, t.job)
+	failed := r.Result != core.ResultSucceeded && r.Result != core.ResultUnroutable
+	if failed && context.Cause(t.ctx) == ErrAttemptTimeout {
+		r.FailureDetail = TimeoutDetail(t.timeout, r.FailureDetail)
+	}
+	return r
+}
+
+// runExecutor calls the Executor, turning a panic into a failed Attempt
+// whose Failure Detail is the panic value and stack.
+func (p *Pump) runExecutor(ctx context.Context, j job.Job) (r Result) {
 	defer func() {
 		if v := recover(); v != nil {
 			r = Result{Result: core.ResultFailed, FailureDetail: PanicDetail(v)}
 		}
 	}()
 	return p.cfg.Executor.Execute(ctx, j)
+}
+
+// letLapse carries out a LetLapse: the Driver renews this Attempt's Lease no
+// more because its handler ignored its timeout. The Pump keeps the Attempt,
+// whose handler still occupies a Worker, and makes sure its context is
+// cancelled.
+func (p *Pump) letLapse(c node.LetLapse) {
+	a := p.attempts[c.Lease]
+	p.log.Error("attempt timeout: the handler ignored its cancelled context past the grace; "+
+		"its lease is no longer renewed, so the job runs again once the lease lapses, "+
+		"and the handler keeps its worker until it returns",
+		p.attrs(c.Lease, a, "timeout", c.Timeout)...)
+	if a != nil {
+		a.cancel(ErrAttemptTimeout)
+	}
 }
 
 func (p *Pump) abandon(c node.Abandon) {

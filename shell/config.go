@@ -26,6 +26,12 @@ var (
 	// ErrCancelRequested: an operator asked the job to stop. A handler that
 	// then returns an error ends the job Cancelled.
 	ErrCancelRequested = errors.New("backwave: cancel requested")
+	// ErrAttemptTimeout: the Attempt ran past its attempt timeout
+	// (node.Execute.Timeout). A handler that then returns an error fails
+	// the Attempt with Failure Detail naming the timeout, and the retry
+	// policy applies as to any failure; one still running past the grace
+	// no longer has its Lease renewed (node.LetLapse).
+	ErrAttemptTimeout = errors.New("backwave: attempt timeout")
 )
 
 // ErrInvalidConfig is wrapped by New for a configuration it cannot run. It is

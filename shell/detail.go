@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -29,6 +30,17 @@ func TruncateDetail(s string, limit int) string {
 		cut--
 	}
 	return s[:cut] + mark
+}
+
+// TimeoutDetail renders the Failure Detail of an Attempt that failed after
+// its attempt timeout: it names ErrAttemptTimeout and the timeout, then the
+// handler's own detail, if any.
+func TimeoutDetail(timeout time.Duration, detail string) string {
+	s := fmt.Sprintf("%v: the Attempt ran past its %v timeout", ErrAttemptTimeout, timeout)
+	if detail != "" {
+		s += ": " + detail
+	}
+	return s
 }
 
 // PanicDetail renders a recovered panic value and the stack of the goroutine

@@ -22,8 +22,9 @@
 // Handlers run outside the loop, one goroutine per running Attempt, through
 // an Executor; a goroutine whose handler returned waits for the next Attempt
 // rather than exiting, so a busy Pump does not start one per job. Each Attempt gets its own context, cancelled with a cause when
-// the Driver abandons the Attempt (ErrLeaseLost, ErrShutdown) or an operator
-// asks the job to stop (ErrCancelRequested). A handler panic is recovered and
+// the Driver abandons the Attempt (ErrLeaseLost, ErrShutdown), an operator
+// asks the job to stop (ErrCancelRequested) or the Attempt's timeout is over
+// (ErrAttemptTimeout). A handler panic is recovered and
 // becomes a failed Attempt with the panic value and stack as Failure Detail.
 //
 // Failure Detail, Job Output and Tag deltas stay here, keyed by the Attempt's

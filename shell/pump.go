@@ -77,8 +77,9 @@ type attempt struct {
 
 // task is one Attempt handed to a handler goroutine.
 type task struct {
-	ctx context.Context
-	job job.Job
+	ctx     context.Context
+	job     job.Job
+	timeout time.Duration // the Attempt's timeout (zero: none)
 }
 
 // finished carries a handler's result to the loop.
