@@ -45,7 +45,8 @@ func WithDelay(d time.Duration) EnqueueOption {
 	return func(s *enqueueSettings) { s.delay, s.hasDelay = d, true }
 }
 
-// WithMaxAttempts sets the job's attempt ceiling (at least 1).
+// WithMaxAttempts sets the job's attempt budget (at least 1): how many
+// Attempts one life of the job may take before it dead-letters.
 func WithMaxAttempts(n int) EnqueueOption {
 	return func(s *enqueueSettings) { s.maxAttempts = n }
 }
