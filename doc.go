@@ -37,6 +37,17 @@
 // idempotent. Each Attempt's outcome still applies exactly once (the
 // Effect-Once fence).
 //
+// # Transactional Enqueue
+//
+// EnqueueTx and EnqueueManyTx enqueue inside a transaction the application
+// owns (a *sql.Tx, or a pgx.Tx on PostgreSQL; see Tx), so the jobs commit
+// or roll back with its business writes; they build the jobs exactly as
+// Enqueue does. BackWave never commits or rolls back that transaction.
+// Wake-Up Hints for those jobs fire only after the commit (PostgreSQL's
+// NOTIFY) or not at all (SQLite: workers find the jobs at their next
+// poll). On SQLite, sqlite.OpenDB puts the store on the application's own
+// *sql.DB.
+//
 // # Worker Groups
 //
 // A Client runs one or more Worker Groups. Each has a Dispatch Policy over the

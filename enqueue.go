@@ -79,6 +79,22 @@ func (c *Client) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]Job
 	if len(params) == 0 {
 		return nil, nil
 	}
+	jobs, err := c.newJobs(params)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := c.store.JobInsertMany(ctx, store.InsertManyParams{Jobs: jobs})
+	if err != nil {
+		return nil, insertError("", len(jobs), err)
+	}
+	c.logEnqueued(ctx, "job enqueued", jobs, ids)
+	c.wakeLocal(jobs)
+	return ids, nil
+}
+
+// newJobs turns the params of one call into the rows to insert: the one
+// path every enqueue takes, in a transaction of the caller's or not.
+func (c *Client) newJobs(params []EnqueueParams) ([]store.NewJob, error) {
 	jobs := make([]store.NewJob, len(params))
 	for i, p := range params {
 		nj, err := c.newJob(p.Args, p.Options, len(params))
@@ -90,21 +106,27 @@ func (c *Client) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]Job
 		}
 		jobs[i] = nj
 	}
-	ids, err := c.store.JobInsertMany(ctx, store.InsertManyParams{Jobs: jobs})
+	return jobs, nil
+}
+
+// insertError wraps the store's refusal of n jobs; where says where they
+// went ("" or " in the caller's transaction").
+func insertError(where string, n int, err error) error {
 	if errors.Is(err, store.ErrInvalidParams) {
 		// A refused graph: a cycle or an unknown parent.
-		return nil, fmt.Errorf("backwave: enqueue %d job(s): %w: %w", len(jobs), ErrInvalidJob, err)
+		return fmt.Errorf("backwave: enqueue %d job(s)%s: %w: %w", n, where, ErrInvalidJob, err)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("backwave: enqueue %d job(s): %w", len(jobs), err)
+	return fmt.Errorf("backwave: enqueue %d job(s)%s: %w", n, where, err)
+}
+
+// logEnqueued logs msg at debug level for each stored job.
+func (c *Client) logEnqueued(ctx context.Context, msg string, jobs []store.NewJob, ids []JobID) {
+	if !c.log.Enabled(ctx, levelDebug) {
+		return
 	}
-	if c.log.Enabled(ctx, levelDebug) {
-		for i, id := range ids {
-			c.log.DebugContext(ctx, "job enqueued", "job", int64(id), "queue", jobs[i].Queue, "wire_name", jobs[i].WireName)
-		}
+	for i, id := range ids {
+		c.log.DebugContext(ctx, msg, "job", int64(id), "queue", jobs[i].Queue, "wire_name", jobs[i].WireName)
 	}
-	c.wakeLocal(jobs)
-	return ids, nil
 }
 
 // newJob turns args and options into a row to insert, one of a call of n

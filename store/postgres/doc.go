@@ -83,7 +83,17 @@
 //
 // # Transactional Enqueue
 //
-// JobInsertManyTx and JobInsertManySQLTx insert inside the caller's pgx.Tx
-// or *sql.Tx: the jobs exist for workers once that transaction commits, and
-// never if it rolls back.
+// Applications call the Client's EnqueueTx and EnqueueManyTx (package
+// backwave) with their own pgx.Tx, or *sql.Tx through pgx's stdlib driver:
+// the Client builds the jobs exactly as Enqueue does, and the store inserts
+// them inside that transaction with JobInsertManyTx, JobInsertManySQLTx or
+// JobInsertManyInTx (the store.TxInserter method taking either), whichever
+// connection mode the store itself uses. The jobs exist for workers once
+// the transaction commits, and never if it rolls back. The insert's NOTIFY
+// is transactional too: PostgreSQL delivers the Wake-Up Hint at commit and
+// drops it on rollback. Before it inserts, one statement in the caller's
+// transaction checks that it runs on the store's database (the same
+// database of the same cluster, by pg_control_system's system identifier)
+// and that its driver encodes arrays; any other transaction is refused with
+// store.ErrTxUnsupported.
 package postgres

@@ -2,11 +2,8 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
@@ -81,37 +78,30 @@ func (s *Store) JobInsertMany(ctx context.Context, p store.InsertManyParams) ([]
 	return s.insert(ctx, s.db, p)
 }
 
-// JobInsertManyTx is Transactional Enqueue for pgx users: it inserts the
-// jobs inside tx, the caller's own transaction, so they become visible to
-// workers when tx commits and vanish if it rolls back. BackWave never
-// commits or rolls back tx. Wake-Up Hints go out at commit.
-func (s *Store) JobInsertManyTx(ctx context.Context, tx pgx.Tx, p store.InsertManyParams) ([]job.ID, error) {
-	if err := s.enter(ctx); err != nil {
-		return nil, err
-	}
-	return s.insert(ctx, pgxTxRunner(tx), p)
-}
-
-// JobInsertManySQLTx is Transactional Enqueue for database/sql users: it
-// inserts the jobs inside tx, the caller's own transaction (on a DB using
-// pgx's stdlib driver), so they become visible to workers when tx commits
-// and vanish if it rolls back. BackWave never commits or rolls back tx.
-func (s *Store) JobInsertManySQLTx(ctx context.Context, tx *sql.Tx, p store.InsertManyParams) ([]job.ID, error) {
-	if err := s.enter(ctx); err != nil {
-		return nil, err
-	}
-	return s.insert(ctx, sqlRunner{q: tx}, p)
-}
-
+// insert checks p and inserts its jobs through q.
 func (s *Store) insert(ctx context.Context, q querier, p store.InsertManyParams) ([]job.ID, error) {
-	if err := p.Validate(); err != nil {
+	if err := checkInsert(p); err != nil {
 		return nil, err
+	}
+	return s.insertChecked(ctx, q, p)
+}
+
+// checkInsert is the validation of an insert: p's own, and the Tag text
+// PostgreSQL refuses.
+func checkInsert(p store.InsertManyParams) error {
+	if err := p.Validate(); err != nil {
+		return err
 	}
 	for i, nj := range p.Jobs {
 		if err := checkTagText(nj.Tags); err != nil {
-			return nil, fmt.Errorf("job %d: %w", i, err)
+			return fmt.Errorf("job %d: %w", i, err)
 		}
 	}
+	return nil
+}
+
+// insertChecked inserts the jobs of p, which checkInsert passed, through q.
+func (s *Store) insertChecked(ctx context.Context, q querier, p store.InsertManyParams) ([]job.ID, error) {
 	n := len(p.Jobs)
 	if n == 0 {
 		return []job.ID{}, nil

@@ -85,11 +85,16 @@ type Store struct {
 	renamed sync.Map // statement as written → statement for schema
 
 	hints hub
+
+	// ident is the store's database, read at the first Transactional
+	// Enqueue (tx.go).
+	ident atomic.Pointer[dbIdentity]
 }
 
 var (
 	_ store.Store      = (*Store)(nil)
 	_ store.HintSource = (*Store)(nil)
+	_ store.TxInserter = (*Store)(nil)
 )
 
 // Open connects a pgx pool to the database connString names (a URL such as

@@ -24,6 +24,17 @@
 // directory does not exist, a file it cannot read and write, and a file that
 // is not a SQLite database (ErrNotDatabase).
 //
+// OpenDB opens a Store on the application's own *sql.DB instead, so that a
+// co-resident deployment (below) runs on one connection pool:
+//
+//	db, err := sql.Open("sqlite", "/var/lib/app/app.db?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_txlock=immediate")
+//	s, err := sqlite.OpenDB(ctx, db, sqlite.Options{})
+//
+// It refuses a DB whose settings BackWave cannot run on — not this
+// package's driver, an in-memory database, no WAL, no busy timeout,
+// synchronous=OFF, query_only — naming each one and the DSN parameter that
+// sets it.
+//
 // # Connections and locking
 //
 // The file runs in WAL mode, so readers never block the writer or each
@@ -36,6 +47,11 @@
 // the due jobs and each Queue's Running count (for the Concurrency Limit)
 // and leases the jobs inside one write transaction, so no other claim can
 // interleave, in this process or another.
+//
+// On a DB given to OpenDB the store's writes queue in-process the same way,
+// one write transaction of the store at a time, and each takes the file's
+// write lock with its first statement, whatever the DB's _txlock: the
+// guarantee above does not depend on the application's DSN.
 //
 // Every contract method is one transaction and batch-shaped: a claim leases
 // the whole batch in one transaction, an outcome report applies every row
@@ -104,10 +120,25 @@
 // # Transactional Enqueue
 //
 // In the co-resident deployment BackWave's tables live in the application's
-// own database file, and JobInsertManyTx inserts jobs inside a transaction
-// the application owns, so the jobs and the business writes commit or roll
-// back together. In the dedicated deployment (a file of BackWave's own) the
-// capability is there but has no business transaction to ride on.
+// own database file, and the jobs go in inside a transaction the
+// application owns — a *sql.Tx on the file, best from the same *sql.DB as
+// the store (OpenDB) — so the jobs and the business writes commit or roll
+// back together. Applications call the Client's EnqueueTx and EnqueueManyTx
+// (package backwave), which build the jobs exactly as Enqueue does;
+// JobInsertManyTx (and JobInsertManyInTx, the store.TxInserter method) is
+// the adapter's part. A transaction on another file, an in-memory database
+// or another engine is refused with store.ErrTxUnsupported.
+//
+// Begin those transactions with BEGIN IMMEDIATE (the DSN's
+// _txlock=immediate) or make their first statement a write: a deferred
+// transaction that reads before it writes fails with SQLITE_BUSY, whatever
+// the busy timeout, when a worker's claim wrote in between. No Wake-Up Hint
+// announces jobs inserted in the application's transaction: the store
+// cannot see its commit, and a hint must never name a job that may roll
+// back. Workers find them at their next poll.
+//
+// In the dedicated deployment (a file of BackWave's own) the capability is
+// there but has no business transaction to ride on.
 //
 // # Schema shape
 //
@@ -121,8 +152,10 @@
 // # Wake-Up Hints
 //
 // A Store announces in-process Wake-Up Hints (SubscribeHints) after its own
-// commits. Other processes on the file hear none; they find new work at
-// their next poll, which is all a hint may ever be relied on for.
+// commits — never for jobs inserted in the application's transaction (see
+// Transactional Enqueue). Other processes on the file hear none; they find
+// new work at their next poll, which is all a hint may ever be relied on
+// for.
 //
 // # Beyond the contract
 //

@@ -39,38 +39,6 @@ func (s *Store) JobInsertMany(ctx context.Context, p store.InsertManyParams) ([]
 	return ids, nil
 }
 
-// JobInsertManyTx is the Transactional Enqueue of the co-resident
-// deployment: it inserts the jobs inside tx, a transaction the caller owns
-// on its own connection to the same database file, so the jobs and the
-// caller's business writes commit or roll back together. The store never
-// commits or rolls back tx. The jobs become claimable when the caller
-// commits; no Wake-Up Hint is sent (the store cannot see the commit), so
-// workers find them at their next poll.
-//
-// tx should be a write transaction begun with BEGIN IMMEDIATE (the
-// driver's "_txlock=immediate"): a deferred transaction that read before it
-// writes may fail with SQLITE_BUSY when another process wrote meanwhile.
-// The database must already hold this store's schema (Open migrates it).
-func (s *Store) JobInsertManyTx(ctx context.Context, tx *sql.Tx, p store.InsertManyParams) ([]job.ID, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	if err := s.ready(ctx); err != nil {
-		return nil, err
-	}
-	if tx == nil {
-		return nil, fmt.Errorf("sqlite: insert jobs: %w: nil transaction", store.ErrInvalidParams)
-	}
-	if len(p.Jobs) == 0 {
-		return []job.ID{}, nil
-	}
-	ids, _, err := s.insert(ctx, tx, false, p)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: insert jobs in the caller's transaction: %w", err)
-	}
-	return ids, nil
-}
-
 // insert writes the jobs in tx, in p.InsertOrder() (every in-batch parent
 // before its dependents, so ids follow), and returns their ids in input
 // order and the Queues that got a job due now, sorted. own tells whether tx

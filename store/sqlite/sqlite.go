@@ -142,6 +142,9 @@ type Store struct {
 	// hot holds the hot statements, prepared on w at Open (stmtcache.go);
 	// never changed after.
 	hot map[string]*sql.Stmt
+	// app is set when w and r are the application's own *sql.DB (OpenDB,
+	// opendb.go), which the store never closes.
+	app *appDB
 
 	hints  store.HintHub
 	closed atomic.Bool
@@ -150,6 +153,7 @@ type Store struct {
 var (
 	_ store.Store      = (*Store)(nil)
 	_ store.HintSource = (*Store)(nil)
+	_ store.TxInserter = (*Store)(nil)
 )
 
 // Open opens (creating if needed) the SQLite database at path and returns a
@@ -247,11 +251,14 @@ func (s *Store) Schema() string { return string(s.schema) }
 // Clock returns the store's clock.
 func (s *Store) Clock() vtime.Clock { return s.clock }
 
-// Close closes the store's connections. Every later call, Close included,
-// fails with store.ErrClosed.
+// Close closes the store's connections (a *sql.DB given to OpenDB stays
+// open). Every later call, Close included, fails with store.ErrClosed.
 func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return fmt.Errorf("sqlite: %w", store.ErrClosed)
+	}
+	if s.app != nil {
+		return closeHot(s.hot)
 	}
 	return errors.Join(closeHot(s.hot), s.w.Close(), s.r.Close())
 }
@@ -264,17 +271,18 @@ func (s *Store) ready(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// write runs fn in one write transaction (BEGIN IMMEDIATE on the single
-// write connection) and commits it, or rolls it back if fn fails. what names
-// the call for errors.
+// write runs fn in one write transaction (see beginWrite: BEGIN IMMEDIATE
+// on the single write connection) and commits it, or rolls it back if fn
+// fails. what names the call for errors.
 func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	tx, err := s.begin(ctx, s.w, nil)
+	tx, done, err := s.beginWrite(ctx)
 	if err != nil {
 		return s.fail(what, err)
 	}
+	defer done()
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
 		return s.fail(what, err)

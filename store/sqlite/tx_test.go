@@ -142,7 +142,7 @@ func TestTransactionalEnqueueInvalid(t *testing.T) {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO orders (item) VALUES ('pen')`); err != nil {
 		t.Fatalf("the caller's transaction is broken: %v", err)
 	}
-	if _, err := s.JobInsertManyTx(ctx, nil, store.InsertManyParams{Jobs: []store.NewJob{{WireName: "w", Queue: "q", MaxAttempts: 1}}}); !errors.Is(err, store.ErrInvalidParams) {
-		t.Fatalf("JobInsertManyTx(nil tx) = %v, want ErrInvalidParams", err)
+	if _, err := s.JobInsertManyTx(ctx, nil, store.InsertManyParams{Jobs: []store.NewJob{{WireName: "w", Queue: "q", MaxAttempts: 1}}}); !errors.Is(err, store.ErrTxUnsupported) {
+		t.Fatalf("JobInsertManyTx(nil tx) = %v, want ErrTxUnsupported", err)
 	}
 }

@@ -1,0 +1,41 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/backwave/backwave/job"
+)
+
+// ErrTxUnsupported: a caller's transaction was handed to a store that cannot
+// insert inside it — a store without the Transactional Enqueue capability,
+// a transaction of a type the store does not take, a nil one, or one on
+// another database. Nothing was written.
+var ErrTxUnsupported = errors.New("store: the store cannot use this transaction")
+
+// TxInserter is the Transactional Enqueue capability (glossary): inserting
+// jobs inside a transaction the application owns, so that they commit or
+// roll back with its business writes. An adapter that has it implements
+// TxInserter beside Store; the In-Memory Store does not.
+type TxInserter interface {
+	// JobInsertManyInTx is JobInsertMany inside tx, a transaction the
+	// caller began on the store's own database, with the same params, the
+	// same validation and the same ids in input order. Which Go types tx
+	// may have is the adapter's to say (a *sql.Tx, a pgx.Tx, …); the store
+	// checks that tx is on its database before it writes.
+	//
+	// The store never commits or rolls back tx. The jobs become claimable
+	// when tx commits and vanish if it rolls back; whether a later insert
+	// may be given a rolled-back job's id is the adapter's to say. No
+	// Wake-Up Hint may announce them before the commit: an adapter whose
+	// hints ride on the transaction (PostgreSQL's NOTIFY) lets them go out
+	// at commit; any other announces nothing, and workers find the jobs at
+	// their next poll.
+	//
+	// A tx the store cannot use — of another type, nil, or on another
+	// database — is an error wrapping ErrTxUnsupported; invalid params wrap
+	// ErrInvalidParams, as for JobInsertMany. Either way nothing is
+	// inserted. After any error the caller should roll tx back: a failed
+	// statement may have left it unusable.
+	JobInsertManyInTx(ctx context.Context, tx any, p InsertManyParams) ([]job.ID, error)
+}
