@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/job"
 )
 
 // plainArgs declares no JobOptions: the Client's defaults apply.
@@ -69,7 +70,7 @@ func TestEnqueueTxDefaultsLikeEnqueue(t *testing.T) {
 	})
 }
 
-func equalTags(a, b []backwave.Tag) bool {
+func equalTags(a, b []job.Tag) bool {
 	if len(a) != len(b) {
 		return false
 	}

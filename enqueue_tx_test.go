@@ -113,8 +113,8 @@ func TestEnqueueTxCommitRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 		j := receive(t, ran, "the committed job to run")
-		if j.ID != id || j.Args.Order != 1 || j.Attempt != 1 || j.MaxAttempts != 4 {
-			t.Fatalf("ran job %d %+v at Attempt %d of %d; want job %d, order 1, Attempt 1 of 4", j.ID, j.Args, j.Attempt, j.MaxAttempts, id)
+		if j.ID != id || j.Args.Order != 1 || j.Attempt != 1 || j.AttemptCeiling != 4 {
+			t.Fatalf("ran job %d %+v at Attempt %d with ceiling %d; want job %d, order 1, Attempt 1 with ceiling 4", j.ID, j.Args, j.Attempt, j.AttemptCeiling, id)
 		}
 		if err := c.Stop(ctx); err != nil { // drains: the outcome is reported
 			t.Fatal(err)
