@@ -1,9 +1,11 @@
 // Package sim is the Simulator: a single-threaded discrete-event world of N
-// production Node Drivers (package node, unchanged) and one In-Memory Store
-// (package memstore) on Virtual Time, with seeded fault injection and
-// oracles that check the system's promises as the run goes. One 64-bit seed
-// determines everything — topology, job mix, handler durations and results,
-// every fault — and any failure replays exactly from its Plan.
+// production Node Drivers (package node, unchanged) and one store on Virtual
+// Time — the In-Memory Store (package memstore), or any implementation of
+// the Storage Contract behind the Store interface (store.go) — with seeded
+// fault injection and oracles that check the system's promises as the run
+// goes. One 64-bit seed determines everything — topology, job mix, handler
+// durations and results, every fault — and any failure replays exactly from
+// its Plan.
 //
 // The package sits below the determinism boundary: no wall clock, no
 // goroutines, no I/O, no global randomness. Every draw is a hash of the seed
@@ -14,7 +16,7 @@
 //
 // Each node is a production node.Driver plus the Simulator's pump, which
 // carries out every Command the way the production pump (package shell)
-// does: poll and heartbeat tickers, Wake-Up Hints from memstore's
+// does: poll and heartbeat tickers, Wake-Up Hints from the store's
 // SubscribeHints fed as Polls through a single pending slot, handlers as
 // completion events whose duration and result are drawn per (job, Attempt),
 // and each store result fed straight back into the Driver. A node's clock

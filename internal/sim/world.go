@@ -8,7 +8,6 @@ import (
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
-	"github.com/backwave/backwave/store/memstore"
 	"github.com/backwave/backwave/vtime"
 )
 
@@ -143,7 +142,7 @@ func (js *jobState) baseOf(a job.Attempt) job.Attempt {
 // eventBudget bounds one run; a run past it is a harness failure.
 const eventBudget = 20_000_000
 
-// world is one run: N nodes, one memstore, one event queue, the oracles.
+// world is one run: N nodes, one Store, one event queue, the oracles.
 type world struct {
 	sc       *Scenario
 	wl       *workload
@@ -155,7 +154,7 @@ type world struct {
 	clock *vtime.Manual
 	start time.Time
 	now   time.Time
-	st    *memstore.Store
+	st    Store
 	q     eventQueue
 	seq   uint64
 
@@ -214,11 +213,16 @@ type Report struct {
 	Coverage Coverage
 }
 
-// Options tune a run without changing what it does.
+// Options tune a run.
 type Options struct {
 	// Log, if set, receives one line per event, Driver input, command and
 	// state change, in order: the run's story, for reading a replay.
 	Log func(line string)
+	// Store, if set, opens the store the run drives in place of the
+	// In-Memory Store (NewMemStore): the same Plan replayed on another
+	// implementation of the Storage Contract. An error ends the run before
+	// it starts.
+	Store func(env StoreEnv) (Store, error)
 }
 
 // RunWith is Run with Options.
@@ -238,7 +242,10 @@ func run(p Plan, recoverPanics bool, opts Options) (rep Report, err error) {
 	if err := p.Validate(); err != nil {
 		return Report{Plan: p}, err
 	}
-	w := newWorld(&p)
+	w, err := newWorld(&p, opts.Store)
+	if err != nil {
+		return Report{Plan: p}, err
+	}
 	w.log = opts.Log
 	if recoverPanics {
 		defer func() {
@@ -256,7 +263,7 @@ func run(p Plan, recoverPanics bool, opts Options) (rep Report, err error) {
 	return rep, nil
 }
 
-func newWorld(p *Plan) *world {
+func newWorld(p *Plan, open func(StoreEnv) (Store, error)) (*world, error) {
 	sc := p.Scenario
 	w := &world{
 		sc:       &sc,
@@ -273,20 +280,14 @@ func newWorld(p *Plan) *world {
 	}
 	w.index = newFaultIndex(&w.faults)
 	w.clock = vtime.NewManual(vtime.Epoch)
-	opts := memstore.Options{Clock: w.clock, OnTransition: w.onTransition}
-	switch sc.Mutation {
-	case MutationFenceIgnoresAttempt:
-		opts.Mutation = memstore.MutationFenceIgnoresAttempt
-	case MutationClaimIgnoresLimit:
-		opts.Mutation = memstore.MutationClaimIgnoresLimit
-	case MutationLatchRecountsEdges:
-		opts.Mutation = memstore.MutationRecountEdges
-	case MutationCascadeStopsEarly:
-		opts.Mutation = memstore.MutationNoCascade
-	case MutationMintIgnoresFence:
-		opts.Mutation = memstore.MutationMintIgnoresFence
+	if open == nil {
+		open = NewMemStore
 	}
-	w.st = memstore.New(opts)
+	st, err := open(StoreEnv{Clock: w.clock, Feed: w.onTransition, Mutation: sc.Mutation})
+	if err != nil {
+		return nil, err
+	}
+	w.st = st
 	w.wl = expandWorkload(w.sc)
 	w.jobs = make([]jobState, len(w.wl.jobs))
 	for i, q := range sc.Queues {
@@ -298,7 +299,7 @@ func newWorld(p *Plan) *world {
 	for i := range sc.Nodes {
 		w.nodes = append(w.nodes, newSimNode(w, i))
 	}
-	return w
+	return w, nil
 }
 
 // at returns the virtual instant offset d from the start.
@@ -504,7 +505,8 @@ func (w *world) cancel(i int) {
 	}
 	w.workloadCall()
 	js.cancelRequested = true
-	w.mustStore(w.st.RequestCancel(w.ctx, js.id))
+	_, err := w.st.JobCancel(w.ctx, store.JobCancelParams{ID: js.id})
+	w.mustStore(err)
 	w.checkSettled()
 }
 
