@@ -48,6 +48,15 @@
 //     response may arrive first; or the outcome is unknown to the caller:
 //     applied but answered with an error, or not applied and answered with
 //     an error.
+//   - store restart (episode): the store restarts (Store.Restart) and every
+//     node's store operation fails until it is back.
+//
+// The world decides which fault an operation meets and when it is carried
+// out (delays, and what an isolation withholds, are event timing); what the
+// fault does to the call is the fault wrapper's, package faultstore, whose
+// documentation is the fault model of a store call. The wrapper sits above
+// the oracles' checks (checked.go), so they see what the store applied
+// whatever the node is told.
 //
 // With no delay a store operation is a synchronous round trip, exactly as in
 // the production pump. A delayed operation does not block its node: ticks,

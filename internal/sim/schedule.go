@@ -266,8 +266,8 @@ func (w *world) noteTerminal(id job.ID, e core.Edge) {
 
 // checkMakeUps holds a mint's plans to the Catch-Up Policy: at most one
 // make-up job per schedule per plan.
-func (w *world) checkMakeUps(n *simNode, c node.Mint) {
-	for _, p := range c.Plans {
+func (w *world) checkMakeUps(n *simNode, plans []core.MintPlan) {
+	for _, p := range plans {
 		makeUps := 0
 		for _, m := range p.Mints {
 			if m.MakeUp {
@@ -280,26 +280,25 @@ func (w *world) checkMakeUps(n *simNode, c node.Mint) {
 	}
 }
 
-// afterMaintenance checks what the store answered a schedule or retention
-// operation.
-func (w *world) afterMaintenance(n *simNode, r node.Reply) {
-	switch c := r.Command.(type) {
-	case node.Mint:
-		for i, res := range r.Minted {
-			if res.Applied {
-				w.applied(n, c.Plans[i], res)
-			} else {
-				w.cov.hit(SitMintStale)
-			}
+// afterMint checks what the store answered a mint of plans.
+func (w *world) afterMint(n *simNode, plans []core.MintPlan, results []store.MintResult) {
+	for i, res := range results {
+		if res.Applied {
+			w.applied(n, plans[i], res)
+		} else {
+			w.cov.hit(SitMintStale)
 		}
-	case node.Purge:
-		w.sched.lastPurge = w.now
-		if r.Purged.Purged > 0 {
-			w.cov.hit(SitPurged)
-		}
-		if r.Purged.Purged >= c.Limit {
-			w.cov.hit(SitPurgeFullBatch)
-		}
+	}
+}
+
+// afterPurge notes a purge of at most limit jobs the store answered.
+func (w *world) afterPurge(limit int, res store.PurgeResult) {
+	w.sched.lastPurge = w.now
+	if res.Purged > 0 {
+		w.cov.hit(SitPurged)
+	}
+	if res.Purged >= limit {
+		w.cov.hit(SitPurgeFullBatch)
 	}
 }
 
