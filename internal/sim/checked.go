@@ -48,6 +48,7 @@ func (c *checkedStore) JobClaim(ctx context.Context, p store.ClaimParams) ([]job
 	defer c.end()
 	w, n := c.w, c.n
 	w.scope = p.Queues
+	p.LeaseDuration = w.storeDur(p.LeaseDuration)
 	jobs, err := c.Store.JobClaim(ctx, p)
 	if !c.answered(err) {
 		return jobs, err
@@ -76,6 +77,7 @@ func (c *checkedStore) LeaseRenew(ctx context.Context, p store.RenewParams) ([]s
 	defer c.end()
 	w, n := c.w, c.n
 	before := w.readHeld(n.worker, p.Leases)
+	p.LeaseDuration = w.storeDur(p.LeaseDuration)
 	res, err := c.Store.LeaseRenew(ctx, p)
 	if !c.answered(err) {
 		return res, err
@@ -83,7 +85,7 @@ func (c *checkedStore) LeaseRenew(ctx context.Context, p store.RenewParams) ([]s
 	for i, r := range res {
 		renewed := r.Status != store.RenewLost
 		if renewed {
-			w.job(r.Lease.ID).leaseExp = w.now.Add(p.LeaseDuration)
+			w.job(r.Lease.ID).leaseExp = w.storeNow().Add(p.LeaseDuration)
 		} else {
 			w.cov.hit(SitRenewLost)
 		}
@@ -106,6 +108,12 @@ func (c *checkedStore) OutcomeReport(ctx context.Context, p store.ReportParams) 
 		w.checkDecision(n, oc.Outcome)
 	}
 	before := w.readHeld(n.worker, leases)
+	if w.precision > 0 {
+		p.Outcomes = slices.Clone(p.Outcomes)
+		for i := range p.Outcomes {
+			p.Outcomes[i].RetryDelay = w.storeDur(p.Outcomes[i].RetryDelay)
+		}
+	}
 	res, err := c.Store.OutcomeReport(ctx, p)
 	if c.answered(err) {
 		w.checkReport(n, p.Outcomes, res, before)
@@ -171,6 +179,7 @@ func (c *checkedStore) ScheduleMint(ctx context.Context, p store.MintParams) ([]
 func (c *checkedStore) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeResult, error) {
 	c.begin()
 	defer c.end()
+	p.KeepFor = c.w.storeDur(p.KeepFor)
 	res, err := c.Store.JobPurge(ctx, p)
 	if c.answered(err) {
 		c.w.afterPurge(p.Limit, res)

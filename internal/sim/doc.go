@@ -93,6 +93,11 @@
 //
 // # Around the Simulator
 //
+// Options.Store replays a Plan on another implementation of the Storage
+// Contract (a SQL adapter, above the determinism boundary in cmd/vopr), and
+// Options.StorePrecision quantizes the store's view of Virtual Time for a
+// store that keeps coarser times than nanoseconds.
+//
 // NewSwarm draws the per-seed fault configuration; Minimize is the Seed
 // Minimizer; ShrinkScenario is its coarse Scenario pass; Coverage counts
 // state edges against core.Edges and named Situations; Mutate is the

@@ -76,7 +76,7 @@ func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
 		if ceiling := int(js.baseOf(a)) + w.wl.jobs[w.byID[id-1]].maxAttempts; int(a) > ceiling {
 			w.failf(ClassSafety, InvAttemptCeiling, "job %d claimed at Attempt %d past its ceiling %d", id, a, ceiling)
 		}
-		if js.due.After(w.now) {
+		if js.due.After(w.storeNow()) {
 			w.failf(ClassSafety, InvClaimedBeforeDue, "job %d claimed at %v, due at %v", id, w.now.Sub(w.start), js.due.Sub(w.start))
 		}
 		if !slices.Contains(w.scope, w.sc.Queues[q].Name) {
@@ -106,7 +106,7 @@ func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
 		js.outcomes = append(js.outcomes, a)
 	}
 	if e.Via == core.ViaExpire {
-		if js.leaseExp.After(w.now) {
+		if js.leaseExp.After(w.storeNow()) {
 			w.failf(ClassSafety, InvLeaseEndedEarly, "job %d@%d expired at %v, its Lease runs to %v", id, a, w.now.Sub(w.start), js.leaseExp.Sub(w.start))
 		}
 		if !slices.Contains(w.scope, w.sc.Queues[q].Name) {
@@ -124,12 +124,12 @@ func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
 			// An expiry that dead-letters is terminal: the cause stays.
 			js.cause = job.RetryCauseLeaseExpired
 		}
-		js.due = w.now
+		js.due = w.storeNow()
 	case core.ViaRelinquish:
-		js.due = w.now
+		js.due = w.storeNow()
 	case core.ViaRequeue:
 		js.cause = job.RetryCauseNone
-		js.due = w.now
+		js.due = w.storeNow()
 		js.bases = append(js.bases, js.maxAttempt)
 	}
 	if !e.From.Terminal() && e.To.Terminal() && e.From != job.StateUnknown {
@@ -181,7 +181,7 @@ func (w *world) checkReport(n *simNode, outcomes []store.Outcome, results []stor
 			break
 		}
 		if r.Applied && outcomes[i].State == job.StateScheduled {
-			w.job(r.Lease.ID).due = w.now.Add(outcomes[i].RetryDelay)
+			w.job(r.Lease.ID).due = w.storeNow().Add(outcomes[i].RetryDelay)
 		}
 		switch {
 		case r.Applied && !before[i]:

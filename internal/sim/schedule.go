@@ -253,14 +253,14 @@ func (w *world) scheduleIndex(name string) int {
 // filled in from the mint's answer before anything can claim it.
 func (w *world) adoptMinted(id job.ID) {
 	w.byID = append(w.byID, len(w.jobs))
-	w.jobs = append(w.jobs, jobState{id: id, due: w.now})
+	w.jobs = append(w.jobs, jobState{id: id, due: w.storeNow()})
 	w.wl.jobs = append(w.wl.jobs, jobSpec{cancelAt: -1, maxAttempts: 1})
 }
 
 // noteTerminal records when a tracked job became terminal.
 func (w *world) noteTerminal(id job.ID, e core.Edge) {
 	if e.To.Terminal() && id >= 1 && int(id) <= len(w.byID) {
-		w.sched.finalAt[w.byID[id-1]] = w.now
+		w.sched.finalAt[w.byID[id-1]] = w.storeNow()
 	}
 }
 
@@ -293,7 +293,7 @@ func (w *world) afterMint(n *simNode, plans []core.MintPlan, results []store.Min
 
 // afterPurge notes a purge of at most limit jobs the store answered.
 func (w *world) afterPurge(limit int, res store.PurgeResult) {
-	w.sched.lastPurge = w.now
+	w.sched.lastPurge = w.storeNow()
 	if res.Purged > 0 {
 		w.cov.hit(SitPurged)
 	}

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"time"
+
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
@@ -67,7 +69,33 @@ type StoreEnv struct {
 	// Mutation is the Scenario's planted bug. A store that cannot plant a
 	// Mutation that lives in the store (Mutation.InStore) must refuse it.
 	Mutation Mutation
+	// Precision is Options.StorePrecision: Clock reads multiples of it, and
+	// so is every time and duration the run hands the store. A store that
+	// keeps times more coarsely must refuse a finer Precision: its
+	// decisions would not be the ones the oracles expect.
+	Precision time.Duration
 }
+
+// truncClock reads a clock truncated to a precision.
+type truncClock struct {
+	clock     vtime.Clock
+	precision time.Duration
+}
+
+func (c truncClock) Now() time.Time { return c.clock.Now().Truncate(c.precision) }
+
+// storeNow is Virtual Time as the store sees it: truncated to the store's
+// precision (Options.StorePrecision).
+func (w *world) storeNow() time.Time {
+	if w.precision > 0 {
+		return w.now.Truncate(w.precision)
+	}
+	return w.now
+}
+
+// storeDur is d as the run hands it to the store: truncated to the store's
+// precision.
+func (w *world) storeDur(d time.Duration) time.Duration { return d.Truncate(w.precision) }
 
 // NewMemStore opens the In-Memory Store a normal run drives: a fresh
 // memstore on env.Clock that feeds every change to env.Feed as it applies

@@ -155,8 +155,10 @@ type world struct {
 	start time.Time
 	now   time.Time
 	st    Store
-	q     eventQueue
-	seq   uint64
+	// precision is Options.StorePrecision (storeNow, storeDur).
+	precision time.Duration
+	q         eventQueue
+	seq       uint64
 
 	nodes   []*simNode
 	jobs    []jobState
@@ -223,6 +225,16 @@ type Options struct {
 	// implementation of the Storage Contract. An error ends the run before
 	// it starts.
 	Store func(env StoreEnv) (Store, error)
+	// StorePrecision, if positive, quantizes Virtual Time as the store sees
+	// it: the store's clock reads Virtual Time truncated to it, and every
+	// due time, Lease length, retry delay and retention horizon the run
+	// hands the store is truncated to it too, as are the oracles' own
+	// expectations. A store that keeps coarser times than Virtual Time's
+	// nanoseconds (SQLite keeps microseconds) then decides exactly as
+	// memstore does at that precision; at nanoseconds, two instants within
+	// one of its ticks would compare equal in it and not in memstore. Zero
+	// (the default) keeps nanoseconds. Node clocks are never quantized.
+	StorePrecision time.Duration
 }
 
 // RunWith is Run with Options.
@@ -242,7 +254,7 @@ func run(p Plan, recoverPanics bool, opts Options) (rep Report, err error) {
 	if err := p.Validate(); err != nil {
 		return Report{Plan: p}, err
 	}
-	w, err := newWorld(&p, opts.Store)
+	w, err := newWorld(&p, opts)
 	if err != nil {
 		return Report{Plan: p}, err
 	}
@@ -263,7 +275,7 @@ func run(p Plan, recoverPanics bool, opts Options) (rep Report, err error) {
 	return rep, nil
 }
 
-func newWorld(p *Plan, open func(StoreEnv) (Store, error)) (*world, error) {
+func newWorld(p *Plan, opts Options) (*world, error) {
 	sc := p.Scenario
 	w := &world{
 		sc:       &sc,
@@ -280,10 +292,19 @@ func newWorld(p *Plan, open func(StoreEnv) (Store, error)) (*world, error) {
 	}
 	w.index = newFaultIndex(&w.faults)
 	w.clock = vtime.NewManual(vtime.Epoch)
+	open := opts.Store
 	if open == nil {
 		open = NewMemStore
 	}
-	st, err := open(StoreEnv{Clock: w.clock, Feed: w.onTransition, Mutation: sc.Mutation})
+	if opts.StorePrecision < 0 {
+		return nil, fmt.Errorf("sim: negative store precision %v", opts.StorePrecision)
+	}
+	w.precision = opts.StorePrecision
+	env := StoreEnv{Clock: w.clock, Feed: w.onTransition, Mutation: sc.Mutation, Precision: w.precision}
+	if w.precision > 0 {
+		env.Clock = truncClock{clock: w.clock, precision: w.precision}
+	}
+	st, err := open(env)
 	if err != nil {
 		return nil, err
 	}
@@ -466,9 +487,9 @@ func (w *world) enqueue(b int) {
 		js := &w.wl.jobs[i]
 		jobs[k] = store.NewJob{WireName: "sim", Queue: w.sc.Queues[js.queue].Name, MaxAttempts: js.maxAttempts,
 			Dependency: w.dependencyOf(i, idxs)}
-		w.jobs[i].due = w.now
+		w.jobs[i].due = w.storeNow()
 		if js.future > 0 {
-			jobs[k].ScheduledAt = w.now.Add(js.future)
+			jobs[k].ScheduledAt = w.storeNow().Add(js.future)
 			w.jobs[i].due = jobs[k].ScheduledAt
 		}
 		w.byID = append(w.byID, i)
