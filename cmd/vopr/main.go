@@ -9,12 +9,34 @@
 //
 //	vopr [flags]                      run seeds (see vopr -h)
 //	vopr replay [-v] [-panic] PLAN    replay a Plan file
+//	vopr replay -store sqlite://FILE PLAN
+//	                                  replay a Plan on memstore and on a fresh
+//	                                  SQLite file and compare the outcomes
 //	vopr minimize [flags] PLAN        shrink a failing Plan's Fault Map
 //
 // Exit codes: 0 every run passed; 1 a safety oracle tripped; 2
 // Drain-Liveness tripped; 3 the harness crashed (a panic, a blown budget);
-// 64 bad usage; 74 a Plan could not be read or written. When several classes
+// 4 a replay on another store diverged from memstore's; 64 bad usage (a
+// Plan with a planted bug in memstore cannot be compared); 74 a Plan could
+// not be read or written, or the other store failed. When several classes
 // failed, safety wins over liveness, and liveness over crash.
+//
+// # Replaying on another store
+//
+// With -store, replay runs the Plan on memstore and on the Embedded Adapter
+// over a fresh SQLite file (on the run's Virtual Time; a store restart
+// closes and reopens the file), both with the store's time quantized to
+// SQLite's microseconds (sim.Options.StorePrecision), and requires the same
+// outcome history: per job the same sequence of (Attempt, edge) and the same
+// final state. It prints the first divergence, and its cause when it is one
+// neither store is at fault for: the Storage Contract leaves which
+// qualifying jobs a purge batch takes to the store (store.Retention), so a
+// Plan whose retention sweeps fill a batch may part there. The oracles run
+// on both; the SQLite feed of state changes is per job in order rather than
+// in the store's order across jobs (sim.Store), which the oracles allow, and
+// the trace hashes differ for that reason alone. It also says whether the
+// microsecond memstore replay kept the plain replay's outcome history. A
+// Plan whose planted bug lives in memstore cannot be compared.
 package main
 
 import (
@@ -32,6 +54,7 @@ const (
 	exitSafety   = 1
 	exitLiveness = 2
 	exitCrash    = 3
+	exitDiverge  = 4
 	exitUsage    = 64
 	exitIO       = 74
 )

@@ -38,17 +38,20 @@ func writePlan(path string, p sim.Plan) error {
 	return nil
 }
 
-// replayCmd replays one Plan and prints its Swarm, result and trace hash.
+// replayCmd replays one Plan and prints its Swarm, result and trace hash;
+// with -store, it replays the Plan on memstore and on that store and
+// compares their outcome histories.
 func replayCmd(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("vopr replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	verbose := fs.Bool("v", false, "print the run's story: every event, Driver input, command and state change")
 	letPanic := fs.Bool("panic", false, "let a panic escape with its stack instead of reporting a crash")
+	uri := fs.String("store", "", "also replay on this store, sqlite://FILE (a fresh file), and compare the outcome history with memstore's")
 	if err := fs.Parse(args); err != nil {
 		return 0, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if fs.NArg() != 1 {
-		return 0, fmt.Errorf("%w: vopr replay [-v] [-panic] PLAN", errUsage)
+		return 0, fmt.Errorf("%w: vopr replay [-v] [-panic] [-store sqlite://FILE] PLAN", errUsage)
 	}
 	p, err := readPlan(fs.Arg(0))
 	if err != nil {
@@ -60,6 +63,9 @@ func replayCmd(args []string, stdout, stderr io.Writer) (int, error) {
 	var opts sim.Options
 	if *verbose {
 		opts.Log = func(line string) { fmt.Fprintln(stdout, line) }
+	}
+	if *uri != "" && *uri != "mem://" {
+		return compareCmd(p, *uri, opts.Log, stdout)
 	}
 	var rep sim.Report
 	if *letPanic {
@@ -128,4 +134,26 @@ func minimizeCmd(args []string, stdout, stderr io.Writer) (int, error) {
 		fmt.Fprintf(stdout, "shrunk scenario: %d nodes, %d jobs, %d faults; wrote %s\n", len(sc.Nodes), sc.Work.Jobs, s.After, sdest)
 	}
 	return classCode(m.Failure.Class), nil
+}
+
+// compareCmd replays p on memstore and on the store uri names, prints both
+// results and the first divergence, and exits exitDiverge on one; when they
+// agree it exits with the class of memstore's failure, if any.
+func compareCmd(p sim.Plan, uri string, log func(string), stdout io.Writer) (int, error) {
+	r, err := replayOn(p, uri, log)
+	if errors.Is(err, errPlantedBug) {
+		fmt.Fprintf(stdout, "cannot compare: %v\n", err)
+		return exitUsage, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if r.print(stdout) != nil {
+		return exitDiverge, nil
+	}
+	var f *sim.Failure
+	if errors.As(r.mem.err, &f) {
+		return classCode(f.Class), nil
+	}
+	return exitOK, r.mem.err
 }

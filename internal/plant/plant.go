@@ -61,3 +61,13 @@ func All() []Bug {
 
 // Known reports whether b is None or one of All.
 func (b Bug) Known() bool { return b == None || slices.Contains(All(), b) }
+
+// InStore reports whether b lives in the store (the In-Memory Store, the only
+// store that can plant it) rather than in the Node Driver.
+func (b Bug) InStore() bool {
+	switch b {
+	case FenceIgnoresAttempt, ClaimIgnoresLimit, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence:
+		return true
+	}
+	return false
+}

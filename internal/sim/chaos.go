@@ -62,10 +62,10 @@ func (w *world) endChaos() {
 	w.schedule(event{at: w.deadline, kind: evDeadline})
 }
 
-// restartStore applies a store restart: the store is replaced by its
-// crash-clone (every committed write survives; the Wake-Up Hint subscribers
-// do not, and the running nodes never subscribe again), and every node's
-// store operation fails until the outage ends. The workload's own calls
+// restartStore applies a store restart: the store restarts (Store.Restart:
+// every committed write survives; the Wake-Up Hint subscribers do not, and
+// the running nodes never subscribe again), and every node's store
+// operation fails until the outage ends. The workload's own calls
 // (inserts, Operator Actions) stand for an application that retries them, so
 // they land at once.
 func (w *world) restartStore(k int) {
@@ -73,7 +73,10 @@ func (w *world) restartStore(k int) {
 		return
 	}
 	f := &w.faults.Restarts[k]
-	w.st = w.st.Clone()
+	if err := w.st.Restart(); err != nil {
+		w.failf(ClassCrash, InvStoreError, "store restart: %v", err)
+		return
+	}
 	for _, n := range w.nodes {
 		n.unsub = nil // the subscription died with the old store
 	}

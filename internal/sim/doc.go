@@ -1,9 +1,11 @@
 // Package sim is the Simulator: a single-threaded discrete-event world of N
-// production Node Drivers (package node, unchanged) and one In-Memory Store
-// (package memstore) on Virtual Time, with seeded fault injection and
-// oracles that check the system's promises as the run goes. One 64-bit seed
-// determines everything — topology, job mix, handler durations and results,
-// every fault — and any failure replays exactly from its Plan.
+// production Node Drivers (package node, unchanged) and one store on Virtual
+// Time — the In-Memory Store (package memstore), or any implementation of
+// the Storage Contract behind the Store interface (store.go) — with seeded
+// fault injection and oracles that check the system's promises as the run
+// goes. One 64-bit seed determines everything — topology, job mix, handler
+// durations and results, every fault — and any failure replays exactly from
+// its Plan.
 //
 // The package sits below the determinism boundary: no wall clock, no
 // goroutines, no I/O, no global randomness. Every draw is a hash of the seed
@@ -14,7 +16,7 @@
 //
 // Each node is a production node.Driver plus the Simulator's pump, which
 // carries out every Command the way the production pump (package shell)
-// does: poll and heartbeat tickers, Wake-Up Hints from memstore's
+// does: poll and heartbeat tickers, Wake-Up Hints from the store's
 // SubscribeHints fed as Polls through a single pending slot, handlers as
 // completion events whose duration and result are drawn per (job, Attempt),
 // and each store result fed straight back into the Driver. A node's clock
@@ -46,6 +48,15 @@
 //     response may arrive first; or the outcome is unknown to the caller:
 //     applied but answered with an error, or not applied and answered with
 //     an error.
+//   - store restart (episode): the store restarts (Store.Restart) and every
+//     node's store operation fails until it is back.
+//
+// The world decides which fault an operation meets and when it is carried
+// out (delays, and what an isolation withholds, are event timing); what the
+// fault does to the call is the fault wrapper's, package faultstore, whose
+// documentation is the fault model of a store call. The wrapper sits above
+// the oracles' checks (checked.go), so they see what the store applied
+// whatever the node is told.
 //
 // With no delay a store operation is a synchronous round trip, exactly as in
 // the production pump. A delayed operation does not block its node: ticks,
@@ -81,6 +92,11 @@
 // naming the invariant's stable identity and its Class.
 //
 // # Around the Simulator
+//
+// Options.Store replays a Plan on another implementation of the Storage
+// Contract (a SQL adapter, above the determinism boundary in cmd/vopr), and
+// Options.StorePrecision quantizes the store's view of Virtual Time for a
+// store that keeps coarser times than nanoseconds.
 //
 // NewSwarm draws the per-seed fault configuration; Minimize is the Seed
 // Minimizer; ShrinkScenario is its coarse Scenario pass; Coverage counts

@@ -31,8 +31,9 @@ type FaultMap struct {
 }
 
 // RestartFault restarts the store at At: for Down every node's store
-// operation fails, and the restarted store (a crash-clone of the old one:
-// every committed write survives) has lost its Wake-Up Hint subscribers.
+// operation fails, and the restarted store (Store.Restart; memstore's is a
+// crash-clone: every committed write survives) has lost its Wake-Up Hint
+// subscribers.
 type RestartFault struct {
 	Episode int `json:"episode"`
 	At      Dur `json:"at"`

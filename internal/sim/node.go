@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/internal/sim/faultstore"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/node"
 )
@@ -54,6 +55,11 @@ type simNode struct {
 	sendSeq      uint64
 	lastResp     uint64
 	crashed      bool
+
+	// checked and faulty are the store as the operation being applied
+	// reaches it (ops.go apply), kept here to be reused call after call.
+	checked checkedStore
+	faulty  faultstore.Store
 }
 
 func newSimNode(w *world, i int) *simNode {
@@ -169,10 +175,9 @@ func (n *simNode) start() {
 	n.step(node.Poll{Now: n.now()})
 }
 
-// caller is the node's Caller over the store as it is now: a store restart
-// replaces the store with its crash clone, so the Caller is made per call.
-func (n *simNode) caller() node.Caller {
-	st := n.w.st
+// caller is the node's Caller over st, the store as one operation reaches
+// it: the Caller is made per operation, since each has its own fault.
+func (n *simNode) caller(st faultstore.Target) node.Caller {
 	return node.Caller{Worker: n.worker, Store: st, Schedules: st, Retention: st, Zone: simZone}
 }
 

@@ -1,17 +1,10 @@
 package sim
 
 import (
-	"errors"
 	"slices"
 
+	"github.com/backwave/backwave/internal/sim/faultstore"
 	"github.com/backwave/backwave/node"
-)
-
-// The errors a faulty path answers a store operation with.
-var (
-	errIsolated = errors.New("sim: node isolated from the store")
-	errUnknown  = errors.New("sim: store operation outcome unknown")
-	errDown     = errors.New("sim: store restarting")
 )
 
 // op is one store operation of a node, from send to response.
@@ -24,7 +17,9 @@ type op struct {
 	// withheld: held by an isolation until it heals.
 	withheld    bool
 	wasWithheld bool
-	isolated    bool // answered with errIsolated
+	// answered: the call reached the store, which answered without error
+	// (whatever the fault then told the node).
+	answered bool
 
 	// reply is what the store answered (or the fault answered in its
 	// place), made by the node's Caller: the mapping production runs.
@@ -82,13 +77,18 @@ func (w *world) opFault(ref OpRef) OpFault {
 	return w.index.ops[ref]
 }
 
-// apply is the operation reaching the store: an isolated node's operation is
-// rejected or withheld; otherwise it is applied, unless its outcome is to be
-// lost.
+// apply is the operation reaching the store. The world decides its fault —
+// an isolated node's operation is withheld (event timing: it waits here
+// until the isolation heals) or rejected, an operation during a store
+// outage fails, and the Fault Map may make its outcome unknown — and the
+// fault wrapper (package faultstore) decides what that does to the call,
+// made through the node's Caller over the oracles' checked store.
 func (n *simNode) apply(o *op) {
 	w := n.w
 	o.withheld = false
-	if n.isoDepth > 0 {
+	fault := faultstore.None
+	switch {
+	case n.isoDepth > 0:
 		n.isoTouched = true
 		if n.withhold {
 			o.withheld, o.wasWithheld = true, true
@@ -96,26 +96,31 @@ func (n *simNode) apply(o *op) {
 			w.cov.hit(SitIsolationWithheld)
 			return
 		}
-		o.reply, o.isolated = node.Failed(o.cmd, errIsolated), true
+		fault = faultstore.Rejected
+	case w.storeDown > 0:
+		fault = faultstore.Down
+	case o.fault.Unknown == UnknownLost:
+		fault = faultstore.Lost
+	case o.fault.Unknown == UnknownApplied:
+		fault = faultstore.Applied
+	}
+	n.checked = checkedStore{Store: w.st, w: w, n: n, o: o}
+	n.faulty = faultstore.Store{Target: &n.checked, Fault: fault}
+	cl := n.caller(&n.faulty)
+	o.reply = cl.Call(w.ctx, o.cmd)
+	switch fault {
+	case faultstore.Rejected:
 		w.cov.hit(SitIsolationRejected)
-		return
-	}
-	if w.storeDown > 0 {
-		o.reply = node.Failed(o.cmd, errDown)
+	case faultstore.Down:
 		w.cov.hit(SitStoreOutageOp)
-		return
-	}
-	if o.fault.Unknown == UnknownLost {
-		o.reply = node.Failed(o.cmd, errUnknown)
+	case faultstore.Lost:
 		w.cov.hit(SitUnknownLost)
 		w.reportSituation(o.cmd, SitParentOutcomeUnknown)
-		return
-	}
-	w.callStore(n, o)
-	if o.fault.Unknown == UnknownApplied && o.reply.Err == nil {
-		o.reply = node.Failed(o.cmd, errUnknown)
-		w.cov.hit(SitUnknownApplied)
-		w.reportSituation(o.cmd, SitParentOutcomeUnknown)
+	case faultstore.Applied:
+		if o.answered {
+			w.cov.hit(SitUnknownApplied)
+			w.reportSituation(o.cmd, SitParentOutcomeUnknown)
+		}
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
-	"github.com/backwave/backwave/node"
 	"github.com/backwave/backwave/store"
 )
 
@@ -20,10 +19,11 @@ import (
 //     claim takes a Queue past its Concurrency Limit or out of a paused
 //     Queue, that no Attempt's outcome applies twice, and that no expiry
 //     ends a Lease that has not lapsed;
-//   - callStore reads each reported job's (State, Worker, Attempt) before
-//     forwarding a report or renewal and compares it with what the store
-//     said it applied: an outcome applies only for the live holder of that
-//     exact Attempt (Effect-Once), and the live holder is never fenced out;
+//   - checkedStore (checked.go) reads each reported job's (State, Worker,
+//     Attempt) before forwarding a report or renewal and compares it with
+//     what the store said it applied: an outcome applies only for the live
+//     holder of that exact Attempt (Effect-Once), and the live holder is
+//     never fenced out;
 //   - simNode.checkHeld holds every Driver to its PoolSize after every step.
 //
 // finish adds the end-of-run checks: no lost job, no orphaned Awaiting
@@ -76,7 +76,7 @@ func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
 		if ceiling := int(js.baseOf(a)) + w.wl.jobs[w.byID[id-1]].maxAttempts; int(a) > ceiling {
 			w.failf(ClassSafety, InvAttemptCeiling, "job %d claimed at Attempt %d past its ceiling %d", id, a, ceiling)
 		}
-		if js.due.After(w.now) {
+		if js.due.After(w.storeNow()) {
 			w.failf(ClassSafety, InvClaimedBeforeDue, "job %d claimed at %v, due at %v", id, w.now.Sub(w.start), js.due.Sub(w.start))
 		}
 		if !slices.Contains(w.scope, w.sc.Queues[q].Name) {
@@ -106,7 +106,7 @@ func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
 		js.outcomes = append(js.outcomes, a)
 	}
 	if e.Via == core.ViaExpire {
-		if js.leaseExp.After(w.now) {
+		if js.leaseExp.After(w.storeNow()) {
 			w.failf(ClassSafety, InvLeaseEndedEarly, "job %d@%d expired at %v, its Lease runs to %v", id, a, w.now.Sub(w.start), js.leaseExp.Sub(w.start))
 		}
 		if !slices.Contains(w.scope, w.sc.Queues[q].Name) {
@@ -124,12 +124,12 @@ func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
 			// An expiry that dead-letters is terminal: the cause stays.
 			js.cause = job.RetryCauseLeaseExpired
 		}
-		js.due = w.now
+		js.due = w.storeNow()
 	case core.ViaRelinquish:
-		js.due = w.now
+		js.due = w.storeNow()
 	case core.ViaRequeue:
 		js.cause = job.RetryCauseNone
-		js.due = w.now
+		js.due = w.storeNow()
 		js.bases = append(js.bases, js.maxAttempt)
 	}
 	if !e.From.Terminal() && e.To.Terminal() && e.From != job.StateUnknown {
@@ -172,113 +172,20 @@ func holds(j *job.Job, worker job.WorkerID, l job.Lease) bool {
 	return j.State == job.StateRunning && j.Worker == worker && j.Attempt == l.Attempt
 }
 
-// callStore makes the store call of one operation on behalf of node n,
-// through the node's Caller (the one Command → store call mapping production
-// runs), with the oracle's reads of the store's rows before it and its checks
-// of what the store answered after it.
-func (w *world) callStore(n *simNode, o *op) {
-	w.src = o.ref
-	defer func() { w.src, w.scope = OpRef{}, nil }()
-	defer w.checkSettled()
-	before := w.beforeCall(n, o.cmd)
-	cl := n.caller()
-	o.reply = cl.Call(w.ctx, o.cmd)
-	if o.reply.Err != nil {
-		w.failf(ClassSafety, InvStoreError, "%s by %s: %v", o.cmd, n.worker, o.reply.Err)
-		return
-	}
-	w.afterCall(n, o.reply, before)
-}
-
-// beforeCall reads what the oracles compare an answer with: for each Lease
-// the command names, whether the store's row shows n holding it. It also
-// sets the scope a claim or an expiry sweep may touch, and holds reported
-// outcomes and mint plans to their simple twins.
-func (w *world) beforeCall(n *simNode, c node.StoreCommand) []bool {
-	switch c := c.(type) {
-	case node.Claim:
-		w.scope = c.Queues
-	case node.ExpireLeases:
-		w.scope = c.Queues
-	case node.Renew:
-		return w.readHeld(n.worker, c.Leases)
-	case node.Relinquish:
-		return w.readHeld(n.worker, c.Leases)
-	case node.Report:
-		leases := make([]job.Lease, len(c.Outcomes))
-		for i, oc := range c.Outcomes {
-			leases[i] = oc.Lease
-			w.checkDecision(n, oc)
-		}
-		return w.readHeld(n.worker, leases)
-	case node.Mint:
-		w.checkMakeUps(n, c)
-	}
-	return nil
-}
-
-// afterCall checks what the store answered a command that succeeded, given
-// what beforeCall read.
-func (w *world) afterCall(n *simNode, r node.Reply, before []bool) {
-	switch c := r.Command.(type) {
-	case node.Claim:
-		for i := range r.Jobs {
-			j := &r.Jobs[i]
-			w.job(j.ID).leaseExp = j.LeaseExpiresAt
-			for a := job.Attempt(1); a < j.Attempt; a++ {
-				if x := n.attempts[job.Lease{ID: j.ID, Attempt: a}]; x != nil && !x.done {
-					w.cov.hit(SitSelfReclaim)
-				}
-			}
-		}
-		for q, lim := range w.limits {
-			if lim > 0 && w.running[q] >= lim {
-				w.cov.hit(SitLimitSaturated)
-			}
-		}
-	case node.Renew:
-		for i, res := range r.Renewed {
-			renewed := res.Status != store.RenewLost
-			if renewed {
-				w.job(res.Lease.ID).leaseExp = w.now.Add(c.LeaseDuration)
-			} else {
-				w.cov.hit(SitRenewLost)
-			}
-			if i < len(before) && before[i] != renewed {
-				w.failf(ClassSafety, InvFenceExact, "renewal of %s by %s answered %s, but the store's row %s", res.Lease, n.worker, res.Status, heldWord(before[i]))
-			}
-		}
-	case node.Report:
-		w.checkReport(n, c, r.Reported, before)
-	case node.ExpireLeases:
-		if c.Limit > 0 && len(r.Expired.Expired) >= c.Limit {
-			w.cov.hit(SitExpireFullSweep)
-		}
-	case node.Relinquish:
-		for i, l := range c.Leases {
-			if done := slices.Contains(r.Relinquished.Relinquished, l); done != before[i] {
-				w.failf(ClassSafety, InvFenceExact, "Relinquish of %s by %s: relinquished=%v, but the store's row %s", l, n.worker, done, heldWord(before[i]))
-			}
-		}
-	case node.LoadSchedules, node.Mint, node.Purge:
-		w.afterMaintenance(n, r)
-	}
-}
-
 // checkReport holds a report's answer to the fence: an outcome applies only
 // for the live holder of that exact Attempt (Effect-Once), and the live
 // holder is never fenced out.
-func (w *world) checkReport(n *simNode, c node.Report, results []store.ReportResult, before []bool) {
+func (w *world) checkReport(n *simNode, outcomes []store.Outcome, results []store.ReportResult, before []bool) {
 	for i, r := range results {
 		if i >= len(before) {
 			break
 		}
-		if r.Applied && c.Outcomes[i].State == job.StateScheduled {
-			w.job(r.Lease.ID).due = w.now.Add(c.Outcomes[i].RetryDelay)
+		if r.Applied && outcomes[i].State == job.StateScheduled {
+			w.job(r.Lease.ID).due = w.storeNow().Add(outcomes[i].RetryDelay)
 		}
 		switch {
 		case r.Applied && !before[i]:
-			w.failf(ClassSafety, InvEffectOnce, "outcome %s:%s from %s applied, but the store's row did not show %s holding that Attempt's live Lease", r.Lease, c.Outcomes[i].State, n.worker, n.worker)
+			w.failf(ClassSafety, InvEffectOnce, "outcome %s:%s from %s applied, but the store's row did not show %s holding that Attempt's live Lease", r.Lease, outcomes[i].State, n.worker, n.worker)
 		case !r.Applied && before[i]:
 			w.failf(ClassSafety, InvFenceExact, "outcome %s from %s fenced out, but %s held that Attempt's live Lease", r.Lease, n.worker, n.worker)
 		case !r.Applied:

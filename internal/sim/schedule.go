@@ -253,21 +253,21 @@ func (w *world) scheduleIndex(name string) int {
 // filled in from the mint's answer before anything can claim it.
 func (w *world) adoptMinted(id job.ID) {
 	w.byID = append(w.byID, len(w.jobs))
-	w.jobs = append(w.jobs, jobState{id: id, due: w.now})
+	w.jobs = append(w.jobs, jobState{id: id, due: w.storeNow()})
 	w.wl.jobs = append(w.wl.jobs, jobSpec{cancelAt: -1, maxAttempts: 1})
 }
 
 // noteTerminal records when a tracked job became terminal.
 func (w *world) noteTerminal(id job.ID, e core.Edge) {
 	if e.To.Terminal() && id >= 1 && int(id) <= len(w.byID) {
-		w.sched.finalAt[w.byID[id-1]] = w.now
+		w.sched.finalAt[w.byID[id-1]] = w.storeNow()
 	}
 }
 
 // checkMakeUps holds a mint's plans to the Catch-Up Policy: at most one
 // make-up job per schedule per plan.
-func (w *world) checkMakeUps(n *simNode, c node.Mint) {
-	for _, p := range c.Plans {
+func (w *world) checkMakeUps(n *simNode, plans []core.MintPlan) {
+	for _, p := range plans {
 		makeUps := 0
 		for _, m := range p.Mints {
 			if m.MakeUp {
@@ -280,26 +280,25 @@ func (w *world) checkMakeUps(n *simNode, c node.Mint) {
 	}
 }
 
-// afterMaintenance checks what the store answered a schedule or retention
-// operation.
-func (w *world) afterMaintenance(n *simNode, r node.Reply) {
-	switch c := r.Command.(type) {
-	case node.Mint:
-		for i, res := range r.Minted {
-			if res.Applied {
-				w.applied(n, c.Plans[i], res)
-			} else {
-				w.cov.hit(SitMintStale)
-			}
+// afterMint checks what the store answered a mint of plans.
+func (w *world) afterMint(n *simNode, plans []core.MintPlan, results []store.MintResult) {
+	for i, res := range results {
+		if res.Applied {
+			w.applied(n, plans[i], res)
+		} else {
+			w.cov.hit(SitMintStale)
 		}
-	case node.Purge:
-		w.sched.lastPurge = w.now
-		if r.Purged.Purged > 0 {
-			w.cov.hit(SitPurged)
-		}
-		if r.Purged.Purged >= c.Limit {
-			w.cov.hit(SitPurgeFullBatch)
-		}
+	}
+}
+
+// afterPurge notes a purge of at most limit jobs the store answered.
+func (w *world) afterPurge(limit int, res store.PurgeResult) {
+	w.sched.lastPurge = w.storeNow()
+	if res.Purged > 0 {
+		w.cov.hit(SitPurged)
+	}
+	if res.Purged >= limit {
+		w.cov.hit(SitPurgeFullBatch)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
-	"github.com/backwave/backwave/store/memstore"
 	"github.com/backwave/backwave/vtime"
 )
 
@@ -143,7 +142,7 @@ func (js *jobState) baseOf(a job.Attempt) job.Attempt {
 // eventBudget bounds one run; a run past it is a harness failure.
 const eventBudget = 20_000_000
 
-// world is one run: N nodes, one memstore, one event queue, the oracles.
+// world is one run: N nodes, one Store, one event queue, the oracles.
 type world struct {
 	sc       *Scenario
 	wl       *workload
@@ -155,9 +154,11 @@ type world struct {
 	clock *vtime.Manual
 	start time.Time
 	now   time.Time
-	st    *memstore.Store
-	q     eventQueue
-	seq   uint64
+	st    Store
+	// precision is Options.StorePrecision (storeNow, storeDur).
+	precision time.Duration
+	q         eventQueue
+	seq       uint64
 
 	nodes   []*simNode
 	jobs    []jobState
@@ -214,11 +215,26 @@ type Report struct {
 	Coverage Coverage
 }
 
-// Options tune a run without changing what it does.
+// Options tune a run.
 type Options struct {
 	// Log, if set, receives one line per event, Driver input, command and
 	// state change, in order: the run's story, for reading a replay.
 	Log func(line string)
+	// Store, if set, opens the store the run drives in place of the
+	// In-Memory Store (NewMemStore): the same Plan replayed on another
+	// implementation of the Storage Contract. An error ends the run before
+	// it starts.
+	Store func(env StoreEnv) (Store, error)
+	// StorePrecision, if positive, quantizes Virtual Time as the store sees
+	// it: the store's clock reads Virtual Time truncated to it, and every
+	// due time, Lease length, retry delay and retention horizon the run
+	// hands the store is truncated to it too, as are the oracles' own
+	// expectations. A store that keeps coarser times than Virtual Time's
+	// nanoseconds (SQLite keeps microseconds) then decides exactly as
+	// memstore does at that precision; at nanoseconds, two instants within
+	// one of its ticks would compare equal in it and not in memstore. Zero
+	// (the default) keeps nanoseconds. Node clocks are never quantized.
+	StorePrecision time.Duration
 }
 
 // RunWith is Run with Options.
@@ -238,7 +254,10 @@ func run(p Plan, recoverPanics bool, opts Options) (rep Report, err error) {
 	if err := p.Validate(); err != nil {
 		return Report{Plan: p}, err
 	}
-	w := newWorld(&p)
+	w, err := newWorld(&p, opts)
+	if err != nil {
+		return Report{Plan: p}, err
+	}
 	w.log = opts.Log
 	if recoverPanics {
 		defer func() {
@@ -256,7 +275,7 @@ func run(p Plan, recoverPanics bool, opts Options) (rep Report, err error) {
 	return rep, nil
 }
 
-func newWorld(p *Plan) *world {
+func newWorld(p *Plan, opts Options) (*world, error) {
 	sc := p.Scenario
 	w := &world{
 		sc:       &sc,
@@ -273,9 +292,23 @@ func newWorld(p *Plan) *world {
 	}
 	w.index = newFaultIndex(&w.faults)
 	w.clock = vtime.NewManual(vtime.Epoch)
-	opts := memstore.Options{Clock: w.clock, OnTransition: w.onTransition}
-	opts.Plant = sc.Mutation
-	w.st = memstore.New(opts)
+	open := opts.Store
+	if open == nil {
+		open = NewMemStore
+	}
+	if opts.StorePrecision < 0 {
+		return nil, fmt.Errorf("sim: negative store precision %v", opts.StorePrecision)
+	}
+	w.precision = opts.StorePrecision
+	env := StoreEnv{Clock: w.clock, Feed: w.onTransition, Mutation: sc.Mutation, Precision: w.precision}
+	if w.precision > 0 {
+		env.Clock = truncClock{clock: w.clock, precision: w.precision}
+	}
+	st, err := open(env)
+	if err != nil {
+		return nil, err
+	}
+	w.st = st
 	w.wl = expandWorkload(w.sc)
 	w.jobs = make([]jobState, len(w.wl.jobs))
 	for i, q := range sc.Queues {
@@ -287,7 +320,7 @@ func newWorld(p *Plan) *world {
 	for i := range sc.Nodes {
 		w.nodes = append(w.nodes, newSimNode(w, i))
 	}
-	return w
+	return w, nil
 }
 
 // at returns the virtual instant offset d from the start.
@@ -454,9 +487,9 @@ func (w *world) enqueue(b int) {
 		js := &w.wl.jobs[i]
 		jobs[k] = store.NewJob{WireName: "sim", Queue: w.sc.Queues[js.queue].Name, MaxAttempts: js.maxAttempts,
 			Dependency: w.dependencyOf(i, idxs)}
-		w.jobs[i].due = w.now
+		w.jobs[i].due = w.storeNow()
 		if js.future > 0 {
-			jobs[k].ScheduledAt = w.now.Add(js.future)
+			jobs[k].ScheduledAt = w.storeNow().Add(js.future)
 			w.jobs[i].due = jobs[k].ScheduledAt
 		}
 		w.byID = append(w.byID, i)
@@ -493,7 +526,8 @@ func (w *world) cancel(i int) {
 	}
 	w.workloadCall()
 	js.cancelRequested = true
-	w.mustStore(w.st.RequestCancel(w.ctx, js.id))
+	_, err := w.st.JobCancel(w.ctx, store.JobCancelParams{ID: js.id})
+	w.mustStore(err)
 	w.checkSettled()
 }
 
