@@ -23,7 +23,7 @@ FROM backwave.schedule s LEFT JOIN backwave.job j ON j.id = s.last_job_id
 WHERE s.name = $1 FOR UPDATE OF s`
 	scheduleListSQL = `SELECT coalesce($1::timestamptz, now()), ` + scheduleColumns + `
 FROM backwave.schedule s LEFT JOIN backwave.job j ON j.id = s.last_job_id
-ORDER BY s.name`
+ORDER BY s.name COLLATE "C"`
 	scheduleInsertSQL = `INSERT INTO backwave.schedule (name, spec, zone, wire_name, queue, payload, max_attempts, tags,
     catch_up, no_overlap, revision, cursor_at, created_at, updated_at)
 SELECT $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, n.t, n.t, n.t

@@ -53,6 +53,14 @@
 // would; the races between nodes (two mints of one occurrence) run one side
 // on each. An adapter without a second opener leaves it nil and both sides
 // share Store.
+//
+// # Differential run
+//
+// RunDifferential, called beside Run from each adapter's tests, replays
+// random sequences of contract calls on the adapter and on the In-Memory
+// Store and requires the same answers and final state. It takes the same
+// newStore and needs Harness.Advance; where Peer is set, the calls move
+// between both sides.
 package storetest
 
 import (
