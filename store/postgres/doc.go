@@ -32,11 +32,33 @@
 // Migrations are embedded .sql files applied in version order and recorded
 // in the schema's migration table. Open migrates by default; Migrate,
 // MigratePool and MigrateDB run it as a separate deploy step, reporting the
-// versions applied. Migrate is Coordinated Migration: it runs
-// in one transaction under pg_advisory_xact_lock, so of many nodes starting
-// at once one applies the schema and the rest wait, re-check and do
-// nothing. A schema newer than this build is refused with
-// store.ErrSchemaTooNew.
+// versions applied. Migrate is Coordinated Migration: it runs under an
+// advisory lock keyed by the Schema Name, so of many nodes starting at once
+// one applies the schema and the rest wait, re-check and do nothing.
+//
+// # Mixed-Version Fleet
+//
+// During a rolling deploy nodes of two adjacent releases share the schema,
+// so every migration declares, in a header line, whether code one release
+// behind can run on the schema it leaves: "-- compat: n-1" or
+// "-- compat: breaking". The runner records the mark with the version. A
+// build opens (and Migrate leaves alone) a schema up to one migration newer
+// than its own, if that migration is marked n-1; a schema two migrations
+// ahead, or one ahead by a breaking migration, is refused with
+// store.ErrSchemaTooNew, naming both versions. Nothing ever migrates down.
+// One migration is one release's step: a release adds at most one
+// migration, so one step behind is one release behind.
+//
+// Migrations are additive first: expand in one release, contract in a
+// later one. A migration marked n-1 creates tables, columns (nullable, or
+// with a default), indexes, functions and triggers and may backfill rows;
+// it never drops or renames a table, column, index or constraint, never
+// changes a column's type, never adds a NOT NULL column without a default,
+// a constraint or a unique index to an existing table, and never deletes
+// rows. The contract step — dropping what the previous release stopped
+// using — is marked breaking. The Conformance Suite's migration lint
+// (storetest.CheckMigrations) checks every shipped migration against these
+// rules.
 //
 // # Clock
 //

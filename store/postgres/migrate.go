@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,15 +20,48 @@ import (
 //go:embed migration/*.sql
 var migrationFS embed.FS
 
+// compat is a migration's compatibility mark: whether code one release
+// behind (N-1) can run on the schema the migration leaves. See the package
+// documentation, Migrations.
+type compat string
+
+const (
+	// compatN1: additive; a node one release behind keeps working.
+	compatN1 compat = "n-1"
+	// compatBreaking: a node one release behind must not open the schema.
+	compatBreaking compat = "breaking"
+)
+
 // migration is one embedded schema change, named NNN_description.sql.
 type migration struct {
 	version int
 	name    string
+	compat  compat
 	sql     string
 }
 
+// compatHeader is a migration's compatibility mark.
+var compatHeader = regexp.MustCompile(`(?m)^-- compat: (\S*)[ \t]*$`)
+
+// parseMigration reads one migration's text and its compatibility mark
+// (one header line "-- compat: n-1" or "-- compat: breaking").
+func parseMigration(version int, name, text string) (migration, error) {
+	m := migration{version: version, name: name, sql: text}
+	marks := compatHeader.FindAllStringSubmatch(text, -1)
+	if len(marks) != 1 {
+		return m, fmt.Errorf("migration %s has %d \"-- compat:\" lines, want one", name, len(marks))
+	}
+	switch c := compat(marks[0][1]); c {
+	case compatN1, compatBreaking:
+		m.compat = c
+	default:
+		return m, fmt.Errorf("migration %s: compat %q, want %q or %q", name, c, compatN1, compatBreaking)
+	}
+	return m, nil
+}
+
 // migrations returns the embedded migrations in version order. A malformed
-// file name is a bug in this package.
+// file is a bug in this package's build.
 func migrations() []migration {
 	entries, err := fs.ReadDir(migrationFS, "migration")
 	if err != nil {
@@ -45,7 +79,11 @@ func migrations() []migration {
 		if err != nil {
 			panic(fmt.Sprintf("postgres: read embedded migration %s: %v", name, err))
 		}
-		out = append(out, migration{version: v, name: strings.TrimSuffix(name, ".sql"), sql: string(body)})
+		m, err := parseMigration(v, strings.TrimSuffix(name, ".sql"), string(body))
+		if err != nil {
+			panic("postgres: embedded " + err.Error())
+		}
+		out = append(out, m)
 	}
 	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
 	// Versions rise from 1. One may be missing while the features that own
@@ -72,23 +110,33 @@ type MigrateResult struct {
 	// schema was already current (for instance because another node
 	// migrated it while this one waited for the lock).
 	Applied []int
-	// Version is the schema version after the call.
+	// Version is the schema version after the call: one step above
+	// SchemaVersion when the schema is within the Mixed-Version Fleet window
+	// of this build.
 	Version int
 }
 
-// Migrate brings the store's schema up to SchemaVersion in one transaction.
+// Migrate brings the store's schema up to SchemaVersion in one
+// transaction. It never migrates down: a schema one n-1-compatible step
+// newer than this build is left as it is (Version reports it), and a wider
+// skew, or a newer step marked breaking, fails with an error wrapping
+// store.ErrSchemaTooNew that names both versions; nothing is changed then.
+//
 // It is Coordinated Migration: unless Options.NoMigrationLock is set, the
 // transaction first takes an advisory lock (pg_advisory_xact_lock, released
 // at commit or rollback, keyed by the Schema Name), so of many nodes
 // migrating at once one applies the changes and the others wait, re-read
-// the version and find nothing to do. A database whose schema is newer than
-// this build fails with an error wrapping store.ErrSchemaTooNew, and nothing
-// is changed.
+// the version and find nothing to do.
 func (s *Store) Migrate(ctx context.Context) (MigrateResult, error) {
+	return s.migrate(ctx, migrations())
+}
+
+// migrate is Migrate over a given migration list (tests append to it the
+// steps of a later build).
+func (s *Store) migrate(ctx context.Context, all []migration) (MigrateResult, error) {
 	if err := s.enter(ctx); err != nil {
 		return MigrateResult{}, err
 	}
-	all := migrations()
 	var res MigrateResult
 	err := s.db.inTx(ctx, func(q querier) error {
 		res = MigrateResult{}
@@ -107,30 +155,73 @@ func (s *Store) Migrate(ctx context.Context) (MigrateResult, error) {
 			}
 			current = 0
 		}
+		res.Version = current
 		latest := all[len(all)-1].version
 		if current > latest {
-			return fmt.Errorf("%w: schema %s is at version %d, this build knows up to %d",
-				store.ErrSchemaTooNew, s.schema, current, latest)
+			return s.checkWindow(ctx, q, current, latest)
 		}
 		for _, m := range all {
 			if m.version <= current {
 				continue
 			}
+			if len(res.Applied) == 0 {
+				// The compatibility marks are recorded from this build on.
+				if _, err := q.exec(ctx, s.sql(`ALTER TABLE backwave.migration ADD COLUMN IF NOT EXISTS compat text`)); err != nil {
+					return fmt.Errorf("add the compat column to the version table: %w", err)
+				}
+			}
 			if _, err := q.exec(ctx, s.sql(m.sql)); err != nil {
 				return fmt.Errorf("apply %s: %w", m.name, err)
 			}
-			if _, err := q.exec(ctx, s.sql(`INSERT INTO backwave.migration (version, name) VALUES ($1, $2)`), m.version, m.name); err != nil {
+			if _, err := q.exec(ctx, s.sql(`INSERT INTO backwave.migration (version, name, compat) VALUES ($1, $2, $3)`),
+				m.version, m.name, string(m.compat)); err != nil {
 				return fmt.Errorf("record %s: %w", m.name, err)
 			}
 			res.Applied = append(res.Applied, m.version)
+			res.Version = m.version
 		}
-		res.Version = latest
 		return nil
 	})
 	if err != nil {
 		return MigrateResult{}, s.wrap("migrate schema "+s.schema, err)
 	}
 	return res, nil
+}
+
+// recordedStep is one row of the version table.
+type recordedStep struct {
+	version int
+	name    string
+	compat  compat
+}
+
+// checkWindow decides whether this build, which knows schema versions up
+// to latest, may run on a schema at current > latest: only if exactly one
+// migration is recorded above latest and it is marked n-1. Otherwise the
+// error wraps store.ErrSchemaTooNew.
+func (s *Store) checkWindow(ctx context.Context, q querier, current, latest int) error {
+	var newer []recordedStep
+	err := q.query(ctx, s.sql(`SELECT version, name, coalesce(compat, '') FROM backwave.migration WHERE version > $1 ORDER BY version`),
+		[]any{latest}, func(scan scanFunc) error {
+			var r recordedStep
+			if err := scan(&r.version, &r.name, &r.compat); err != nil {
+				return err
+			}
+			newer = append(newer, r)
+			return nil
+		})
+	if err != nil {
+		return fmt.Errorf("read the migrations newer than this build: %w", err)
+	}
+	switch {
+	case len(newer) > 1:
+		return fmt.Errorf("%w: schema %s is at version %d, %d migrations past version %d, the newest this build knows; a node may run at most one migration behind (Mixed-Version Fleet)",
+			store.ErrSchemaTooNew, s.schema, current, len(newer), latest)
+	case len(newer) == 1 && newer[0].compat != compatN1:
+		return fmt.Errorf("%w: schema %s is at version %d, whose migration %s is not marked n-1 (compat %q): this build knows up to version %d and cannot run on it",
+			store.ErrSchemaTooNew, s.schema, current, newer[0].name, newer[0].compat, latest)
+	}
+	return nil
 }
 
 // Migrate connects to the database connString names, brings the schema
@@ -223,7 +314,8 @@ func (s *Store) createVersionTable(ctx context.Context, q querier) error {
 	_, err = q.exec(ctx, s.sql(`CREATE TABLE backwave.migration (
     version    integer PRIMARY KEY,
     name       text NOT NULL,
-    applied_at timestamptz NOT NULL DEFAULT now()
+    applied_at timestamptz NOT NULL DEFAULT now(),
+    compat     text
 )`))
 	if err != nil {
 		return fmt.Errorf("create the version table: %w", err)
@@ -231,8 +323,9 @@ func (s *Store) createVersionTable(ctx context.Context, q querier) error {
 	return nil
 }
 
-// checkVersion fails unless the schema is exactly at SchemaVersion: missing
-// or older (migrate first), or newer (store.ErrSchemaTooNew).
+// checkVersion fails unless this build can run on the schema: at
+// SchemaVersion, or one n-1-compatible step newer (checkWindow). A schema
+// missing or older must be migrated first.
 func (s *Store) checkVersion(ctx context.Context) error {
 	v, err := s.readVersion(ctx, s.db)
 	if err != nil {
@@ -244,8 +337,9 @@ func (s *Store) checkVersion(ctx context.Context) error {
 	case v < want:
 		return fmt.Errorf("postgres: schema %s is at version %d, this build needs %d: migrate it first", s.schema, v, want)
 	case v > want:
-		return fmt.Errorf("postgres: %w: schema %s is at version %d, this build knows up to %d",
-			store.ErrSchemaTooNew, s.schema, v, want)
+		if err := s.checkWindow(ctx, s.db, v, want); err != nil {
+			return fmt.Errorf("postgres: %w", err)
+		}
 	}
 	return nil
 }

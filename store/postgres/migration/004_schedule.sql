@@ -1,3 +1,4 @@
+-- compat: n-1
 -- Recurring Schedules and retention. Additive: new tables and indexes only.
 
 -- One row per Recurring Schedule: its definition (the job template

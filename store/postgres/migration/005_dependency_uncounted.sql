@@ -1,3 +1,4 @@
+-- compat: n-1
 -- The uncounted edges: settleSQL runs after every write that makes jobs
 -- terminal and has work only where an edge is still uncounted. This index
 -- holds just those edges (an edge is counted once and stays counted), so the
