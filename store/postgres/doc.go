@@ -32,9 +32,24 @@
 // Migrations are embedded .sql files applied in version order and recorded
 // in the schema's migration table. Open migrates by default; Migrate,
 // MigratePool and MigrateDB run it as a separate deploy step, reporting the
-// versions applied. Migrate is Coordinated Migration: it runs under an
-// advisory lock keyed by the Schema Name, so of many nodes starting at once
-// one applies the schema and the rest wait, re-check and do nothing.
+// versions applied. Migrate is Coordinated Migration: it runs under a
+// session advisory lock keyed by the Schema Name, so of many nodes starting
+// at once one applies the schema and the rest wait, re-check and do
+// nothing.
+//
+// No migration blocks the job tables for an index build. Each migration's
+// statements and its version row commit in one short transaction; an index
+// on a table that already exists is an index step instead, a line
+// "CREATE INDEX CONCURRENTLY IF NOT EXISTS …" at the end of the file, which
+// the runner builds after that transaction, one at a time, still under the
+// lock. Claims and reports go on meanwhile. A build interrupted between the
+// two is finished by the next Migrate (an INVALID index, what a failed
+// CREATE INDEX CONCURRENTLY leaves, is dropped and built again). A unique
+// index is never an index step: it is a constraint, and one half built
+// enforces nothing. A statement waits at most two seconds for a table
+// lock; then the migration's transaction rolls back and is tried again
+// after a pause, so an ALTER TABLE queued behind a long transaction does not
+// hold up the claims queued behind it.
 //
 // # Mixed-Version Fleet
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -11,7 +12,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/backwave/backwave/store"
@@ -37,14 +40,35 @@ type migration struct {
 	version int
 	name    string
 	compat  compat
-	sql     string
+	sql     string // the file's text
+	// body is the file without its index steps: applied, with the version
+	// row, in one transaction.
+	body string
+	// steps are the index steps, built after the transaction commits.
+	steps []indexStep
 }
 
-// compatHeader is a migration's compatibility mark.
-var compatHeader = regexp.MustCompile(`(?m)^-- compat: (\S*)[ \t]*$`)
+// indexStep is one CREATE INDEX CONCURRENTLY IF NOT EXISTS statement of a
+// migration: an index on an existing table, built without blocking writes,
+// outside the migration's transaction (PostgreSQL refuses CONCURRENTLY
+// inside one).
+type indexStep struct {
+	index string // the index's name, unqualified
+	sql   string
+}
 
-// parseMigration reads one migration's text and its compatibility mark
-// (one header line "-- compat: n-1" or "-- compat: breaking").
+var (
+	compatHeader = regexp.MustCompile(`(?m)^-- compat: (\S*)[ \t]*$`)
+	// stepStatement is an index step: it starts a line and ends at the
+	// first semicolon (an index definition holds none).
+	stepStatement = regexp.MustCompile(`(?m)^CREATE INDEX CONCURRENTLY IF NOT EXISTS (\w+) ON [^;]*;[ \t]*\n?`)
+	// blankSQL is text with nothing to run: comment lines and blank ones.
+	blankSQL = regexp.MustCompile(`^(?:[ \t]*(?:--[^\n]*)?\n?)*$`)
+)
+
+// parseMigration reads one migration's text: its compatibility mark (one
+// header line "-- compat: n-1" or "-- compat: breaking") and its index
+// steps.
 func parseMigration(version int, name, text string) (migration, error) {
 	m := migration{version: version, name: name, sql: text}
 	marks := compatHeader.FindAllStringSubmatch(text, -1)
@@ -56,6 +80,16 @@ func parseMigration(version int, name, text string) (migration, error) {
 		m.compat = c
 	default:
 		return m, fmt.Errorf("migration %s: compat %q, want %q or %q", name, c, compatN1, compatBreaking)
+	}
+	for _, st := range stepStatement.FindAllStringSubmatch(text, -1) {
+		m.steps = append(m.steps, indexStep{index: st[1], sql: strings.TrimSpace(st[0])})
+	}
+	m.body = stepStatement.ReplaceAllString(text, "")
+	for line := range strings.Lines(m.body) {
+		if code, _, _ := strings.Cut(line, "--"); !strings.Contains(code, "CONCURRENTLY") {
+			continue
+		}
+		return m, fmt.Errorf("migration %s: CONCURRENTLY outside an index step (a line starting CREATE INDEX CONCURRENTLY IF NOT EXISTS)", name)
 	}
 	return m, nil
 }
@@ -110,23 +144,34 @@ type MigrateResult struct {
 	// schema was already current (for instance because another node
 	// migrated it while this one waited for the lock).
 	Applied []int
+	// Built names the indexes this call built as index steps (CREATE INDEX
+	// CONCURRENTLY), those of an earlier, interrupted call included.
+	Built []string
 	// Version is the schema version after the call: one step above
 	// SchemaVersion when the schema is within the Mixed-Version Fleet window
 	// of this build.
 	Version int
 }
 
-// Migrate brings the store's schema up to SchemaVersion in one
-// transaction. It never migrates down: a schema one n-1-compatible step
-// newer than this build is left as it is (Version reports it), and a wider
-// skew, or a newer step marked breaking, fails with an error wrapping
-// store.ErrSchemaTooNew that names both versions; nothing is changed then.
+// Migrate brings the store's schema up to SchemaVersion. It never migrates
+// down: a schema one n-1-compatible step newer than this build is left as
+// it is (Version reports it), and a wider skew, or a newer step marked
+// breaking, fails with an error wrapping store.ErrSchemaTooNew that names
+// both versions.
+//
+// Each migration's statements and its version row commit in one
+// transaction (retried when a statement waits longer than lockTimeout for a
+// table lock); then its index steps run one at a time outside it, as
+// CREATE INDEX CONCURRENTLY, so claims and reports never wait for an index
+// build on the job tables. A build interrupted between the two (a crash, a
+// cancelled context) is finished by the next Migrate: an index step missing,
+// or left INVALID by the interrupted build (pg_index.indisvalid), is dropped
+// and built again.
 //
 // It is Coordinated Migration: unless Options.NoMigrationLock is set, the
-// transaction first takes an advisory lock (pg_advisory_xact_lock, released
-// at commit or rollback, keyed by the Schema Name), so of many nodes
-// migrating at once one applies the changes and the others wait, re-read
-// the version and find nothing to do.
+// whole call holds a session advisory lock keyed by the Schema Name, so of
+// many nodes migrating at once one applies the changes and the others wait,
+// re-read the version and find nothing to do.
 func (s *Store) Migrate(ctx context.Context) (MigrateResult, error) {
 	return s.migrate(ctx, migrations())
 }
@@ -138,54 +183,192 @@ func (s *Store) migrate(ctx context.Context, all []migration) (MigrateResult, er
 		return MigrateResult{}, err
 	}
 	var res MigrateResult
-	err := s.db.inTx(ctx, func(q querier) error {
-		res = MigrateResult{}
+	err := s.db.session(ctx, func(c session) error {
 		if !s.opts.NoMigrationLock {
-			if _, err := q.exec(ctx, s.sql(`SELECT pg_advisory_xact_lock(hashtext('backwave.migrate'))`)); err != nil {
-				return fmt.Errorf("take the migration lock: %w", err)
-			}
-		}
-		current, err := s.readVersion(ctx, q)
-		if err != nil {
-			return err
-		}
-		if current < 0 {
-			if err := s.createVersionTable(ctx, q); err != nil {
+			if err := s.lockMigration(ctx, c); err != nil {
 				return err
 			}
-			current = 0
+			defer s.unlockMigration(ctx, c)
 		}
-		res.Version = current
-		latest := all[len(all)-1].version
-		if current > latest {
-			return s.checkWindow(ctx, q, current, latest)
-		}
-		for _, m := range all {
-			if m.version <= current {
-				continue
-			}
-			if len(res.Applied) == 0 {
-				// The compatibility marks are recorded from this build on.
-				if _, err := q.exec(ctx, s.sql(`ALTER TABLE backwave.migration ADD COLUMN IF NOT EXISTS compat text`)); err != nil {
-					return fmt.Errorf("add the compat column to the version table: %w", err)
-				}
-			}
-			if _, err := q.exec(ctx, s.sql(m.sql)); err != nil {
-				return fmt.Errorf("apply %s: %w", m.name, err)
-			}
-			if _, err := q.exec(ctx, s.sql(`INSERT INTO backwave.migration (version, name, compat) VALUES ($1, $2, $3)`),
-				m.version, m.name, string(m.compat)); err != nil {
-				return fmt.Errorf("record %s: %w", m.name, err)
-			}
-			res.Applied = append(res.Applied, m.version)
-			res.Version = m.version
-		}
-		return nil
+		var err error
+		res, err = s.applyMigrations(ctx, c, all)
+		return err
 	})
 	if err != nil {
 		return MigrateResult{}, s.wrap("migrate schema "+s.schema, err)
 	}
 	return res, nil
+}
+
+// migrationLock is the Coordinated Migration lock's key, per Schema Name.
+const migrationLock = `hashtext('backwave.migrate')`
+
+// lockMigration takes the Coordinated Migration lock on c, waiting while
+// another node holds it. It polls pg_try_advisory_lock instead of blocking
+// in pg_advisory_lock: a session blocked inside a statement holds a
+// snapshot, and CREATE INDEX CONCURRENTLY waits for every older snapshot to
+// end, so the holder's index step would wait for the waiter that waits for
+// the holder, and PostgreSQL's deadlock detector would end the index build.
+// Between polls a waiter holds no snapshot.
+func (s *Store) lockMigration(ctx context.Context, c session) error {
+	for pause := 5 * time.Millisecond; ; pause = min(2*pause, 250*time.Millisecond) {
+		var got bool
+		err := c.query(ctx, s.sql(`SELECT pg_try_advisory_lock(`+migrationLock+`)`), nil, func(scan scanFunc) error {
+			return scan(&got)
+		})
+		if err != nil {
+			return fmt.Errorf("take the migration lock: %w", err)
+		}
+		if got {
+			return nil
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("wait for the migration lock: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// unlockMigration releases the lock lockMigration took, even after ctx is
+// done. A connection that cannot release it is closed instead, which
+// releases it too; either way the migration's own result stands.
+func (s *Store) unlockMigration(ctx context.Context, c session) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, err := c.exec(ctx, s.sql(`SELECT pg_advisory_unlock(`+migrationLock+`)`)); err != nil {
+		c.discard()
+	}
+}
+
+// applyMigrations is Migrate's work, on c, under the lock.
+func (s *Store) applyMigrations(ctx context.Context, c session, all []migration) (MigrateResult, error) {
+	current, err := s.readVersion(ctx, c)
+	if err != nil {
+		return MigrateResult{}, err
+	}
+	if current < 0 {
+		if err := c.inTx(ctx, func(q querier) error { return s.createVersionTable(ctx, q) }); err != nil {
+			return MigrateResult{}, err
+		}
+		current = 0
+	}
+	res := MigrateResult{Version: current}
+	if latest := all[len(all)-1].version; current > latest {
+		return res, s.checkWindow(ctx, c, current, latest)
+	}
+	// Finish the index steps of the migration the schema is at, which an
+	// interrupted call may have left unbuilt.
+	if i := slices.IndexFunc(all, func(m migration) bool { return m.version == current }); i >= 0 {
+		if res.Built, err = s.buildSteps(ctx, c, all[i], res.Built); err != nil {
+			return MigrateResult{}, err
+		}
+	}
+	for _, m := range all {
+		if m.version <= current {
+			continue
+		}
+		if len(res.Applied) == 0 {
+			// The compatibility marks are recorded from this build on.
+			if _, err := c.exec(ctx, s.sql(`ALTER TABLE backwave.migration ADD COLUMN IF NOT EXISTS compat text`)); err != nil {
+				return MigrateResult{}, fmt.Errorf("add the compat column to the version table: %w", err)
+			}
+		}
+		if err := s.applyBody(ctx, c, m); err != nil {
+			return MigrateResult{}, fmt.Errorf("apply %s: %w", m.name, err)
+		}
+		res.Applied = append(res.Applied, m.version)
+		res.Version = m.version
+		if res.Built, err = s.buildSteps(ctx, c, m, res.Built); err != nil {
+			return MigrateResult{}, err
+		}
+	}
+	return res, nil
+}
+
+// A migration's statements wait at most lockTimeout for a table lock, and
+// the migration is tried lockTries times. A statement waiting for a lock
+// holds up every later statement that needs the table — an ALTER TABLE
+// queued behind one long transaction on the job table would hold up every
+// claim and report — so it gives up instead, its transaction rolls back,
+// and the migration is tried again after a pause.
+const (
+	lockTimeout = 2 * time.Second
+	lockTries   = 30
+	// lockNotAvailable is the SQLSTATE of a lock_timeout that ran out.
+	lockNotAvailable = "55P03"
+)
+
+// applyBody applies m's body and records its version in one transaction.
+func (s *Store) applyBody(ctx context.Context, c session, m migration) error {
+	for try := 1; ; try++ {
+		err := c.inTx(ctx, func(q querier) error {
+			if _, err := q.exec(ctx, fmt.Sprintf(`SET LOCAL lock_timeout = %d`, lockTimeout.Milliseconds())); err != nil {
+				return err
+			}
+			if !blankSQL.MatchString(m.body) {
+				if _, err := q.exec(ctx, s.sql(m.body)); err != nil {
+					return err
+				}
+			}
+			_, err := q.exec(ctx, s.sql(`INSERT INTO backwave.migration (version, name, compat) VALUES ($1, $2, $3)`),
+				m.version, m.name, string(m.compat))
+			return err
+		})
+		var pgErr *pgconn.PgError
+		switch {
+		case err == nil:
+			return nil
+		case !errors.As(err, &pgErr) || pgErr.Code != lockNotAvailable:
+			return err
+		case try == lockTries:
+			return fmt.Errorf("a table lock stayed taken through %d tries of %v: %w", lockTries, lockTimeout, err)
+		}
+		t := time.NewTimer(min(time.Duration(try)*100*time.Millisecond, lockTimeout))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (after waiting for a table lock: %w)", ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
+
+// buildSteps builds m's index steps that are missing or INVALID, appending
+// their names to built. An INVALID index is what an interrupted CREATE
+// INDEX CONCURRENTLY leaves: it is maintained by writes but never used, and
+// IF NOT EXISTS would keep it, so it is dropped first.
+func (s *Store) buildSteps(ctx context.Context, c session, m migration, built []string) ([]string, error) {
+	for _, st := range m.steps {
+		var valid []bool
+		err := c.query(ctx, s.sql(`SELECT i.indisvalid FROM pg_index i
+JOIN pg_class c ON c.oid = i.indexrelid
+JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = 'backwave' AND c.relname = $1`), []any{st.index}, func(scan scanFunc) error {
+			var v bool
+			err := scan(&v)
+			valid = append(valid, v)
+			return err
+		})
+		if err != nil {
+			return built, fmt.Errorf("look up index %s of %s: %w", st.index, m.name, err)
+		}
+		if len(valid) == 1 && valid[0] {
+			continue
+		}
+		if len(valid) == 1 {
+			if _, err := c.exec(ctx, s.sql(`DROP INDEX CONCURRENTLY IF EXISTS backwave.`+st.index)); err != nil {
+				return built, fmt.Errorf("drop invalid index %s of %s: %w", st.index, m.name, err)
+			}
+		}
+		if _, err := c.exec(ctx, s.sql(st.sql)); err != nil {
+			return built, fmt.Errorf("build index %s of %s: %w", st.index, m.name, err)
+		}
+		built = append(built, st.index)
+	}
+	return built, nil
 }
 
 // recordedStep is one row of the version table.

@@ -99,6 +99,14 @@
 // deployments that migrate in a deploy step, and Open then refuses a schema
 // that is behind (ErrSchemaBehind).
 //
+// SQLite has no index build that lets writers through: a migration holds
+// the write lock for as long as its statements run, and every other write
+// on the file — claims and reports of every process — waits for it, up to
+// Options.BusyTimeout, and fails after. On a file of a million jobs
+// 0002_monitor_operator holds it for about seven seconds and
+// 0004_schedule for two (docs/upgrading.md); a new migration that indexes
+// or backfills the job table is budgeted against that timeout.
+//
 // # Mixed-Version Fleet
 //
 // During a rolling deploy processes of two adjacent releases share the

@@ -158,6 +158,18 @@ func TestMigrateAddsCompatColumn(t *testing.T) {
 // index build that lets writers through, so there are no index steps.
 var lintRules = storetest.MigrationRules{}
 
+// lintMigration is m as the migration lint reads it: every statement runs
+// in the migration's transaction.
+func lintMigration(m migration) storetest.Migration {
+	return storetest.Migration{Name: fmt.Sprintf("%04d_%s", m.version, m.name), SQL: m.sql, Compat: string(m.compat), Body: m.sql}
+}
+
+// lintParse reads a sample migration as the runner does.
+func lintParse(text string) (storetest.Migration, error) {
+	m, err := parseMigration(9, "sample", text)
+	return lintMigration(m), err
+}
+
 // Glossary, Schema Re-baseline: "After the first release, additive-first
 // binds"; Mixed-Version Fleet: "nodes one release behind must keep working
 // against the upgraded schema". Every shipped migration carries its
@@ -166,7 +178,7 @@ func TestMigrationsAdditive(t *testing.T) {
 	t.Parallel()
 	var ms []storetest.Migration
 	for _, m := range migrations {
-		ms = append(ms, storetest.Migration{Name: fmt.Sprintf("%04d_%s", m.version, m.name), SQL: m.sql, Compat: string(m.compat), Body: m.sql})
+		ms = append(ms, lintMigration(m))
 	}
 	storetest.CheckMigrations(t, ms, lintRules)
 }
@@ -176,7 +188,7 @@ func TestMigrationsAdditive(t *testing.T) {
 // trigger included.
 func TestMigrationLintCatches(t *testing.T) {
 	t.Parallel()
-	storetest.CheckLint(t, lintRules, []string{
+	storetest.CheckLint(t, lintRules, lintParse, []string{
 		"ALTER TABLE backwave_job ADD COLUMN x INTEGER NOT NULL DEFAULT 0;",
 		"CREATE TABLE backwave_t (a INTEGER NOT NULL); CREATE UNIQUE INDEX backwave_t_a ON backwave_t (a);",
 		"DROP TRIGGER backwave_job_count_insert; CREATE TRIGGER backwave_job_count_insert AFTER INSERT ON backwave_job BEGIN DELETE FROM backwave_job_count; END;",

@@ -3,10 +3,14 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/backwave/backwave/store"
 )
@@ -84,13 +88,20 @@ func CheckMigrations(t *testing.T, ms []Migration, rules MigrationRules) {
 }
 
 // CheckLint is a self-test of the lint over an adapter's dialect: it fails
-// t unless MigrationFindings passes every statement of additive and refuses
-// every one of refused, each alone in a migration marked n-1.
-func CheckLint(t *testing.T, rules MigrationRules, additive, refused []string) {
+// t unless the lint passes every statement of additive and refuses every
+// one of refused, each alone in a migration marked n-1 that parse (the
+// adapter's own reading of a migration file) turns into a Migration. A
+// migration parse refuses counts as refused.
+func CheckLint(t *testing.T, rules MigrationRules, parse func(text string) (Migration, error), additive, refused []string) {
 	t.Helper()
 	for _, sql := range append(slices.Clone(additive), refused...) {
-		text := "-- compat: " + CompatN1 + "\n" + sql
-		got := MigrationFindings([]Migration{{Name: "sample", SQL: text, Compat: CompatN1, Body: text}}, rules)
+		var got []string
+		m, err := parse("-- compat: " + CompatN1 + "\n" + sql)
+		if err != nil {
+			got = []string{err.Error()}
+		} else {
+			got = MigrationFindings([]Migration{m}, rules)
+		}
 		if bad := slices.Contains(refused, sql); (len(got) > 0) != bad {
 			t.Errorf("%s\nfindings %q, want refused=%v", sql, got, bad)
 		}
@@ -398,3 +409,96 @@ func short(s string) string {
 	}
 	return s
 }
+
+// Environment of an adapter's migration stall measurement: it runs only
+// when StallEnv is set, being minutes long, on a job table of StallJobsEnv
+// jobs (1,000,000 when unset).
+const (
+	StallEnv     = "BACKWAVE_MIGRATION_STALL"
+	StallJobsEnv = "BACKWAVE_MIGRATION_STALL_JOBS"
+)
+
+// StallJobs skips t unless StallEnv is set, and returns the number of jobs
+// to measure on.
+func StallJobs(t *testing.T) int {
+	t.Helper()
+	if os.Getenv(StallEnv) == "" {
+		t.Skipf("%s is not set: set it to 1 to measure how long each migration stalls claims and reports on a large job table (takes minutes)", StallEnv)
+	}
+	v := os.Getenv(StallJobsEnv)
+	if v == "" {
+		return 1_000_000
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1000 {
+		t.Fatalf("%s=%q: want a number of jobs, at least 1000", StallJobsEnv, v)
+	}
+	return n
+}
+
+// StallTimeline measures an In-Place Upgrade: the operations of a drain
+// running beside the migrations (claims and reports, each timed) and the
+// window of each migration, so that Report can say how long the longest
+// operation overlapping each window took — how long the migration stalled
+// the drain. It is safe for concurrent use.
+type StallTimeline struct {
+	mu      sync.Mutex
+	ops     []stallSpan
+	windows []stallWindow
+}
+
+type stallSpan struct {
+	start, end time.Time
+	failed     bool
+}
+
+type stallWindow struct {
+	name       string
+	start, end time.Time
+}
+
+// Op records one drain operation that began at start and has just ended,
+// failed if err is not nil.
+func (tl *StallTimeline) Op(start time.Time, err error) {
+	end := time.Now()
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	tl.ops = append(tl.ops, stallSpan{start: start, end: end, failed: err != nil})
+}
+
+// Window runs fn as the window called name and returns its error.
+func (tl *StallTimeline) Window(name string, fn func() error) error {
+	start := time.Now()
+	err := fn()
+	end := time.Now()
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	tl.windows = append(tl.windows, stallWindow{name: name, start: start, end: end})
+	return err
+}
+
+// Report returns one line per window: its length, the drain operations
+// that overlapped it, how many failed, and the longest of them.
+func (tl *StallTimeline) Report() []string {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	var out []string
+	for _, w := range tl.windows {
+		var n, failed int
+		var longest time.Duration
+		for _, op := range tl.ops {
+			if op.start.Before(w.end) && op.end.After(w.start) {
+				n++
+				longest = max(longest, op.end.Sub(op.start))
+				if op.failed {
+					failed++
+				}
+			}
+		}
+		out = append(out, fmt.Sprintf("%-32s %8.0f ms   drain ops %6d (failed %d)   longest claim/report %7.1f ms",
+			w.name, ms(w.end.Sub(w.start)), n, failed, ms(longest)))
+	}
+	return out
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
