@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -45,11 +46,27 @@ type database interface {
 	batch(ctx context.Context, stmts ...stmt) error
 	// inTx runs fn in one explicit transaction, committed if fn returns nil.
 	inTx(ctx context.Context, fn func(q querier) error) error
+	// session runs fn on one connection held for the whole call, so that
+	// session state (Migrate's advisory lock) lasts from one statement to
+	// the next; statements on it run outside any transaction unless inside
+	// its inTx.
+	session(ctx context.Context, fn func(c session) error) error
 	ping(ctx context.Context) error
 	// connConfig returns the settings to open a dedicated connection with
 	// (the Wake-Up Hint listener's), or nil if the mode cannot tell.
 	connConfig(ctx context.Context) (*pgx.ConnConfig, error)
 	close()
+}
+
+// session is one dedicated connection (database.session).
+type session interface {
+	querier
+	// inTx runs fn in one explicit transaction on this connection.
+	inTx(ctx context.Context, fn func(q querier) error) error
+	// discard closes the connection when the session ends instead of
+	// returning it to the pool: for a connection whose session state could
+	// not be cleaned up (a lock it failed to release).
+	discard()
 }
 
 // pgxRunner adapts a pgx pool, connection or transaction to querier.
@@ -134,6 +151,38 @@ func (d *poolDB) inTx(ctx context.Context, fn func(q querier) error) error {
 	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error { return fn(pgxTxRunner(tx)) })
 }
 
+func (d *poolDB) session(ctx context.Context, fn func(c session) error) error {
+	c, err := d.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	ps := &pgxSession{c: c, pgxRunner: pgxRunner{q: c, e: func(ctx context.Context, sql string, args ...any) (int64, error) {
+		tag, err := c.Exec(ctx, sql, args...)
+		return tag.RowsAffected(), err
+	}}}
+	defer func() {
+		if ps.bad {
+			// The pool destroys a closed connection instead of reusing it.
+			_ = c.Conn().Close(context.Background())
+		}
+		c.Release()
+	}()
+	return fn(ps)
+}
+
+// pgxSession is a session on a connection acquired from a pgx pool.
+type pgxSession struct {
+	pgxRunner
+	c   *pgxpool.Conn
+	bad bool
+}
+
+func (s *pgxSession) inTx(ctx context.Context, fn func(q querier) error) error {
+	return pgx.BeginFunc(ctx, s.c, func(tx pgx.Tx) error { return fn(pgxTxRunner(tx)) })
+}
+
+func (s *pgxSession) discard() { s.bad = true }
+
 func (d *poolDB) ping(ctx context.Context) error { return d.pool.Ping(ctx) }
 
 func (d *poolDB) connConfig(context.Context) (*pgx.ConnConfig, error) {
@@ -207,8 +256,46 @@ func (d *sqlDB) batch(ctx context.Context, stmts ...stmt) error {
 	})
 }
 
-func (d *sqlDB) inTx(ctx context.Context, fn func(q querier) error) (err error) {
-	tx, err := d.db.BeginTx(ctx, nil)
+func (d *sqlDB) inTx(ctx context.Context, fn func(q querier) error) error {
+	return sqlInTx(ctx, d.db, fn)
+}
+
+func (d *sqlDB) session(ctx context.Context, fn func(c session) error) error {
+	c, err := d.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	ss := &sqlSession{sqlRunner: sqlRunner{q: c}, c: c}
+	defer func() {
+		if ss.bad {
+			// ErrBadConn from Raw makes database/sql close the connection
+			// instead of returning it to the pool.
+			_ = c.Raw(func(any) error { return driver.ErrBadConn })
+		}
+		_ = c.Close()
+	}()
+	return fn(ss)
+}
+
+// sqlSession is a session on a connection reserved from a *sql.DB.
+type sqlSession struct {
+	sqlRunner
+	c   *sql.Conn
+	bad bool
+}
+
+func (s *sqlSession) inTx(ctx context.Context, fn func(q querier) error) error {
+	return sqlInTx(ctx, s.c, fn)
+}
+
+func (s *sqlSession) discard() { s.bad = true }
+
+// sqlInTx runs fn in one transaction begun on db (a *sql.DB or *sql.Conn),
+// committed if fn returns nil and rolled back otherwise.
+func sqlInTx(ctx context.Context, db interface {
+	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
+}, fn func(q querier) error) (err error) {
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -32,11 +32,48 @@
 // Migrations are embedded .sql files applied in version order and recorded
 // in the schema's migration table. Open migrates by default; Migrate,
 // MigratePool and MigrateDB run it as a separate deploy step, reporting the
-// versions applied. Migrate is Coordinated Migration: it runs
-// in one transaction under pg_advisory_xact_lock, so of many nodes starting
+// versions applied. Migrate is Coordinated Migration: it runs under a
+// session advisory lock keyed by the Schema Name, so of many nodes starting
 // at once one applies the schema and the rest wait, re-check and do
-// nothing. A schema newer than this build is refused with
-// store.ErrSchemaTooNew.
+// nothing.
+//
+// No migration blocks the job tables for an index build. Each migration's
+// statements and its version row commit in one short transaction; an index
+// on a table that already exists is an index step instead, a line
+// "CREATE INDEX CONCURRENTLY IF NOT EXISTS …" at the end of the file, which
+// the runner builds after that transaction, one at a time, still under the
+// lock. Claims and reports go on meanwhile. A build interrupted between the
+// two is finished by the next Migrate (an INVALID index, what a failed
+// CREATE INDEX CONCURRENTLY leaves, is dropped and built again). A unique
+// index is never an index step: it is a constraint, and one half built
+// enforces nothing. A statement waits at most two seconds for a table
+// lock; then the migration's transaction rolls back and is tried again
+// after a pause, so an ALTER TABLE queued behind a long transaction does not
+// hold up the claims queued behind it.
+//
+// # Mixed-Version Fleet
+//
+// During a rolling deploy nodes of two adjacent releases share the schema,
+// so every migration declares, in a header line, whether code one release
+// behind can run on the schema it leaves: "-- compat: n-1" or
+// "-- compat: breaking". The runner records the mark with the version. A
+// build opens (and Migrate leaves alone) a schema up to one migration newer
+// than its own, if that migration is marked n-1; a schema two migrations
+// ahead, or one ahead by a breaking migration, is refused with
+// store.ErrSchemaTooNew, naming both versions. Nothing ever migrates down.
+// One migration is one release's step: a release adds at most one
+// migration, so one step behind is one release behind.
+//
+// Migrations are additive first: expand in one release, contract in a
+// later one. A migration marked n-1 creates tables, columns (nullable, or
+// with a default), indexes, functions and triggers and may backfill rows;
+// it never drops or renames a table, column, index or constraint, never
+// changes a column's type, never adds a NOT NULL column without a default,
+// a constraint or a unique index to an existing table, and never deletes
+// rows. The contract step — dropping what the previous release stopped
+// using — is marked breaking. The Conformance Suite's migration lint
+// (storetest.CheckMigrations) checks every shipped migration against these
+// rules.
 //
 // # Clock
 //

@@ -4,13 +4,17 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/backwave/backwave/store"
@@ -19,15 +23,79 @@ import (
 //go:embed migration/*.sql
 var migrationFS embed.FS
 
+// compat is a migration's compatibility mark: whether code one release
+// behind (N-1) can run on the schema the migration leaves. See the package
+// documentation, Migrations.
+type compat string
+
+const (
+	// compatN1: additive; a node one release behind keeps working.
+	compatN1 compat = "n-1"
+	// compatBreaking: a node one release behind must not open the schema.
+	compatBreaking compat = "breaking"
+)
+
 // migration is one embedded schema change, named NNN_description.sql.
 type migration struct {
 	version int
 	name    string
-	sql     string
+	compat  compat
+	sql     string // the file's text
+	// body is the file without its index steps: applied, with the version
+	// row, in one transaction.
+	body string
+	// steps are the index steps, built after the transaction commits.
+	steps []indexStep
+}
+
+// indexStep is one CREATE INDEX CONCURRENTLY IF NOT EXISTS statement of a
+// migration: an index on an existing table, built without blocking writes,
+// outside the migration's transaction (PostgreSQL refuses CONCURRENTLY
+// inside one).
+type indexStep struct {
+	index string // the index's name, unqualified
+	sql   string
+}
+
+var (
+	compatHeader = regexp.MustCompile(`(?m)^-- compat: (\S*)[ \t]*$`)
+	// stepStatement is an index step: it starts a line and ends at the
+	// first semicolon (an index definition holds none).
+	stepStatement = regexp.MustCompile(`(?m)^CREATE INDEX CONCURRENTLY IF NOT EXISTS (\w+) ON [^;]*;[ \t]*\n?`)
+	// blankSQL is text with nothing to run: comment lines and blank ones.
+	blankSQL = regexp.MustCompile(`^(?:[ \t]*(?:--[^\n]*)?\n?)*$`)
+)
+
+// parseMigration reads one migration's text: its compatibility mark (one
+// header line "-- compat: n-1" or "-- compat: breaking") and its index
+// steps.
+func parseMigration(version int, name, text string) (migration, error) {
+	m := migration{version: version, name: name, sql: text}
+	marks := compatHeader.FindAllStringSubmatch(text, -1)
+	if len(marks) != 1 {
+		return m, fmt.Errorf("migration %s has %d \"-- compat:\" lines, want one", name, len(marks))
+	}
+	switch c := compat(marks[0][1]); c {
+	case compatN1, compatBreaking:
+		m.compat = c
+	default:
+		return m, fmt.Errorf("migration %s: compat %q, want %q or %q", name, c, compatN1, compatBreaking)
+	}
+	for _, st := range stepStatement.FindAllStringSubmatch(text, -1) {
+		m.steps = append(m.steps, indexStep{index: st[1], sql: strings.TrimSpace(st[0])})
+	}
+	m.body = stepStatement.ReplaceAllString(text, "")
+	for line := range strings.Lines(m.body) {
+		if code, _, _ := strings.Cut(line, "--"); !strings.Contains(code, "CONCURRENTLY") {
+			continue
+		}
+		return m, fmt.Errorf("migration %s: CONCURRENTLY outside an index step (a line starting CREATE INDEX CONCURRENTLY IF NOT EXISTS)", name)
+	}
+	return m, nil
 }
 
 // migrations returns the embedded migrations in version order. A malformed
-// file name is a bug in this package.
+// file is a bug in this package's build.
 func migrations() []migration {
 	entries, err := fs.ReadDir(migrationFS, "migration")
 	if err != nil {
@@ -45,7 +113,11 @@ func migrations() []migration {
 		if err != nil {
 			panic(fmt.Sprintf("postgres: read embedded migration %s: %v", name, err))
 		}
-		out = append(out, migration{version: v, name: strings.TrimSuffix(name, ".sql"), sql: string(body)})
+		m, err := parseMigration(v, strings.TrimSuffix(name, ".sql"), string(body))
+		if err != nil {
+			panic("postgres: embedded " + err.Error())
+		}
+		out = append(out, m)
 	}
 	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
 	// Versions rise from 1. One may be missing while the features that own
@@ -72,65 +144,267 @@ type MigrateResult struct {
 	// schema was already current (for instance because another node
 	// migrated it while this one waited for the lock).
 	Applied []int
-	// Version is the schema version after the call.
+	// Built names the indexes this call built as index steps (CREATE INDEX
+	// CONCURRENTLY), those of an earlier, interrupted call included.
+	Built []string
+	// Version is the schema version after the call: one step above
+	// SchemaVersion when the schema is within the Mixed-Version Fleet window
+	// of this build.
 	Version int
 }
 
-// Migrate brings the store's schema up to SchemaVersion in one transaction.
+// Migrate brings the store's schema up to SchemaVersion. It never migrates
+// down: a schema one n-1-compatible step newer than this build is left as
+// it is (Version reports it), and a wider skew, or a newer step marked
+// breaking, fails with an error wrapping store.ErrSchemaTooNew that names
+// both versions.
+//
+// Each migration's statements and its version row commit in one
+// transaction (retried when a statement waits longer than lockTimeout for a
+// table lock); then its index steps run one at a time outside it, as
+// CREATE INDEX CONCURRENTLY, so claims and reports never wait for an index
+// build on the job tables. A build interrupted between the two (a crash, a
+// cancelled context) is finished by the next Migrate: an index step missing,
+// or left INVALID by the interrupted build (pg_index.indisvalid), is dropped
+// and built again.
+//
 // It is Coordinated Migration: unless Options.NoMigrationLock is set, the
-// transaction first takes an advisory lock (pg_advisory_xact_lock, released
-// at commit or rollback, keyed by the Schema Name), so of many nodes
-// migrating at once one applies the changes and the others wait, re-read
-// the version and find nothing to do. A database whose schema is newer than
-// this build fails with an error wrapping store.ErrSchemaTooNew, and nothing
-// is changed.
+// whole call holds a session advisory lock keyed by the Schema Name, so of
+// many nodes migrating at once one applies the changes and the others wait,
+// re-read the version and find nothing to do.
 func (s *Store) Migrate(ctx context.Context) (MigrateResult, error) {
+	return s.migrate(ctx, migrations())
+}
+
+// migrate is Migrate over a given migration list (tests append to it the
+// steps of a later build).
+func (s *Store) migrate(ctx context.Context, all []migration) (MigrateResult, error) {
 	if err := s.enter(ctx); err != nil {
 		return MigrateResult{}, err
 	}
-	all := migrations()
 	var res MigrateResult
-	err := s.db.inTx(ctx, func(q querier) error {
-		res = MigrateResult{}
+	err := s.db.session(ctx, func(c session) error {
 		if !s.opts.NoMigrationLock {
-			if _, err := q.exec(ctx, s.sql(`SELECT pg_advisory_xact_lock(hashtext('backwave.migrate'))`)); err != nil {
-				return fmt.Errorf("take the migration lock: %w", err)
-			}
-		}
-		current, err := s.readVersion(ctx, q)
-		if err != nil {
-			return err
-		}
-		if current < 0 {
-			if err := s.createVersionTable(ctx, q); err != nil {
+			if err := s.lockMigration(ctx, c); err != nil {
 				return err
 			}
-			current = 0
+			defer s.unlockMigration(ctx, c)
 		}
-		latest := all[len(all)-1].version
-		if current > latest {
-			return fmt.Errorf("%w: schema %s is at version %d, this build knows up to %d",
-				store.ErrSchemaTooNew, s.schema, current, latest)
-		}
-		for _, m := range all {
-			if m.version <= current {
-				continue
-			}
-			if _, err := q.exec(ctx, s.sql(m.sql)); err != nil {
-				return fmt.Errorf("apply %s: %w", m.name, err)
-			}
-			if _, err := q.exec(ctx, s.sql(`INSERT INTO backwave.migration (version, name) VALUES ($1, $2)`), m.version, m.name); err != nil {
-				return fmt.Errorf("record %s: %w", m.name, err)
-			}
-			res.Applied = append(res.Applied, m.version)
-		}
-		res.Version = latest
-		return nil
+		var err error
+		res, err = s.applyMigrations(ctx, c, all)
+		return err
 	})
 	if err != nil {
 		return MigrateResult{}, s.wrap("migrate schema "+s.schema, err)
 	}
 	return res, nil
+}
+
+// migrationLock is the Coordinated Migration lock's key, per Schema Name.
+const migrationLock = `hashtext('backwave.migrate')`
+
+// lockMigration takes the Coordinated Migration lock on c, waiting while
+// another node holds it. It polls pg_try_advisory_lock instead of blocking
+// in pg_advisory_lock: a session blocked inside a statement holds a
+// snapshot, and CREATE INDEX CONCURRENTLY waits for every older snapshot to
+// end, so the holder's index step would wait for the waiter that waits for
+// the holder, and PostgreSQL's deadlock detector would end the index build.
+// Between polls a waiter holds no snapshot.
+func (s *Store) lockMigration(ctx context.Context, c session) error {
+	for pause := 5 * time.Millisecond; ; pause = min(2*pause, 250*time.Millisecond) {
+		var got bool
+		err := c.query(ctx, s.sql(`SELECT pg_try_advisory_lock(`+migrationLock+`)`), nil, func(scan scanFunc) error {
+			return scan(&got)
+		})
+		if err != nil {
+			return fmt.Errorf("take the migration lock: %w", err)
+		}
+		if got {
+			return nil
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("wait for the migration lock: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// unlockMigration releases the lock lockMigration took, even after ctx is
+// done. A connection that cannot release it is closed instead, which
+// releases it too; either way the migration's own result stands.
+func (s *Store) unlockMigration(ctx context.Context, c session) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, err := c.exec(ctx, s.sql(`SELECT pg_advisory_unlock(`+migrationLock+`)`)); err != nil {
+		c.discard()
+	}
+}
+
+// applyMigrations is Migrate's work, on c, under the lock.
+func (s *Store) applyMigrations(ctx context.Context, c session, all []migration) (MigrateResult, error) {
+	current, err := s.readVersion(ctx, c)
+	if err != nil {
+		return MigrateResult{}, err
+	}
+	if current < 0 {
+		if err := c.inTx(ctx, func(q querier) error { return s.createVersionTable(ctx, q) }); err != nil {
+			return MigrateResult{}, err
+		}
+		current = 0
+	}
+	res := MigrateResult{Version: current}
+	if latest := all[len(all)-1].version; current > latest {
+		return res, s.checkWindow(ctx, c, current, latest)
+	}
+	// Finish the index steps of the migration the schema is at, which an
+	// interrupted call may have left unbuilt.
+	if i := slices.IndexFunc(all, func(m migration) bool { return m.version == current }); i >= 0 {
+		if res.Built, err = s.buildSteps(ctx, c, all[i], res.Built); err != nil {
+			return MigrateResult{}, err
+		}
+	}
+	for _, m := range all {
+		if m.version <= current {
+			continue
+		}
+		if len(res.Applied) == 0 {
+			// The compatibility marks are recorded from this build on.
+			if _, err := c.exec(ctx, s.sql(`ALTER TABLE backwave.migration ADD COLUMN IF NOT EXISTS compat text`)); err != nil {
+				return MigrateResult{}, fmt.Errorf("add the compat column to the version table: %w", err)
+			}
+		}
+		if err := s.applyBody(ctx, c, m); err != nil {
+			return MigrateResult{}, fmt.Errorf("apply %s: %w", m.name, err)
+		}
+		res.Applied = append(res.Applied, m.version)
+		res.Version = m.version
+		if res.Built, err = s.buildSteps(ctx, c, m, res.Built); err != nil {
+			return MigrateResult{}, err
+		}
+	}
+	return res, nil
+}
+
+// A migration's statements wait at most lockTimeout for a table lock, and
+// the migration is tried lockTries times. A statement waiting for a lock
+// holds up every later statement that needs the table — an ALTER TABLE
+// queued behind one long transaction on the job table would hold up every
+// claim and report — so it gives up instead, its transaction rolls back,
+// and the migration is tried again after a pause.
+const (
+	lockTimeout = 2 * time.Second
+	lockTries   = 30
+	// lockNotAvailable is the SQLSTATE of a lock_timeout that ran out.
+	lockNotAvailable = "55P03"
+)
+
+// applyBody applies m's body and records its version in one transaction.
+func (s *Store) applyBody(ctx context.Context, c session, m migration) error {
+	for try := 1; ; try++ {
+		err := c.inTx(ctx, func(q querier) error {
+			if _, err := q.exec(ctx, fmt.Sprintf(`SET LOCAL lock_timeout = %d`, lockTimeout.Milliseconds())); err != nil {
+				return err
+			}
+			if !blankSQL.MatchString(m.body) {
+				if _, err := q.exec(ctx, s.sql(m.body)); err != nil {
+					return err
+				}
+			}
+			_, err := q.exec(ctx, s.sql(`INSERT INTO backwave.migration (version, name, compat) VALUES ($1, $2, $3)`),
+				m.version, m.name, string(m.compat))
+			return err
+		})
+		var pgErr *pgconn.PgError
+		switch {
+		case err == nil:
+			return nil
+		case !errors.As(err, &pgErr) || pgErr.Code != lockNotAvailable:
+			return err
+		case try == lockTries:
+			return fmt.Errorf("a table lock stayed taken through %d tries of %v: %w", lockTries, lockTimeout, err)
+		}
+		t := time.NewTimer(min(time.Duration(try)*100*time.Millisecond, lockTimeout))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (after waiting for a table lock: %w)", ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
+
+// buildSteps builds m's index steps that are missing or INVALID, appending
+// their names to built. An INVALID index is what an interrupted CREATE
+// INDEX CONCURRENTLY leaves: it is maintained by writes but never used, and
+// IF NOT EXISTS would keep it, so it is dropped first.
+func (s *Store) buildSteps(ctx context.Context, c session, m migration, built []string) ([]string, error) {
+	for _, st := range m.steps {
+		var valid []bool
+		err := c.query(ctx, s.sql(`SELECT i.indisvalid FROM pg_index i
+JOIN pg_class c ON c.oid = i.indexrelid
+JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = 'backwave' AND c.relname = $1`), []any{st.index}, func(scan scanFunc) error {
+			var v bool
+			err := scan(&v)
+			valid = append(valid, v)
+			return err
+		})
+		if err != nil {
+			return built, fmt.Errorf("look up index %s of %s: %w", st.index, m.name, err)
+		}
+		if len(valid) == 1 && valid[0] {
+			continue
+		}
+		if len(valid) == 1 {
+			if _, err := c.exec(ctx, s.sql(`DROP INDEX CONCURRENTLY IF EXISTS backwave.`+st.index)); err != nil {
+				return built, fmt.Errorf("drop invalid index %s of %s: %w", st.index, m.name, err)
+			}
+		}
+		if _, err := c.exec(ctx, s.sql(st.sql)); err != nil {
+			return built, fmt.Errorf("build index %s of %s: %w", st.index, m.name, err)
+		}
+		built = append(built, st.index)
+	}
+	return built, nil
+}
+
+// recordedStep is one row of the version table.
+type recordedStep struct {
+	version int
+	name    string
+	compat  compat
+}
+
+// checkWindow decides whether this build, which knows schema versions up
+// to latest, may run on a schema at current > latest: only if exactly one
+// migration is recorded above latest and it is marked n-1. Otherwise the
+// error wraps store.ErrSchemaTooNew.
+func (s *Store) checkWindow(ctx context.Context, q querier, current, latest int) error {
+	var newer []recordedStep
+	err := q.query(ctx, s.sql(`SELECT version, name, coalesce(compat, '') FROM backwave.migration WHERE version > $1 ORDER BY version`),
+		[]any{latest}, func(scan scanFunc) error {
+			var r recordedStep
+			if err := scan(&r.version, &r.name, &r.compat); err != nil {
+				return err
+			}
+			newer = append(newer, r)
+			return nil
+		})
+	if err != nil {
+		return fmt.Errorf("read the migrations newer than this build: %w", err)
+	}
+	switch {
+	case len(newer) > 1:
+		return fmt.Errorf("%w: schema %s is at version %d, %d migrations past version %d, the newest this build knows; a node may run at most one migration behind (Mixed-Version Fleet)",
+			store.ErrSchemaTooNew, s.schema, current, len(newer), latest)
+	case len(newer) == 1 && newer[0].compat != compatN1:
+		return fmt.Errorf("%w: schema %s is at version %d, whose migration %s is not marked n-1 (compat %q): this build knows up to version %d and cannot run on it",
+			store.ErrSchemaTooNew, s.schema, current, newer[0].name, newer[0].compat, latest)
+	}
+	return nil
 }
 
 // Migrate connects to the database connString names, brings the schema
@@ -223,7 +497,8 @@ func (s *Store) createVersionTable(ctx context.Context, q querier) error {
 	_, err = q.exec(ctx, s.sql(`CREATE TABLE backwave.migration (
     version    integer PRIMARY KEY,
     name       text NOT NULL,
-    applied_at timestamptz NOT NULL DEFAULT now()
+    applied_at timestamptz NOT NULL DEFAULT now(),
+    compat     text
 )`))
 	if err != nil {
 		return fmt.Errorf("create the version table: %w", err)
@@ -231,8 +506,9 @@ func (s *Store) createVersionTable(ctx context.Context, q querier) error {
 	return nil
 }
 
-// checkVersion fails unless the schema is exactly at SchemaVersion: missing
-// or older (migrate first), or newer (store.ErrSchemaTooNew).
+// checkVersion fails unless this build can run on the schema: at
+// SchemaVersion, or one n-1-compatible step newer (checkWindow). A schema
+// missing or older must be migrated first.
 func (s *Store) checkVersion(ctx context.Context) error {
 	v, err := s.readVersion(ctx, s.db)
 	if err != nil {
@@ -244,8 +520,9 @@ func (s *Store) checkVersion(ctx context.Context) error {
 	case v < want:
 		return fmt.Errorf("postgres: schema %s is at version %d, this build needs %d: migrate it first", s.schema, v, want)
 	case v > want:
-		return fmt.Errorf("postgres: %w: schema %s is at version %d, this build knows up to %d",
-			store.ErrSchemaTooNew, s.schema, v, want)
+		if err := s.checkWindow(ctx, s.db, v, want); err != nil {
+			return fmt.Errorf("postgres: %w", err)
+		}
 	}
 	return nil
 }

@@ -113,9 +113,40 @@
 // (zero setup: a fresh file just works), also through the URI registry;
 // Options.ManualMigrate (or "?migrate=false") turns that off for
 // deployments that migrate in a deploy step, and Open then refuses a schema
-// that is behind (ErrSchemaBehind). A schema newer than this build knows is
-// always refused (store.ErrSchemaTooNew). Before the first release the
-// schema may be re-baselined; after it, migrations are additive only.
+// that is behind (ErrSchemaBehind).
+//
+// SQLite has no index build that lets writers through: a migration holds
+// the write lock for as long as its statements run, and every other write
+// on the file — claims and reports of every process — waits for it, up to
+// Options.BusyTimeout, and fails after. On a file of a million jobs
+// 0002_monitor_operator holds it for about seven seconds and
+// 0004_schedule for two (docs/upgrading.md); a new migration that indexes
+// or backfills the job table is budgeted against that timeout.
+//
+// # Mixed-Version Fleet
+//
+// During a rolling deploy processes of two adjacent releases share the
+// file, so every migration declares, in a header line, whether code one
+// release behind can run on the schema it leaves: "-- compat: n-1" or
+// "-- compat: breaking". Migrate records the mark with the version. A
+// build opens (and Migrate leaves alone) a schema up to one migration newer
+// than its own, if that migration is marked n-1; a schema two migrations
+// ahead, or one ahead by a breaking migration, is refused with
+// store.ErrSchemaTooNew, naming both versions. Nothing ever migrates down.
+// One migration is one release's step: a release adds at most one
+// migration, so one step behind is one release behind.
+//
+// Migrations are additive first: expand in one release, contract in a
+// later one. A migration marked n-1 creates tables, columns (nullable, or
+// with a default), indexes and triggers (replacing a trigger is allowed)
+// and may backfill rows; it never drops or renames a table, column or
+// index, never rebuilds a table (SQLite's way to change a column), never
+// adds a NOT NULL column without a default or a unique index to an
+// existing table, and never deletes rows. The contract step — dropping
+// what the previous release stopped using — is marked breaking. Before the
+// first release the schema could be re-baselined; after it, additive-first
+// binds. The Conformance Suite's migration lint (storetest.CheckMigrations)
+// checks every shipped migration against these rules.
 //
 // # Transactional Enqueue
 //

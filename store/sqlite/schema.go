@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -57,11 +58,44 @@ func (n schemaName) Rename(text string) string {
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
+// compat is a migration's compatibility mark: whether code one release
+// behind (N-1) can run on the schema the migration leaves. See the package
+// documentation, Mixed-Version Fleet.
+type compat string
+
+const (
+	// compatN1: additive; a node one release behind keeps working.
+	compatN1 compat = "n-1"
+	// compatBreaking: a node one release behind must not open the schema.
+	compatBreaking compat = "breaking"
+)
+
+// compatHeader is a migration's compatibility mark, one line of its text.
+var compatHeader = regexp.MustCompile(`(?m)^-- compat: (\S*)[ \t]*$`)
+
 // migration is one embedded schema change.
 type migration struct {
 	version int
 	name    string
+	compat  compat
 	sql     string
+}
+
+// parseMigration reads one migration's text and its compatibility mark
+// (one header line "-- compat: n-1" or "-- compat: breaking").
+func parseMigration(version int, name, text string) (migration, error) {
+	m := migration{version: version, name: name, sql: text}
+	marks := compatHeader.FindAllStringSubmatch(text, -1)
+	if len(marks) != 1 {
+		return m, fmt.Errorf("migration %04d_%s has %d \"-- compat:\" lines, want one", version, name, len(marks))
+	}
+	switch c := compat(marks[0][1]); c {
+	case compatN1, compatBreaking:
+		m.compat = c
+	default:
+		return m, fmt.Errorf("migration %04d_%s: compat %q, want %q or %q", version, name, c, compatN1, compatBreaking)
+	}
+	return m, nil
 }
 
 // migrations lists the embedded migrations in version order. File names are
@@ -86,7 +120,11 @@ var migrations = func() []migration {
 		if err != nil {
 			panic(fmt.Sprintf("sqlite: read embedded migration %s: %v", e.Name(), err))
 		}
-		out = append(out, migration{version: v, name: name, sql: string(text)})
+		m, err := parseMigration(v, name, string(text))
+		if err != nil {
+			panic("sqlite: embedded " + err.Error())
+		}
+		out = append(out, m)
 	}
 	return out
 }()
@@ -98,11 +136,13 @@ func latestVersion() int { return migrations[len(migrations)-1].version }
 // migrates to.
 func LatestSchemaVersion() int { return latestVersion() }
 
-// versionsTable is created by Migrate before any migration runs.
+// versionsTable is created by Migrate before any migration runs. compat is
+// the mark of the migration (NULL in rows recorded before marks were).
 const versionsTable = `CREATE TABLE IF NOT EXISTS backwave_schema_version (
 	version    INTEGER PRIMARY KEY,
 	name       TEXT    NOT NULL,
-	applied_at INTEGER NOT NULL
+	applied_at INTEGER NOT NULL,
+	compat     TEXT
 )`
 
 // SchemaVersion returns the version of the schema in the database: 0 for a
@@ -157,11 +197,21 @@ type MigrateResult struct {
 // is the Coordinated Migration of the Embedded Adapter: concurrent
 // migrators, in this process or any other on the host, queue on the lock;
 // each one after the first re-checks the version and finds nothing to do.
-// Migrate is idempotent. It refuses a database whose schema is newer than
-// this build knows (store.ErrSchemaTooNew) and changes nothing then.
+// Migrate is idempotent and never migrates down: a schema one
+// n-1-compatible step newer than this build is left as it is (From and To
+// report it), and a wider skew, or a newer step marked breaking, fails with
+// an error wrapping store.ErrSchemaTooNew that names both versions, and
+// changes nothing.
 func (s *Store) Migrate(ctx context.Context) (MigrateResult, error) {
+	return s.migrate(ctx, migrations)
+}
+
+// migrate is Migrate over a given migration list (tests append to it the
+// migrations of a later build).
+func (s *Store) migrate(ctx context.Context, all []migration) (MigrateResult, error) {
 	var res MigrateResult
 	err := s.write(ctx, "migrate", func(tx *sql.Tx) error {
+		res = MigrateResult{}
 		if _, err := tx.ExecContext(ctx, s.schema.Rename(versionsTable)); err != nil {
 			return fmt.Errorf("create the versions table: %w", err)
 		}
@@ -170,19 +220,24 @@ func (s *Store) Migrate(ctx context.Context) (MigrateResult, error) {
 			return err
 		}
 		res.From, res.To = v, v
-		if v > latestVersion() {
-			return fmt.Errorf("%w: schema %q is at version %d, this build knows up to %d", store.ErrSchemaTooNew, s.schema, v, latestVersion())
+		if latest := all[len(all)-1].version; v > latest {
+			return checkWindow(ctx, tx, s.schema, v, latest)
 		}
 		now := micros(s.clock.Now())
-		for _, m := range migrations {
+		for _, m := range all {
 			if m.version <= v {
 				continue
+			}
+			if len(res.Applied) == 0 {
+				if err := addCompatColumn(ctx, tx, s.schema); err != nil {
+					return err
+				}
 			}
 			if _, err := tx.ExecContext(ctx, s.schema.Rename(m.sql)); err != nil {
 				return fmt.Errorf("apply migration %04d_%s: %w", m.version, m.name, err)
 			}
-			if _, err := tx.ExecContext(ctx, s.schema.Rename(`INSERT INTO backwave_schema_version (version, name, applied_at) VALUES (?, ?, ?)`),
-				m.version, m.name, now); err != nil {
+			if _, err := tx.ExecContext(ctx, s.schema.Rename(`INSERT INTO backwave_schema_version (version, name, applied_at, compat) VALUES (?, ?, ?, ?)`),
+				m.version, m.name, now, string(m.compat)); err != nil {
 				return fmt.Errorf("record migration %04d_%s: %w", m.version, m.name, err)
 			}
 			res.Applied = append(res.Applied, fmt.Sprintf("%04d_%s", m.version, m.name))
@@ -194,6 +249,48 @@ func (s *Store) Migrate(ctx context.Context) (MigrateResult, error) {
 		return MigrateResult{}, err
 	}
 	return res, nil
+}
+
+// addCompatColumn adds the compat column to a versions table made before
+// compatibility marks were recorded.
+func addCompatColumn(ctx context.Context, tx *sql.Tx, n schemaName) error {
+	var has int
+	err := tx.QueryRowContext(ctx, n.Rename(`SELECT COUNT(*) FROM pragma_table_info('backwave_schema_version') WHERE name = 'compat'`)).Scan(&has)
+	if err != nil {
+		return fmt.Errorf("look for the compat column: %w", err)
+	}
+	if has == 0 {
+		if _, err := tx.ExecContext(ctx, n.Rename(`ALTER TABLE backwave_schema_version ADD COLUMN compat TEXT`)); err != nil {
+			return fmt.Errorf("add the compat column to the versions table: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkWindow decides whether a build that knows schema versions up to
+// latest may run on a schema at current > latest: only if exactly one
+// migration is recorded above latest and it is marked n-1. Otherwise the
+// error wraps store.ErrSchemaTooNew.
+func checkWindow(ctx context.Context, q querier, n schemaName, current, latest int) error {
+	var (
+		newer        int
+		name, marked string
+	)
+	// With one row above latest, MAX picks that row's name and mark.
+	err := q.QueryRowContext(ctx, n.Rename(`SELECT COUNT(*), COALESCE(MAX(version || '_' || name), ''), COALESCE(MAX(compat), '')
+FROM backwave_schema_version WHERE version > ?`), latest).Scan(&newer, &name, &marked)
+	if err != nil {
+		return fmt.Errorf("read the migrations newer than this build: %w", err)
+	}
+	switch {
+	case newer > 1:
+		return fmt.Errorf("%w: schema %q is at version %d, %d migrations past version %d, the newest this build knows; a node may run at most one migration behind (Mixed-Version Fleet)",
+			store.ErrSchemaTooNew, n, current, newer, latest)
+	case compat(marked) != compatN1:
+		return fmt.Errorf("%w: schema %q is at version %d, whose migration %s is not marked n-1 (compat %q): this build knows up to version %d and cannot run on it",
+			store.ErrSchemaTooNew, n, current, name, marked, latest)
+	}
+	return nil
 }
 
 // Migrate opens the database at path, brings the schema opts.Schema up to

@@ -159,34 +159,6 @@ func TestMigrateIdempotent(t *testing.T) {
 	}
 }
 
-// TestSchemaTooNew checks store.ErrSchemaTooNew: a store refuses a schema
-// newer than it knows, at Open and at Migrate.
-func TestSchemaTooNew(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "jobs.db")
-	s, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.w.ExecContext(ctx, `INSERT INTO backwave_schema_version (version, name, applied_at) VALUES (?, 'from_the_future', 0)`, latestVersion()+1); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Migrate(ctx); !errors.Is(err, store.ErrSchemaTooNew) {
-		t.Fatalf("Migrate on a newer schema: %v, want ErrSchemaTooNew", err)
-	}
-	_ = s.Close()
-	for _, manual := range []bool{false, true} {
-		_, err := Open(ctx, path, Options{ManualMigrate: manual})
-		if !errors.Is(err, store.ErrSchemaTooNew) {
-			t.Fatalf("Open(ManualMigrate=%t) on a newer schema: %v, want ErrSchemaTooNew", manual, err)
-		}
-		if strings.Contains(err.Error(), "\n") {
-			t.Fatalf("error is not one line: %q", err)
-		}
-	}
-}
-
 // TestManualMigrate: with ManualMigrate, Open migrates nothing and refuses a
 // schema that is behind; after Migrate it opens.
 func TestManualMigrate(t *testing.T) {

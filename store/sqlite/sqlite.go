@@ -158,8 +158,9 @@ var (
 
 // Open opens (creating if needed) the SQLite database at path and returns a
 // Store over it. Unless opts.ManualMigrate is set it first brings the schema
-// up to date with Migrate. It refuses a file whose schema is newer than this
-// build knows (an error wrapping store.ErrSchemaTooNew), a path whose
+// up to date with Migrate. It opens a schema one n-1-compatible migration
+// newer than this build (a Mixed-Version Fleet) and refuses a newer one (an
+// error wrapping store.ErrSchemaTooNew), a path whose
 // directory does not exist, a file it cannot read, and a file that is not a
 // SQLite database, each with a one-line error naming the path.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
@@ -226,7 +227,11 @@ func (s *Store) start(ctx context.Context) error {
 	latest := latestVersion()
 	switch {
 	case v > latest:
-		return fmt.Errorf("sqlite: open %s: %w: schema %q is at version %d, this build knows up to %d", s.path, store.ErrSchemaTooNew, s.schema, v, latest)
+		err := s.busyRetry(ctx, func() error { return checkWindow(ctx, s.r, s.schema, v, latest) })
+		if err != nil {
+			return openError(s.path, err)
+		}
+		return nil
 	case v == latest:
 		return nil
 	case s.opts.ManualMigrate:

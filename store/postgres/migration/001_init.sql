@@ -1,3 +1,5 @@
+-- compat: breaking
+-- (The first schema: no earlier build runs on it.)
 -- The first schema of the Networked Adapter. Every name is qualified with the
 -- literal schema backwave, which the store renames to its Schema Name.
 

@@ -1,9 +1,14 @@
+-- compat: n-1
 -- Monitor reads, audited Operator Actions and the Job History Policy.
-
--- The Attempt an operator requeue left the job at: the current life's
--- attempt budget counts Attempts above it (job.Job.Ceiling). Attempt numbers
--- themselves are never reused.
-ALTER TABLE backwave.job ADD COLUMN attempt_base integer NOT NULL DEFAULT 0;
+-- Additive: a node one release behind keeps working (its inserts get
+-- attempt_base 0 and are counted by the triggers; only Tag Suggest misses
+-- the Tags of the jobs it inserts).
+--
+-- The statements on the job table come last: ALTER TABLE takes its
+-- exclusive lock, held to commit, so everything that can run without it —
+-- the new tables and the Tag backfill from job_tag — runs first, and claims
+-- and reports wait only for the count backfill. The indexes on the job
+-- tables are index steps, at the end.
 
 -- Counts by Queue and state without counting the job table. Statement-level
 -- triggers append one row per (Queue, state) a statement changed to
@@ -23,9 +28,6 @@ CREATE TABLE backwave.job_count_delta (
     state text NOT NULL,
     n     bigint NOT NULL
 );
-
-INSERT INTO backwave.job_count (queue, state, n)
-SELECT queue, state, count(*) FROM backwave.job GROUP BY queue, state;
 
 CREATE FUNCTION backwave.job_count_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -57,18 +59,6 @@ BEGIN
 END
 $$;
 
-CREATE TRIGGER job_count_insert AFTER INSERT ON backwave.job
-    REFERENCING NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION backwave.job_count_insert();
-
-CREATE TRIGGER job_count_update AFTER UPDATE ON backwave.job
-    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION backwave.job_count_update();
-
-CREATE TRIGGER job_count_delete AFTER DELETE ON backwave.job
-    REFERENCING OLD TABLE AS old_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION backwave.job_count_delete();
-
 -- Tag Suggest's dictionary: every distinct Tag a job ever carried, with its
 -- case-folded display form (store.FoldTag, computed by the store), scanned
 -- by prefix in byte order.
@@ -90,16 +80,6 @@ SELECT DISTINCT t.key, t.value,
 FROM backwave.job_tag t
 ON CONFLICT DO NOTHING;
 
--- The Tag filter of job lists and the Tag Facet look jobs up by Tag.
-CREATE INDEX job_tag_key_value ON backwave.job_tag (key, value, job_id);
-
--- Job lists by a settled state and the Retrying view, newest first: rows
--- enter these indexes once, so claims and outcomes do not pay for them.
-CREATE INDEX job_dead_lettered ON backwave.job (id) WHERE state = 'dead_lettered';
-CREATE INDEX job_cancelled ON backwave.job (id) WHERE state = 'cancelled';
-CREATE INDEX job_quarantined ON backwave.job (id) WHERE state = 'quarantined';
-CREATE INDEX job_retrying ON backwave.job (id) WHERE state = 'scheduled' AND retry_cause <> '';
-
 -- The audit trail of Operator Actions: who, what, when, which job, Queue or
 -- schedule.
 CREATE TABLE backwave.audit (
@@ -115,3 +95,39 @@ CREATE TABLE backwave.audit (
 
 CREATE INDEX audit_job ON backwave.audit (job_id, id) WHERE job_id IS NOT NULL;
 CREATE INDEX audit_queue ON backwave.audit (queue, id);
+
+-- The Attempt an operator requeue left the job at: the current life's
+-- attempt budget counts Attempts above it (job.Job.Ceiling). Attempt numbers
+-- themselves are never reused. From here to commit the job table is locked,
+-- so the count backfill and the triggers see the same rows.
+ALTER TABLE backwave.job ADD COLUMN attempt_base integer NOT NULL DEFAULT 0;
+
+INSERT INTO backwave.job_count (queue, state, n)
+SELECT queue, state, count(*) FROM backwave.job GROUP BY queue, state;
+
+CREATE TRIGGER job_count_insert AFTER INSERT ON backwave.job
+    REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION backwave.job_count_insert();
+
+CREATE TRIGGER job_count_update AFTER UPDATE ON backwave.job
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION backwave.job_count_update();
+
+CREATE TRIGGER job_count_delete AFTER DELETE ON backwave.job
+    REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION backwave.job_count_delete();
+
+-- Index steps: built after the transaction commits, CONCURRENTLY, so claims
+-- and reports never wait for them. A schema migrated before they were index
+-- steps already has them, built inside the transaction; it never runs this
+-- file again, and IF NOT EXISTS would leave them alone if it did.
+
+-- The Tag filter of job lists and the Tag Facet look jobs up by Tag.
+CREATE INDEX CONCURRENTLY IF NOT EXISTS job_tag_key_value ON backwave.job_tag (key, value, job_id);
+
+-- Job lists by a settled state and the Retrying view, newest first: rows
+-- enter these indexes once, so claims and outcomes do not pay for them.
+CREATE INDEX CONCURRENTLY IF NOT EXISTS job_dead_lettered ON backwave.job (id) WHERE state = 'dead_lettered';
+CREATE INDEX CONCURRENTLY IF NOT EXISTS job_cancelled ON backwave.job (id) WHERE state = 'cancelled';
+CREATE INDEX CONCURRENTLY IF NOT EXISTS job_quarantined ON backwave.job (id) WHERE state = 'quarantined';
+CREATE INDEX CONCURRENTLY IF NOT EXISTS job_retrying ON backwave.job (id) WHERE state = 'scheduled' AND retry_cause <> '';

@@ -1,3 +1,6 @@
+-- compat: n-1
+-- Additive: a node one release behind inserts no Dependencies and its jobs
+-- get pending_parents 0.
 -- Dependencies: the countdown latch of a job inserted with parents.
 
 -- pending_parents is the latch of an Awaiting-Parent job: how many of its

@@ -1,3 +1,4 @@
+-- compat: n-1
 -- Recurring Schedules and retention. Additive: new tables and indexes only.
 
 -- One row per Recurring Schedule: its definition (the job template
@@ -46,5 +47,6 @@ CREATE INDEX schedule_occurrence_seq ON backwave.schedule_occurrence (schedule, 
 -- Purging a job deletes its occurrence record.
 CREATE INDEX schedule_occurrence_job ON backwave.schedule_occurrence (job_id) WHERE job_id IS NOT NULL;
 
--- Terminal jobs by when they became terminal: the retention sweeps.
-CREATE INDEX job_finalized ON backwave.job (state, finalized_at) WHERE finalized_at IS NOT NULL;
+-- Terminal jobs by when they became terminal: the retention sweeps. An
+-- index step (see 002_monitor_operator.sql).
+CREATE INDEX CONCURRENTLY IF NOT EXISTS job_finalized ON backwave.job (state, finalized_at) WHERE finalized_at IS NOT NULL;

@@ -1,3 +1,5 @@
+-- compat: breaking
+-- (The first schema: no earlier build runs on it.)
 -- BackWave Embedded Adapter schema, version 1.
 --
 -- Every name starts with the literal prefix backwave_; the adapter renames

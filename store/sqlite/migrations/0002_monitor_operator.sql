@@ -1,3 +1,7 @@
+-- compat: n-1
+-- Additive: a node one release behind keeps working (its inserts get
+-- attempt_base 0 and are counted by the triggers; only Tag Suggest misses
+-- the Tags of the jobs it inserts).
 -- Monitor reads, audited Operator Actions and the Job History Policy.
 --
 -- Codes as in 0001. Audit actions are stored by name (store.AuditAction).

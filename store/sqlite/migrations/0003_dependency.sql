@@ -1,3 +1,6 @@
+-- compat: n-1
+-- Additive: a node one release behind inserts no Dependencies and its jobs
+-- get pending_parents 0.
 -- Dependencies: the countdown latch of a job inserted with parents.
 --
 -- Codes (fixed by the adapter, never by Go enum order):

@@ -1,3 +1,4 @@
+-- compat: n-1
 -- BackWave Embedded Adapter schema, version 4: Recurring Schedules and
 -- retention. Additive: new tables and indexes only.
 --

@@ -1,3 +1,4 @@
+-- compat: n-1
 -- BackWave Embedded Adapter schema, version 5: the claim and outcome
 -- statements keep the Monitor's counts themselves. Additive and safe on a
 -- live file: a new column with a default, and the count trigger replaced
