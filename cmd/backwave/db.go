@@ -53,7 +53,7 @@ func migrateCommand() *cli.Command {
 		Name:      "migrate",
 		Usage:     "bring a store's schema up to this version of BackWave",
 		UsageText: "backwave migrate --db URI",
-		Description: "Applies the missing migrations in one transaction, coordinated with any other migrator\n" +
+		Description: "Applies the missing migrations one transaction per migration (PostgreSQL builds its job-table indexes concurrently after it), coordinated with any other migrator\n" +
 			"(the SQLite write lock, a PostgreSQL advisory lock). Running it again does nothing.",
 		Flags: []cli.Flag{dbFlag()},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
