@@ -27,6 +27,10 @@ type enqueueSettings struct {
 	parents                          []store.ParentRef
 	mode                             DependencyMode
 	hasMode, modeConflict, badParent bool
+
+	// WithUnique (unique.go).
+	unique    store.Unique
+	hasUnique bool
 }
 
 // WithQueue puts the job on queue instead of its args type's default.
@@ -74,8 +78,17 @@ func (c *Client) Enqueue(ctx context.Context, args JobArgs, opts ...EnqueueOptio
 
 // EnqueueMany stores every job in one atomic store call and returns their ids
 // in input order. If any job is invalid, nothing is stored and the error
-// (wrapping ErrInvalidJob) names its index.
+// (wrapping ErrInvalidJob) names its index. A job whose unique key
+// (WithUnique) is held is not stored, and its place holds the id of the job
+// holding the key; EnqueueManyUnique tells the two apart.
 func (c *Client) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]JobID, error) {
+	res, err := c.enqueue(ctx, params)
+	return store.ResultIDs(res), err
+}
+
+// enqueue stores every job of params in one atomic store call and answers
+// per job; nil for no params.
+func (c *Client) enqueue(ctx context.Context, params []EnqueueParams) ([]store.InsertResult, error) {
 	if len(params) == 0 {
 		return nil, nil
 	}
@@ -90,21 +103,36 @@ func (c *Client) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]Job
 		}
 		jobs[i] = nj
 	}
-	ids, err := c.store.JobInsertMany(ctx, store.InsertManyParams{Jobs: jobs})
+	res, err := c.store.JobInsertManyResults(ctx, store.InsertManyParams{Jobs: jobs})
 	if errors.Is(err, store.ErrInvalidParams) {
-		// A refused graph: a cycle or an unknown parent.
+		// A refused graph: a cycle, an unknown parent, or an in-batch
+		// parent with a unique key.
 		return nil, fmt.Errorf("backwave: enqueue %d job(s): %w: %w", len(jobs), ErrInvalidJob, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("backwave: enqueue %d job(s): %w", len(jobs), err)
 	}
 	if c.log.Enabled(ctx, levelDebug) {
-		for i, id := range ids {
-			c.log.DebugContext(ctx, "job enqueued", "job", int64(id), "queue", jobs[i].Queue, "wire_name", jobs[i].WireName)
+		for i, r := range res {
+			if r.Inserted {
+				c.log.DebugContext(ctx, "job enqueued", "job", int64(r.ID), "queue", jobs[i].Queue, "wire_name", jobs[i].WireName)
+			} else {
+				c.log.DebugContext(ctx, "job not enqueued: its unique key is held", "job", int64(r.ID), "queue", jobs[i].Queue,
+					"wire_name", jobs[i].WireName, "unique_key", jobs[i].Unique.Key)
+			}
 		}
 	}
-	c.wakeLocal(jobs)
-	return ids, nil
+	stored := jobs
+	if slices.ContainsFunc(res, func(r store.InsertResult) bool { return !r.Inserted }) {
+		stored = nil
+		for i, r := range res {
+			if r.Inserted {
+				stored = append(stored, jobs[i])
+			}
+		}
+	}
+	c.wakeLocal(stored)
+	return res, nil
 }
 
 // newJob turns args and options into a row to insert, one of a call of n
@@ -156,6 +184,9 @@ func (c *Client) newJob(args JobArgs, opts []EnqueueOption, n int) (store.NewJob
 		}
 	}
 	if nj.Dependency, err = s.dependency(n); err != nil {
+		return store.NewJob{}, err
+	}
+	if nj.Unique, err = s.uniqueKey(); err != nil {
 		return store.NewJob{}, err
 	}
 	payload, err := marshalArgs(args)
