@@ -56,6 +56,15 @@
 // maintenance knobs of the Node Driver. A Client without groups only
 // enqueues.
 //
+// # Unique keys
+//
+// WithUnique stores a job only if no other job holds its unique key, in one
+// of two scopes: UniqueWhileLive (until the holder ends terminal) or
+// UniqueFor(d) (for d after the holder's enqueue, whatever its state). A
+// held key is a result, not an error: Enqueue returns the holder's id, and
+// EnqueueUnique says Inserted false. The store enforces the rule with a
+// unique index, so it holds across every process.
+//
 // # Recurring Schedules
 //
 // A RecurringSchedule is a cron-defined template that mints jobs as time

@@ -27,6 +27,10 @@ type enqueueSettings struct {
 	parents                          []store.ParentRef
 	mode                             DependencyMode
 	hasMode, modeConflict, badParent bool
+
+	// WithUnique (unique.go).
+	unique    store.Unique
+	hasUnique bool
 }
 
 // WithQueue puts the job on queue instead of its args type's default.
@@ -74,8 +78,17 @@ func (c *Client) Enqueue(ctx context.Context, args JobArgs, opts ...EnqueueOptio
 
 // EnqueueMany stores every job in one atomic store call and returns their ids
 // in input order. If any job is invalid, nothing is stored and the error
-// (wrapping ErrInvalidJob) names its index.
+// (wrapping ErrInvalidJob) names its index. A job whose unique key
+// (WithUnique) is held is not stored, and its place holds the id of the job
+// holding the key; EnqueueManyUnique tells the two apart.
 func (c *Client) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]JobID, error) {
+	res, err := c.enqueue(ctx, params)
+	return store.ResultIDs(res), err
+}
+
+// enqueue stores every job of params in one atomic store call and answers
+// per job; nil for no params.
+func (c *Client) enqueue(ctx context.Context, params []EnqueueParams) ([]store.InsertResult, error) {
 	if len(params) == 0 {
 		return nil, nil
 	}
@@ -83,13 +96,31 @@ func (c *Client) EnqueueMany(ctx context.Context, params []EnqueueParams) ([]Job
 	if err != nil {
 		return nil, err
 	}
-	ids, err := c.store.JobInsertMany(ctx, store.InsertManyParams{Jobs: jobs})
+	res, err := c.store.JobInsertManyResults(ctx, store.InsertManyParams{Jobs: jobs})
 	if err != nil {
 		return nil, insertError("", len(jobs), err)
 	}
-	c.logEnqueued(ctx, "job enqueued", jobs, ids)
-	c.wakeLocal(jobs)
-	return ids, nil
+	if c.log.Enabled(ctx, levelDebug) {
+		for i, r := range res {
+			if r.Inserted {
+				c.log.DebugContext(ctx, "job enqueued", "job", int64(r.ID), "queue", jobs[i].Queue, "wire_name", jobs[i].WireName)
+			} else {
+				c.log.DebugContext(ctx, "job not enqueued: its unique key is held", "job", int64(r.ID), "queue", jobs[i].Queue,
+					"wire_name", jobs[i].WireName, "unique_key", jobs[i].Unique.Key)
+			}
+		}
+	}
+	stored := jobs
+	if slices.ContainsFunc(res, func(r store.InsertResult) bool { return !r.Inserted }) {
+		stored = nil
+		for i, r := range res {
+			if r.Inserted {
+				stored = append(stored, jobs[i])
+			}
+		}
+	}
+	c.wakeLocal(stored)
+	return res, nil
 }
 
 // newJobs turns the params of one call into the rows to insert: the one
@@ -113,7 +144,8 @@ func (c *Client) newJobs(params []EnqueueParams) ([]store.NewJob, error) {
 // went ("" or " in the caller's transaction").
 func insertError(where string, n int, err error) error {
 	if errors.Is(err, store.ErrInvalidParams) {
-		// A refused graph: a cycle or an unknown parent.
+		// A refused graph: a cycle, an unknown parent, or an in-batch
+		// parent with a unique key.
 		return fmt.Errorf("backwave: enqueue %d job(s)%s: %w: %w", n, where, ErrInvalidJob, err)
 	}
 	return fmt.Errorf("backwave: enqueue %d job(s)%s: %w", n, where, err)
@@ -178,6 +210,9 @@ func (c *Client) newJob(args JobArgs, opts []EnqueueOption, n int) (store.NewJob
 		}
 	}
 	if nj.Dependency, err = s.dependency(n); err != nil {
+		return store.NewJob{}, err
+	}
+	if nj.Unique, err = s.uniqueKey(); err != nil {
 		return store.NewJob{}, err
 	}
 	payload, err := marshalArgs(args)

@@ -95,7 +95,32 @@ type Inserter interface {
 	// InsertOrder, so every parent's id is below its dependents'. A parent
 	// cycle (ErrDependencyCycle) or an Existing parent the store does not
 	// hold (ErrUnknownParent) inserts nothing.
+	//
+	// A job with a unique key whose key is held is not inserted; its place
+	// in the result holds the holder's id (JobInsertManyResults).
 	JobInsertMany(ctx context.Context, p InsertManyParams) ([]job.ID, error)
+
+	// JobInsertManyResults is JobInsertMany answering per job, in input
+	// order: the id, and whether the job was inserted.
+	//
+	// A job whose NewJob.Unique names a key is inserted only if no job
+	// holds that key, and then holds it itself: under UniqueWhileLive until
+	// it first ends terminal, under UniquePeriod until Period has passed on
+	// the store's clock since its insert, whatever its state. If the key is
+	// held, nothing is inserted for the job, and its result is the
+	// holder's id with Inserted false: a held key is a result, not an
+	// error. Keys form one namespace across both scopes: a held key is
+	// held for every newcomer, whatever scope the newcomer asks. Within one
+	// batch the first job with a key in InsertOrder (input order unless a
+	// job names an in-batch parent) is the candidate, and every later one
+	// conflicts with it. Once free, a key is free for good:
+	// an operator requeue brings a job back without the key it held.
+	//
+	// The rule holds under every concurrency: of any number of inserts of
+	// one free key racing on any store instances over the same data,
+	// exactly one inserts its job. Adapters enforce it by a unique index,
+	// never by reading the key before writing it.
+	JobInsertManyResults(ctx context.Context, p InsertManyParams) ([]InsertResult, error)
 }
 
 // Worker is what a node's Pump calls: claim, renew, report, expire,
@@ -230,6 +255,11 @@ type NewJob struct {
 	// Dependency, if it names parents, makes the job wait in Awaiting
 	// Parent until its latch has counted every parent (see Dependency).
 	Dependency Dependency
+	// Unique, if it names a key, inserts the job only if no other job
+	// holds that key (see Inserter.JobInsertManyResults). A job with a
+	// unique key may have parents, but no job of its own batch may name it
+	// as one.
+	Unique Unique
 }
 
 // InsertManyParams are the params of Inserter.JobInsertMany.

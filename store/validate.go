@@ -55,6 +55,9 @@ func (p InsertManyParams) Validate() error {
 			}
 		}
 	}
+	if err := validateUnique(p.Jobs); err != nil {
+		return err
+	}
 	return validateDependencies(p.Jobs)
 }
 

@@ -65,6 +65,14 @@ func (t *timedStore) JobInsertMany(ctx context.Context, p store.InsertManyParams
 	return ids, err
 }
 
+// JobInsertManyResults times the insert (Client.EnqueueMany's call).
+func (t *timedStore) JobInsertManyResults(ctx context.Context, p store.InsertManyParams) ([]store.InsertResult, error) {
+	t0 := time.Now()
+	res, err := t.Store.JobInsertManyResults(ctx, p)
+	t.record("insert", len(p.Jobs), time.Since(t0))
+	return res, err
+}
+
 // JobClaim times the claim.
 func (t *timedStore) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, error) {
 	t0 := time.Now()

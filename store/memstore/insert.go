@@ -10,17 +10,25 @@ import (
 	"github.com/backwave/backwave/store"
 )
 
-// JobInsertMany inserts every job in one atomic step and returns their ids
-// in input order; ids continue the store's sequence, which starts at 1, and
-// are assigned in p.InsertOrder() (every in-batch parent before its
-// dependents). A job without parents is inserted Scheduled, a zero
-// ScheduledAt meaning due at the store's now; a job with parents is
-// inserted Awaiting Parent, and then every parent that is terminal already
-// is counted against its latch (settle), which may release or cancel it at
-// once. Tags are stored as a set (job.NormalizeTags). Invalid params — a
-// parent cycle, an unknown parent included — insert nothing and wrap
-// store.ErrInvalidParams.
+// JobInsertMany is JobInsertManyResults returning only the ids: a job whose
+// unique key was held has the holder's id.
 func (s *Store) JobInsertMany(ctx context.Context, p store.InsertManyParams) ([]job.ID, error) {
+	res, err := s.JobInsertManyResults(ctx, p)
+	return store.ResultIDs(res), err
+}
+
+// JobInsertManyResults inserts every job in one atomic step and answers per
+// job in input order; ids continue the store's sequence, which starts at 1,
+// and are assigned in p.InsertOrder() (every in-batch parent before its
+// dependents). A job whose unique key is held is not inserted: its result
+// is the holder's id with Inserted false (takeUnique). A job without
+// parents is inserted Scheduled, a zero ScheduledAt meaning due at the
+// store's now; a job with parents is inserted Awaiting Parent, and then
+// every parent that is terminal already is counted against its latch
+// (settle), which may release or cancel it at once. Tags are stored as a
+// set (job.NormalizeTags). Invalid params — a parent cycle, an unknown
+// parent included — insert nothing and wrap store.ErrInvalidParams.
+func (s *Store) JobInsertManyResults(ctx context.Context, p store.InsertManyParams) ([]store.InsertResult, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -39,9 +47,14 @@ func (s *Store) JobInsertMany(ctx context.Context, p store.InsertManyParams) ([]
 	now := s.clock.Now()
 	var hs hintSet
 	ids := make([]job.ID, len(p.Jobs))
+	res := make([]store.InsertResult, len(p.Jobs))
 	for _, i := range p.InsertOrder() {
 		nj := p.Jobs[i]
 		id := job.ID(len(s.jobs) + 1)
+		if holder, held := s.takeUnique(nj.Unique, id, now); held {
+			ids[i], res[i] = holder, store.InsertResult{ID: holder}
+			continue
+		}
 		r := &row{job: job.Job{
 			ID:          id,
 			WireName:    nj.WireName,
@@ -51,11 +64,14 @@ func (s *Store) JobInsertMany(ctx context.Context, p store.InsertManyParams) ([]
 			ScheduledAt: core.DueAt(now, nj.ScheduledAt).Round(0),
 			CreatedAt:   now,
 		}}
+		if nj.Unique.Scope == store.UniqueWhileLive {
+			r.unique = nj.Unique.Key
+		}
 		s.addTags(r, nj.Tags)
 		s.jobs = append(s.jobs, r)
 		q := s.queue(nj.Queue)
 		q.ids = append(q.ids, id)
-		ids[i] = id
+		ids[i], res[i] = id, store.InsertResult{ID: id, Inserted: true}
 		s.link(r, nj.Dependency, ids)
 		s.move(r, core.InsertState(len(nj.Dependency.Parents)), core.ViaInsert, now, "")
 		if core.Claimable(&r.job, now) {
@@ -68,7 +84,7 @@ func (s *Store) JobInsertMany(ctx context.Context, p store.InsertManyParams) ([]
 		}
 	}
 	hints = s.hintable(&hs, now)
-	return ids, nil
+	return res, nil
 }
 
 // insert stores one validated job without parents (a minted or triggered

@@ -75,6 +75,8 @@ type Store struct {
 	// purgeFrom is the index in jobs of the first row JobPurge may find:
 	// every row before it is purged.
 	purgeFrom int
+	// holds are the unique keys held, by key (unique.go).
+	holds map[string]hold
 }
 
 var (
@@ -93,6 +95,9 @@ type row struct {
 	dependents []job.ID
 	// schedule names the Recurring Schedule that made the job, if any.
 	schedule string
+	// unique is the while-live unique key the job holds, until it first
+	// ends terminal; empty if none.
+	unique string
 }
 
 // queue is one known Queue's settings and bookkeeping.
@@ -120,6 +125,7 @@ func New(opts Options) *Store {
 		queues:       make(map[string]*queue),
 		tags:         make(map[job.Tag]bool),
 		schedules:    make(map[string]*schedule),
+		holds:        make(map[string]hold),
 	}
 }
 
@@ -141,8 +147,8 @@ func (s *Store) Close() error {
 }
 
 // Clone returns a deep copy of the store: every job, Transition Log, Job
-// Output, Queue setting and Recurring Schedule, and the id sequences, so the copy and the
-// original never share a mutable byte. It models a crash and restart: every
+// Output, Queue setting, Recurring Schedule and held unique key, and the id
+// sequences, so the copy and the original never share a mutable byte. It models a crash and restart: every
 // call to a Store is durable once it returns, so a crash-clone keeps all of
 // it. The copy shares the original's Clock and OnTransition observer (which
 // receives the copy's transitions too) but no hint subscribers: those belong
@@ -163,6 +169,7 @@ func (s *Store) Clone() *Store {
 		schedules:    make(map[string]*schedule, len(s.schedules)),
 		occSeq:       s.occSeq,
 		purgeFrom:    s.purgeFrom,
+		holds:        maps.Clone(s.holds),
 	}
 	for i, r := range s.jobs {
 		if r == nil {
@@ -175,6 +182,7 @@ func (s *Store) Clone() *Store {
 			dep:        r.dep.clone(),
 			dependents: slices.Clone(r.dependents),
 			schedule:   r.schedule,
+			unique:     r.unique,
 		}
 	}
 	for name, sc := range s.schedules {
@@ -272,6 +280,9 @@ func (s *Store) move(r *row, to job.State, via core.Via, now time.Time, detail s
 	r.job.RetryCause = core.RetryCauseAfter(e, r.job.RetryCause)
 	if to.Terminal() {
 		r.job.FinalizedAt = now
+		if r.unique != "" {
+			s.release(r)
+		}
 	}
 	if s.history.Records() {
 		if len(r.log) >= store.TransitionLogCap {

@@ -139,7 +139,11 @@ func (s *Store) settle(ctx context.Context, q querier, candidates []int64) error
 //   - a job with parents ($14, its count of distinct parents) is inserted
 //     awaiting_parent with that latch, and its edges ($16 dependent
 //     ordinal, $17 in-batch parent ordinal or 0, $18 stored parent id or 0)
-//     are written with its mode ($19).
+//     are written with its mode ($19);
+//   - the jobs take their unique keys ($21 keys, $22 periods; see
+//     uniqueSQL) in insert order, and a job whose key is held is not
+//     inserted, nor are its edges (no job of the batch names it as a
+//     parent: store.InsertManyParams.Validate).
 //
 // settleSQL over $20 follows in the same transaction and counts the parents
 // that are terminal already.
@@ -148,14 +152,16 @@ parents AS (
     SELECT p.id FROM backwave.job p WHERE p.id = ANY ($20::bigint[]) ORDER BY p.id FOR SHARE
 ),
 ok AS (SELECT count(*) = coalesce(cardinality($20::bigint[]), 0) AS ok FROM parents),
-input AS (
+candidate AS (
     SELECT nextval('backwave.job_id_seq') AS id, u.*
     FROM (SELECT * FROM unnest($2::text[], $3::text[], $4::bytea[], $5::timestamptz[], $6::int[],
-                               $14::int[], $15::int[], $19::text[])
-            WITH ORDINALITY AS u(wire_name, queue, payload, scheduled_at, max_attempts, pending, rank, mode, ord)
+                               $14::int[], $15::int[], $19::text[], $21::text[], $22::bigint[])
+            WITH ORDINALITY AS u(wire_name, queue, payload, scheduled_at, max_attempts, pending, rank, mode,
+                                 unique_key, unique_period, ord)
           WHERE (SELECT ok FROM ok)
           ORDER BY rank) u
 ),
+` + uniqueSQL + `,
 ` + insertSideSQL + `,
 new_job AS (
     INSERT INTO backwave.job (id, queue, wire_name, state, max_attempts, scheduled_at, created_at, pending_parents)
@@ -166,8 +172,8 @@ new_job AS (
 known_tag AS (
     INSERT INTO backwave.tag (key, value, folded, display)
     SELECT DISTINCT ON (t.key, t.value) t.key, t.value, t.folded, t.display
-    FROM unnest($8::text[], $9::text[], $11::text[], $12::text[]) AS t(key, value, folded, display)
-    WHERE (SELECT ok FROM ok)
+    FROM unnest($7::int[], $8::text[], $9::text[], $11::text[], $12::text[]) AS t(ord, key, value, folded, display)
+    WHERE t.ord IN (SELECT i.ord FROM input i)
       AND NOT EXISTS (SELECT 1 FROM backwave.tag d WHERE d.key = t.key AND d.value = t.value)
     ON CONFLICT DO NOTHING
 ),
@@ -188,7 +194,9 @@ hint AS (
     FROM (SELECT DISTINCT i.queue FROM input i, now
           WHERE $10::bool AND i.pending = 0 AND coalesce(i.scheduled_at, now.t) <= now.t) d
 )
-SELECT i.ord, i.id, (SELECT count(*) FROM hint) FROM input i`
+SELECT i.ord, i.id, true, (SELECT count(*) FROM hint) FROM input i
+UNION ALL
+` + heldSQL
 
 // hasParents reports whether any job of p names a parent.
 func hasParents(p store.InsertManyParams) bool {
@@ -203,8 +211,8 @@ func hasParents(p store.InsertManyParams) bool {
 // insertGraph inserts a batch with Dependencies: insertGraphSQL, then
 // settleSQL over the stored parents, in one transaction — one pipelined
 // round trip on a pgx pool, or inside the caller's transaction. args are
-// insertSQL's $1…$13.
-func (s *Store) insertGraph(ctx context.Context, q querier, p store.InsertManyParams, args []any) ([]job.ID, error) {
+// insertSQL's $1…$13, unique its unique-key arrays.
+func (s *Store) insertGraph(ctx context.Context, q querier, p store.InsertManyParams, args, unique []any) ([]store.InsertResult, error) {
 	n := len(p.Jobs)
 	pending := make([]int32, n)
 	rank := make([]int32, n)
@@ -236,24 +244,14 @@ func (s *Store) insertGraph(ctx context.Context, q querier, p store.InsertManyPa
 	for k, id := range existing {
 		stored[k] = int64(id)
 	}
-	ids := make([]job.ID, n)
+	res := make([]store.InsertResult, n)
 	got := 0
 	insert := stmt{
 		sql:  s.sql(insertGraphSQL),
-		args: append(args, pending, rank, edgeOrd, edgeParentOrd, edgeParentID, modes, stored),
+		args: append(append(args, pending, rank, edgeOrd, edgeParentOrd, edgeParentID, modes, stored), unique...),
 		each: func(scan scanFunc) error {
-			var ord int64
-			var id job.ID
-			var hints int64
-			if err := scan(&ord, &id, &hints); err != nil {
-				return err
-			}
-			if ord < 1 || ord > int64(n) {
-				return fmt.Errorf("insert returned ordinal %d for %d jobs", ord, n)
-			}
-			ids[ord-1] = id
 			got++
-			return nil
+			return scanResult(scan, res)
 		},
 	}
 	settle := s.settleStmt(stored)
@@ -272,12 +270,10 @@ func (s *Store) insertGraph(ctx context.Context, q querier, p store.InsertManyPa
 	if got == 0 {
 		return nil, s.unknownParents(ctx, q, stored)
 	}
-	for i, id := range ids {
-		if id == 0 {
-			return nil, s.wrap("insert", fmt.Errorf("no id returned for job %d", i))
-		}
+	if err := checkResults(res); err != nil {
+		return nil, s.wrap("insert", err)
 	}
-	return ids, nil
+	return res, nil
 }
 
 // unknownParents names the parents of a refused insert the store does not

@@ -31,18 +31,21 @@ new_tag AS (
     ON CONFLICT DO NOTHING
 )`
 
-// insertSQL inserts a batch of jobs in one statement: the Queues they name
-// become known, each job gets its hot row, its payload (if any) and Tags in
-// the side tables and its insert entry in the Transition Log, and one
-// NOTIFY goes out per Queue that got a job due now. Ids are drawn in input
-// order and returned with the input ordinal.
+// insertSQL inserts a batch of jobs in one statement: the jobs take their
+// unique keys ($14 keys, $15 periods; see uniqueSQL), the Queues they name
+// become known, each job inserted gets its hot row, its payload (if any)
+// and Tags in the side tables and its insert entry in the Transition Log,
+// and one NOTIFY goes out per Queue that got a job due now. Ids are drawn
+// in input order and returned with the input ordinal and whether the job
+// was inserted.
 const insertSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
-input AS (
-    SELECT nextval('backwave.job_id_seq') AS id, u.*
-    FROM (SELECT * FROM unnest($2::text[], $3::text[], $4::bytea[], $5::timestamptz[], $6::int[])
-            WITH ORDINALITY AS u(wire_name, queue, payload, scheduled_at, max_attempts, ord)
+candidate AS (
+    SELECT nextval('backwave.job_id_seq') AS id, u.ord AS rank, u.*
+    FROM (SELECT * FROM unnest($2::text[], $3::text[], $4::bytea[], $5::timestamptz[], $6::int[], $14::text[], $15::bigint[])
+            WITH ORDINALITY AS u(wire_name, queue, payload, scheduled_at, max_attempts, unique_key, unique_period, ord)
           ORDER BY ord) u
 ),
+` + uniqueSQL + `,
 ` + insertSideSQL + `,
 new_job AS (
     INSERT INTO backwave.job (id, queue, wire_name, state, max_attempts, scheduled_at, created_at)
@@ -52,8 +55,9 @@ new_job AS (
 known_tag AS (
     INSERT INTO backwave.tag (key, value, folded, display)
     SELECT DISTINCT ON (t.key, t.value) t.key, t.value, t.folded, t.display
-    FROM unnest($8::text[], $9::text[], $11::text[], $12::text[]) AS t(key, value, folded, display)
-    WHERE NOT EXISTS (SELECT 1 FROM backwave.tag d WHERE d.key = t.key AND d.value = t.value)
+    FROM unnest($7::int[], $8::text[], $9::text[], $11::text[], $12::text[]) AS t(ord, key, value, folded, display)
+    WHERE t.ord IN (SELECT i.ord FROM input i)
+      AND NOT EXISTS (SELECT 1 FROM backwave.tag d WHERE d.key = t.key AND d.value = t.value)
     ON CONFLICT DO NOTHING
 ),
 logged AS (
@@ -65,12 +69,12 @@ hint AS (
     FROM (SELECT DISTINCT i.queue FROM input i, now
           WHERE $10::bool AND coalesce(i.scheduled_at, now.t) <= now.t) d
 )
-SELECT i.ord, i.id, (SELECT count(*) FROM hint) FROM input i`
+SELECT i.ord, i.id, true, (SELECT count(*) FROM hint) FROM input i
+UNION ALL
+` + heldSQL
 
-// JobInsertMany inserts every job in one statement and returns their ids in
-// input order. A zero ScheduledAt is due at the store's now; Tags are stored
-// as a set; a nil or empty payload stores none. Invalid params wrap
-// store.ErrInvalidParams and insert nothing.
+// JobInsertMany is JobInsertManyResults returning only the ids: a job whose
+// unique key was held has the holder's id.
 func (s *Store) JobInsertMany(ctx context.Context, p store.InsertManyParams) ([]job.ID, error) {
 	if err := s.enter(ctx); err != nil {
 		return nil, err
@@ -78,8 +82,27 @@ func (s *Store) JobInsertMany(ctx context.Context, p store.InsertManyParams) ([]
 	return s.insert(ctx, s.db, p)
 }
 
-// insert checks p and inserts its jobs through q.
+// JobInsertManyResults inserts every job in one statement and answers per
+// job in input order. A job whose unique key is held is not inserted and
+// answers the holder's id (unique.go). A zero ScheduledAt is due at the
+// store's now; Tags are stored as a set; a nil or empty payload stores
+// none. Invalid params wrap store.ErrInvalidParams and insert nothing.
+func (s *Store) JobInsertManyResults(ctx context.Context, p store.InsertManyParams) ([]store.InsertResult, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	return s.insertResults(ctx, s.db, p)
+}
+
+// insert is insertResults returning only the ids.
 func (s *Store) insert(ctx context.Context, q querier, p store.InsertManyParams) ([]job.ID, error) {
+	res, err := s.insertResults(ctx, q, p)
+	return store.ResultIDs(res), err
+}
+
+// insertResults inserts the jobs through q, in one statement unless some
+// job names parents (insertGraph), and answers per job in input order.
+func (s *Store) insertResults(ctx context.Context, q querier, p store.InsertManyParams) ([]store.InsertResult, error) {
 	if err := checkInsert(p); err != nil {
 		return nil, err
 	}
@@ -101,10 +124,10 @@ func checkInsert(p store.InsertManyParams) error {
 }
 
 // insertChecked inserts the jobs of p, which checkInsert passed, through q.
-func (s *Store) insertChecked(ctx context.Context, q querier, p store.InsertManyParams) ([]job.ID, error) {
+func (s *Store) insertChecked(ctx context.Context, q querier, p store.InsertManyParams) ([]store.InsertResult, error) {
 	n := len(p.Jobs)
 	if n == 0 {
-		return []job.ID{}, nil
+		return []store.InsertResult{}, nil
 	}
 	wireNames := make([]string, n)
 	queues := make([]string, n)
@@ -123,34 +146,47 @@ func (s *Store) insertChecked(ctx context.Context, q querier, p store.InsertMany
 	}
 	ords, keys, values := tagArrays(n, func(i int) []job.Tag { return p.Jobs[i].Tags })
 	folded, display := foldArrays(keys, values)
+	uniqueKeys, uniquePeriods := uniqueArrays(p.Jobs)
 	if hasParents(p) {
 		return s.insertGraph(ctx, q, p, []any{s.nowArg(), wireNames, queues, payloads, due, maxAttempts, ords, keys, values,
-			!s.opts.DisableNotify, folded, display, s.opts.History.Records()})
+			!s.opts.DisableNotify, folded, display, s.opts.History.Records()}, []any{uniqueKeys, uniquePeriods})
 	}
-	ids := make([]job.ID, n)
+	res := make([]store.InsertResult, n)
 	err := q.query(ctx, s.sql(insertSQL),
 		[]any{s.nowArg(), wireNames, queues, payloads, due, maxAttempts, ords, keys, values, !s.opts.DisableNotify,
-			folded, display, s.opts.History.Records()},
-		func(scan scanFunc) error {
-			var ord int64
-			var id job.ID
-			var hints int64
-			if err := scan(&ord, &id, &hints); err != nil {
-				return err
-			}
-			if ord < 1 || ord > int64(n) {
-				return fmt.Errorf("insert returned ordinal %d for %d jobs", ord, n)
-			}
-			ids[ord-1] = id
-			return nil
-		})
+			folded, display, s.opts.History.Records(), uniqueKeys, uniquePeriods},
+		func(scan scanFunc) error { return scanResult(scan, res) })
 	if err != nil {
 		return nil, s.wrap(fmt.Sprintf("insert %d jobs", n), err)
 	}
-	for i, id := range ids {
-		if id == 0 {
-			return nil, s.wrap("insert", fmt.Errorf("no id returned for job %d", i))
+	if err := checkResults(res); err != nil {
+		return nil, s.wrap("insert", err)
+	}
+	return res, nil
+}
+
+// scanResult reads one result row of an insert statement — ordinal, id,
+// inserted, hints — into res.
+func scanResult(scan scanFunc, res []store.InsertResult) error {
+	var ord int64
+	var r store.InsertResult
+	var hints int64
+	if err := scan(&ord, &r.ID, &r.Inserted, &hints); err != nil {
+		return err
+	}
+	if ord < 1 || ord > int64(len(res)) {
+		return fmt.Errorf("insert returned ordinal %d for %d jobs", ord, len(res))
+	}
+	res[ord-1] = r
+	return nil
+}
+
+// checkResults fails an insert that left a job without an answer.
+func checkResults(res []store.InsertResult) error {
+	for i, r := range res {
+		if r.ID == 0 {
+			return fmt.Errorf("no id returned for job %d", i)
 		}
 	}
-	return ids, nil
+	return nil
 }

@@ -83,7 +83,8 @@ func (s *Store) insertInTx(ctx context.Context, q querier, viaSQL bool, p store.
 	if err := s.checkTx(ctx, q, viaSQL); err != nil {
 		return nil, s.wrap("insert jobs in the caller's transaction", err)
 	}
-	return s.insertChecked(ctx, q, p)
+	res, err := s.insertChecked(ctx, q, p)
+	return store.ResultIDs(res), err
 }
 
 // dbIdentity names one database of one PostgreSQL cluster.

@@ -12,44 +12,68 @@ import (
 	"github.com/backwave/backwave/store"
 )
 
-// JobInsertMany inserts every job in one write transaction, Scheduled, and
-// returns their ids in input order. Ids come from an AUTOINCREMENT column,
-// so one is never reused even after its job is deleted. A zero ScheduledAt
-// means due at the store's now. Tags are stored as a set. Invalid params
-// insert nothing and wrap store.ErrInvalidParams. After the commit,
-// subscribers hear a Wake-Up Hint for every Queue that got a job due now.
+// JobInsertMany is JobInsertManyResults returning only the ids: a job whose
+// unique key was held has the holder's id.
 func (s *Store) JobInsertMany(ctx context.Context, p store.InsertManyParams) ([]job.ID, error) {
+	res, err := s.JobInsertManyResults(ctx, p)
+	return store.ResultIDs(res), err
+}
+
+// JobInsertManyResults inserts every job in one write transaction,
+// Scheduled, and answers per job in input order. Ids come from an
+// AUTOINCREMENT column, so one is never reused even after its job is
+// deleted. A job whose unique key is held is not inserted and answers the
+// holder's id (unique.go). A zero ScheduledAt means due at the store's now.
+// Tags are stored as a set. Invalid params insert nothing and wrap
+// store.ErrInvalidParams. After the commit, subscribers hear a Wake-Up Hint
+// for every Queue that got a job due now.
+func (s *Store) JobInsertManyResults(ctx context.Context, p store.InsertManyParams) ([]store.InsertResult, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	if len(p.Jobs) == 0 {
-		return []job.ID{}, s.ready(ctx)
+		return []store.InsertResult{}, s.ready(ctx)
 	}
-	var ids []job.ID
+	var res []store.InsertResult
 	var due []string
 	err := s.write(ctx, "insert jobs", func(tx *sql.Tx) error {
 		var err error
-		ids, due, err = s.insert(ctx, tx, true, p)
+		res, due, err = s.insertResults(ctx, tx, true, p)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.hints.Announce(due)
-	return ids, nil
+	return res, nil
 }
 
-// insert writes the jobs in tx, in p.InsertOrder() (every in-batch parent
-// before its dependents, so ids follow), and returns their ids in input
-// order and the Queues that got a job due now, sorted. own tells whether tx
-// is one of the store's own write transactions. A batch without
-// Dependencies goes set-based (insertFlat); otherwise the jobs go one by
-// one through prepared statements: a job with parents is inserted Awaiting
-// Parent with its edges, then every parent already terminal is counted
-// against its latch (settle).
+// insert is insertResults returning only the ids.
 func (s *Store) insert(ctx context.Context, tx *sql.Tx, own bool, p store.InsertManyParams) ([]job.ID, []string, error) {
-	if !slices.ContainsFunc(p.Jobs, func(nj store.NewJob) bool { return len(nj.Dependency.Parents) > 0 }) {
-		return s.insertFlat(ctx, tx, own, p)
+	res, due, err := s.insertResults(ctx, tx, own, p)
+	return store.ResultIDs(res), due, err
+}
+
+// insertResults writes the jobs in tx, in p.InsertOrder() (every in-batch
+// parent before its dependents, so ids follow), and answers per job in
+// input order, with the Queues that got a job due now, sorted. own tells
+// whether tx is one of the store's own write transactions. A batch without
+// Dependencies or unique keys goes set-based (insertFlat); otherwise the
+// jobs go one by one through prepared statements: a job with a unique key
+// first takes it (takeUnique) and is skipped if it is held, a job with
+// parents is inserted Awaiting Parent with its edges, then every parent
+// already terminal is counted against its latch (settle).
+func (s *Store) insertResults(ctx context.Context, tx *sql.Tx, own bool, p store.InsertManyParams) ([]store.InsertResult, []string, error) {
+	if !slices.ContainsFunc(p.Jobs, func(nj store.NewJob) bool { return len(nj.Dependency.Parents) > 0 || nj.Unique.Key != "" }) {
+		ids, due, err := s.insertFlat(ctx, tx, own, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		res := make([]store.InsertResult, len(ids))
+		for i, id := range ids {
+			res[i] = store.InsertResult{ID: id, Inserted: true}
+		}
+		return res, due, nil
 	}
 	if err := s.checkParents(ctx, tx, p.Jobs); err != nil {
 		return nil, nil, err
@@ -66,9 +90,20 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, own bool, p store.Insert
 	known := make(map[job.Tag]bool)
 
 	ids := make([]job.ID, len(p.Jobs))
+	results := make([]store.InsertResult, len(p.Jobs))
 	var queues, due []string
 	for _, i := range p.InsertOrder() {
 		nj := p.Jobs[i]
+		if nj.Unique.Key != "" {
+			holder, err := s.takeUnique(ctx, tx, own, nj.Unique, now)
+			if err != nil {
+				return nil, nil, fmt.Errorf("job %d: %w", i, err)
+			}
+			if holder != 0 {
+				ids[i], results[i] = holder, store.InsertResult{ID: holder}
+				continue
+			}
+		}
 		dueAt := core.DueAt(now, nj.ScheduledAt)
 		parents := nj.Dependency.ParentIDs(ids)
 		var res sql.Result
@@ -85,6 +120,11 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, own bool, p store.Insert
 			return nil, nil, fmt.Errorf("job %d: read its id: %w", i, err)
 		}
 		id := job.ID(id64)
+		if nj.Unique.Key != "" {
+			if err := s.bindUnique(ctx, tx, own, nj.Unique.Key, id64); err != nil {
+				return nil, nil, fmt.Errorf("job %d: %w", i, err)
+			}
+		}
 		if len(nj.Payload) > 0 {
 			if _, err := insPayload.ExecContext(ctx, id64, nj.Payload); err != nil {
 				return nil, nil, fmt.Errorf("job %d: payload: %w", i, err)
@@ -119,7 +159,7 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, own bool, p store.Insert
 		if len(parents) == 0 && !dueAt.After(now) && !slices.Contains(due, nj.Queue) {
 			due = append(due, nj.Queue)
 		}
-		ids[i] = id
+		ids[i], results[i] = id, store.InsertResult{ID: id, Inserted: true}
 	}
 	existing := store.ExistingParents(p.Jobs)
 	candidates := make([]int64, len(existing))
@@ -136,7 +176,7 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, own bool, p store.Insert
 		}
 	}
 	slices.Sort(due)
-	return ids, due, nil
+	return results, due, nil
 }
 
 // stmts is a set of statements prepared in one transaction.

@@ -182,6 +182,7 @@ type queries struct {
 	jobListPrefix, jobListStates, jobListQueue, jobListWireName, jobListBefore                                                                      string
 	jobListOrderPage                                                                                                                                string
 	dep                                                                                                                                             depQueries
+	unique                                                                                                                                          uniqueQueries
 }
 
 func newQueries(n schemaName) *queries {
@@ -206,5 +207,6 @@ func newQueries(n schemaName) *queries {
 		jobListWireName: r(sqlJobListWireName), jobListBefore: r(sqlJobListBefore),
 		jobListOrderPage: r(sqlJobListOrderPage),
 		dep:              newDepQueries(n),
+		unique:           newUniqueQueries(n),
 	}
 }

@@ -20,8 +20,8 @@
 //
 // The suite is split by noun — insert, claim, renew, report, expire,
 // Relinquish, queues, the Concurrency Limit, the Monitor reads, validation,
-// Recurring Schedules, retention, close — and each test names the contract
-// clause or glossary entry it checks.
+// unique keys, Recurring Schedules, retention, close — and each test names
+// the contract clause or glossary entry it checks.
 //
 // # Isolation and parallelism
 //
@@ -122,6 +122,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Output", testOutput},
 		{"Graph", testGraph},
 		{"Validation", testValidation},
+		{"Unique", testUnique},
 		{"Schedule", testSchedule},
 		{"ScheduleDef", testScheduleDef},
 		{"Retention", testRetention},

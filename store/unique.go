@@ -1,0 +1,132 @@
+package store
+
+import (
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/backwave/backwave/job"
+)
+
+// MaxUniqueKeyLen bounds a unique key, in bytes.
+const MaxUniqueKeyLen = 256
+
+// UniqueScope says how long a unique key stays held by the job that took
+// it.
+type UniqueScope uint8
+
+const (
+	// UniqueWhileLive holds the key from its job's insert until the job
+	// first ends terminal (Succeeded, Dead-Lettered, Cancelled or
+	// Quarantined). Retries and Running keep it held.
+	UniqueWhileLive UniqueScope = iota + 1
+	// UniquePeriod holds the key for Unique.Period from its job's insert,
+	// at the store's clock, whatever the job's state in the meantime.
+	UniquePeriod
+)
+
+// String names the scope.
+func (s UniqueScope) String() string {
+	switch s {
+	case UniqueWhileLive:
+		return "while_live"
+	case UniquePeriod:
+		return "period"
+	}
+	return "unique_scope(?)"
+}
+
+// Unique makes an insert conditional on a unique key: the job is inserted
+// only if no other job holds Key, and then holds it itself for its Scope.
+// See Inserter.JobInsertManyResults. The zero value (no Key) is an
+// ordinary insert.
+type Unique struct {
+	// Key names the work the job does, in the caller's terms
+	// ("invoice:1042:send"): non-empty valid UTF-8 of at most
+	// MaxUniqueKeyLen bytes, without control characters. Keys form one
+	// namespace whatever their Scope.
+	Key string
+	// Scope is how long the key stays held; required with a Key.
+	Scope UniqueScope
+	// Period is how long a UniquePeriod key stays held: positive for that
+	// scope, zero for UniqueWhileLive.
+	Period time.Duration
+}
+
+// Validate checks a job's unique key and scope. The zero Unique is valid.
+func (u Unique) Validate() error {
+	if u.Key == "" {
+		if u.Scope != 0 || u.Period != 0 {
+			return fmt.Errorf("%w: a unique scope without a unique key", ErrInvalidParams)
+		}
+		return nil
+	}
+	switch {
+	case len(u.Key) > MaxUniqueKeyLen:
+		return fmt.Errorf("%w: unique key %.32q… is longer than %d bytes", ErrInvalidParams, u.Key, MaxUniqueKeyLen)
+	case !utf8.ValidString(u.Key):
+		return fmt.Errorf("%w: unique key %q is not valid UTF-8", ErrInvalidParams, u.Key)
+	}
+	for _, r := range u.Key {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("%w: unique key %q contains a control character", ErrInvalidParams, u.Key)
+		}
+	}
+	switch u.Scope {
+	case UniqueWhileLive:
+		if u.Period != 0 {
+			return fmt.Errorf("%w: unique key %q is held while live but names a period of %v", ErrInvalidParams, u.Key, u.Period)
+		}
+	case UniquePeriod:
+		if u.Period <= 0 {
+			return fmt.Errorf("%w: unique key %q has period %v, want a positive one", ErrInvalidParams, u.Key, u.Period)
+		}
+	default:
+		return fmt.Errorf("%w: unique key %q has no scope", ErrInvalidParams, u.Key)
+	}
+	return nil
+}
+
+// validateUnique checks every job's Unique, and that no job names a job of
+// its own batch with a unique key as a parent: whether that parent is
+// inserted is known only as the batch is, so the dependent names it by id
+// in a later insert.
+func validateUnique(jobs []NewJob) error {
+	for i, nj := range jobs {
+		if err := nj.Unique.Validate(); err != nil {
+			return fmt.Errorf("job %d: %w", i, err)
+		}
+	}
+	for i, nj := range jobs {
+		for _, r := range nj.Dependency.Parents {
+			if r.ID == 0 && r.Index >= 0 && r.Index < len(jobs) && jobs[r.Index].Unique.Key != "" {
+				return fmt.Errorf("job %d: %w: its parent, batch index %d, has a unique key; name it by id in a later insert",
+					i, ErrInvalidParams, r.Index)
+			}
+		}
+	}
+	return nil
+}
+
+// InsertResult answers one job of an insert.
+type InsertResult struct {
+	// ID is the new job's id, or, when Inserted is false, the id of the job
+	// that held the unique key (which a retention purge may since have
+	// removed).
+	ID job.ID
+	// Inserted is false when the job's unique key was held and nothing was
+	// inserted for it.
+	Inserted bool
+}
+
+// ResultIDs returns the ids of an insert's results, in order.
+func ResultIDs(rs []InsertResult) []job.ID {
+	if rs == nil {
+		return nil
+	}
+	ids := make([]job.ID, len(rs))
+	for i, r := range rs {
+		ids[i] = r.ID
+	}
+	return ids
+}
