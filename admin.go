@@ -228,7 +228,9 @@ func (a *Admin) Cancel(ctx context.Context, id JobID) (JobInfo, error) {
 // Reschedule moves the due time of a waiting (Scheduled or Awaiting-Parent)
 // job to at. The job keeps its id, payload, Attempt and Retry Cause; the
 // action writes an audit record and no Transition Log entry, because the
-// state does not change. A zero at is an error wrapping ErrInvalidParams.
+// state does not change. A zero at, or one outside the years store.MinYear
+// to store.MaxYear (UTC), is an error wrapping ErrInvalidParams, whatever
+// the store.
 func (a *Admin) Reschedule(ctx context.Context, id JobID, at time.Time) (JobInfo, error) {
 	j, err := a.store.JobReschedule(ctx, store.JobRescheduleParams{ID: id, Actor: store.Actor(a.actor), ScheduledAt: at})
 	if err != nil {

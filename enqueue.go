@@ -37,7 +37,9 @@ func WithQueue(queue string) EnqueueOption {
 	return func(s *enqueueSettings) { s.queue = queue }
 }
 
-// WithRunAt makes the job due at t (store clock) instead of now.
+// WithRunAt makes the job due at t (store clock) instead of now. A t outside
+// the years store.MinYear to store.MaxYear (UTC) is an error wrapping
+// ErrInvalidJob on every store.
 func WithRunAt(t time.Time) EnqueueOption {
 	return func(s *enqueueSettings) { s.runAt = t }
 }
@@ -154,6 +156,9 @@ func (c *Client) newJob(args JobArgs, opts []EnqueueOption, n int) (store.NewJob
 		nj.ScheduledAt = c.clock.Now().Add(s.delay)
 	default:
 		nj.ScheduledAt = s.runAt
+	}
+	if err := store.ValidateTime("due time", nj.ScheduledAt); err != nil {
+		return store.NewJob{}, fmt.Errorf("%w: %w", ErrInvalidJob, err)
 	}
 	nj.Tags = job.NormalizeTags(jobTags(append(slices.Clone(jo.Tags), s.tags...)))
 	for _, t := range nj.Tags {

@@ -221,7 +221,8 @@ type NewJob struct {
 	Queue string
 	// Payload is the encoded job arguments, opaque to the store.
 	Payload []byte
-	// ScheduledAt is the due time; zero means the store's now.
+	// ScheduledAt is the due time; zero means the store's now. It must lie
+	// in years MinYear to MaxYear (UTC).
 	ScheduledAt time.Time
 	// MaxAttempts is the attempt ceiling; at least 1.
 	MaxAttempts int

@@ -114,6 +114,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Output", testOutput},
 		{"Graph", testGraph},
 		{"Validation", testValidation},
+		{"TimeRange", testTimeRange},
 		{"Schedule", testSchedule},
 		{"ScheduleDef", testScheduleDef},
 		{"Retention", testRetention},
