@@ -43,8 +43,8 @@ type Options struct {
 	Plant plant.Bug
 }
 
-// Store is the In-Memory Store. It implements store.Store and
-// store.HintSource. Create one with New; the zero value is not usable.
+// Store is the In-Memory Store. It implements store.Store,
+// store.HintSource and store.ClockSource. Create one with New; the zero value is not usable.
 type Store struct {
 	clock        vtime.Clock
 	onTransition func(job.ID, core.Edge, job.Attempt)
@@ -78,8 +78,9 @@ type Store struct {
 }
 
 var (
-	_ store.Store      = (*Store)(nil)
-	_ store.HintSource = (*Store)(nil)
+	_ store.Store       = (*Store)(nil)
+	_ store.HintSource  = (*Store)(nil)
+	_ store.ClockSource = (*Store)(nil)
 )
 
 // row is one stored job with what the contract stores beside it.
