@@ -263,15 +263,17 @@ func defaultNodeID() string {
 
 // Start registers Config.Schedules, then starts every Worker Group's Pumps
 // and returns at once. ctx's values reach every handler; cancelling it
-// begins a graceful stop of the Pumps, as Stop does. A Client starts once.
+// begins a graceful stop of the Pumps, as Stop does. A Client starts once:
+// Start on a started Client, or on one Stop was called on (started or not),
+// is an error that says which.
 func (c *Client) Start(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
-	case c.started:
-		return errors.New("backwave: client already started")
 	case c.stopped:
-		return errors.New("backwave: client was stopped")
+		return errors.New("backwave: start: the Client was stopped, and a stopped Client cannot start again (make a new one with NewClient)")
+	case c.started:
+		return errors.New("backwave: start: the Client is already started")
 	}
 	c.started = true
 	if err := c.startMaintenance(ctx); err != nil {
