@@ -171,7 +171,9 @@ func (a *Admin) TagFacet(ctx context.Context, f JobFilter, limit int) ([]TagCoun
 // Label's value, a Keyed Tag's "key=value"), ordered lexicographically, up
 // to limit of them (20 if 0, at most 1,000). Each comes in its stored
 // casing, so a JobFilter built from it matches exactly. It never filters
-// jobs, and a suggested Tag may have no match under a given filter.
+// jobs, and a suggested Tag may have no match under a given filter, but
+// some stored job carries it: a Tag whose last job retention purged is no
+// longer offered.
 func (a *Admin) TagSuggest(ctx context.Context, prefix string, limit int) ([]Tag, error) {
 	if limit < 0 {
 		return nil, fmt.Errorf("backwave: tag suggest: %w: limit %d is negative", ErrInvalidParams, limit)

@@ -206,7 +206,9 @@ type Monitor interface {
 	// TagSuggest completes a prefix over every Tag in the store,
 	// case-insensitively, ordered lexicographically (CompareSuggestions),
 	// each in its canonical stored casing so a filter built from it matches
-	// exactly. It never filters jobs (glossary, Tag Suggest).
+	// exactly. It never filters jobs (glossary, Tag Suggest), and it never
+	// offers a Tag no stored job carries: when JobPurge removes the last job
+	// carrying a Tag, the Tag leaves the suggestions with it.
 	TagSuggest(ctx context.Context, p TagSuggestParams) ([]job.Tag, error)
 	// AuditList returns the audit trail of Operator Actions, newest first,
 	// one page at a time (keyset pagination on the entry id).

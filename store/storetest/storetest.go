@@ -118,6 +118,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Schedule", testSchedule},
 		{"ScheduleDef", testScheduleDef},
 		{"Retention", testRetention},
+		{"SuggestPrune", testSuggestPrune},
 		{"Close", testClose},
 	} {
 		t.Run(group.name, func(t *testing.T) { group.tests(t, s) })
