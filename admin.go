@@ -171,7 +171,9 @@ func (a *Admin) TagFacet(ctx context.Context, f JobFilter, limit int) ([]TagCoun
 // Label's value, a Keyed Tag's "key=value"), ordered lexicographically, up
 // to limit of them (20 if 0, at most 1,000). Each comes in its stored
 // casing, so a JobFilter built from it matches exactly. It never filters
-// jobs, and a suggested Tag may have no match under a given filter.
+// jobs, and a suggested Tag may have no match under a given filter, but
+// some stored job carries it: a Tag whose last job retention purged is no
+// longer offered.
 func (a *Admin) TagSuggest(ctx context.Context, prefix string, limit int) ([]Tag, error) {
 	if limit < 0 {
 		return nil, fmt.Errorf("backwave: tag suggest: %w: limit %d is negative", ErrInvalidParams, limit)
@@ -228,7 +230,9 @@ func (a *Admin) Cancel(ctx context.Context, id JobID) (JobInfo, error) {
 // Reschedule moves the due time of a waiting (Scheduled or Awaiting-Parent)
 // job to at. The job keeps its id, payload, Attempt and Retry Cause; the
 // action writes an audit record and no Transition Log entry, because the
-// state does not change. A zero at is an error wrapping ErrInvalidParams.
+// state does not change. A zero at, or one outside the years store.MinYear
+// to store.MaxYear (UTC), is an error wrapping ErrInvalidParams, whatever
+// the store.
 func (a *Admin) Reschedule(ctx context.Context, id JobID, at time.Time) (JobInfo, error) {
 	j, err := a.store.JobReschedule(ctx, store.JobRescheduleParams{ID: id, Actor: store.Actor(a.actor), ScheduledAt: at})
 	if err != nil {

@@ -51,7 +51,10 @@ type Client struct {
 	stopped bool
 }
 
-// NewClient returns a Client over s. Configuration problems — a negative
+// NewClient returns a Client over s. Its clock is Config.Clock or, when that
+// is nil, the store's own (store.ClockSource) or else the host's; a store on
+// a vtime.Manual clock takes no other (see Config.Clock). Configuration
+// problems — a negative
 // size or duration, a HeartbeatInterval not below LeaseDuration, an invalid
 // Dispatch Policy or retry policy, duplicate group names or Wire Names, a
 // registered worker whose default Queue no group serves, groups without
@@ -66,9 +69,11 @@ func NewClient(s Store, cfg Config) (*Client, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = WallClock{}
+	clock, err := clockFor(s, cfg.Clock)
+	if err != nil {
+		return nil, err
 	}
+	cfg.Clock = clock
 	if cfg.MaxAttempts == 0 {
 		cfg.MaxAttempts = DefaultMaxAttempts
 	}
@@ -139,6 +144,32 @@ func NewClient(s Store, cfg Config) (*Client, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// clockFor returns the Client's clock: configured, else the store's, else
+// the host's. A store whose clock is a vtime.Manual only moves when its
+// owner advances it, so a Client on any other clock would stamp due times
+// the store never reaches — retries and delayed jobs would never come due.
+func clockFor(s Store, configured Clock) (Clock, error) {
+	var own vtime.Clock
+	if cs, ok := s.(store.ClockSource); ok {
+		own = cs.Clock()
+	}
+	if m, ok := own.(*vtime.Manual); ok && configured != nil {
+		if c, ok := configured.(*vtime.Manual); !ok || c != m {
+			return nil, fmt.Errorf("%w: Config.Clock is a %T, but the store runs on its own vtime.Manual clock, "+
+				"which moves only when advanced, so due times on the two clocks would never meet: "+
+				"leave Config.Clock nil to use the store's clock, or give the store the clock the Client should use "+
+				"(memstore.Options{Clock: backwave.WallClock{}} for real time)", ErrInvalidConfig, configured)
+		}
+	}
+	switch {
+	case configured != nil:
+		return configured, nil
+	case own != nil:
+		return own, nil
+	}
+	return WallClock{}, nil
 }
 
 // pumpSet is what every Pump of a Client shares.
@@ -232,15 +263,17 @@ func defaultNodeID() string {
 
 // Start registers Config.Schedules, then starts every Worker Group's Pumps
 // and returns at once. ctx's values reach every handler; cancelling it
-// begins a graceful stop of the Pumps, as Stop does. A Client starts once.
+// begins a graceful stop of the Pumps, as Stop does. A Client starts once:
+// Start on a started Client, or on one Stop was called on (started or not),
+// is an error that says which.
 func (c *Client) Start(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
-	case c.started:
-		return errors.New("backwave: client already started")
 	case c.stopped:
-		return errors.New("backwave: client was stopped")
+		return errors.New("backwave: start: the Client was stopped, and a stopped Client cannot start again (make a new one with NewClient)")
+	case c.started:
+		return errors.New("backwave: start: the Client is already started")
 	}
 	c.started = true
 	if err := c.startMaintenance(ctx); err != nil {

@@ -21,7 +21,10 @@ type enqueueSettings struct {
 	delay       time.Duration
 	hasDelay    bool
 	maxAttempts int
-	tags        []Tag
+	// hasMaxAttempts records a WithMaxAttempts call, so that
+	// WithMaxAttempts(0) is refused rather than read as "not set".
+	hasMaxAttempts bool
+	tags           []Tag
 
 	// Dependency options (dependency.go).
 	parents                          []store.ParentRef
@@ -38,7 +41,9 @@ func WithQueue(queue string) EnqueueOption {
 	return func(s *enqueueSettings) { s.queue = queue }
 }
 
-// WithRunAt makes the job due at t (store clock) instead of now.
+// WithRunAt makes the job due at t (store clock) instead of now. A t outside
+// the years store.MinYear to store.MaxYear (UTC) is an error wrapping
+// ErrInvalidJob on every store.
 func WithRunAt(t time.Time) EnqueueOption {
 	return func(s *enqueueSettings) { s.runAt = t }
 }
@@ -49,10 +54,11 @@ func WithDelay(d time.Duration) EnqueueOption {
 	return func(s *enqueueSettings) { s.delay, s.hasDelay = d, true }
 }
 
-// WithMaxAttempts sets the job's attempt budget (at least 1): how many
-// Attempts one life of the job may take before it dead-letters.
+// WithMaxAttempts sets the job's attempt budget: how many Attempts one life
+// of the job may take before it dead-letters. n must be at least 1; any
+// other value is an error wrapping ErrInvalidJob, never the default.
 func WithMaxAttempts(n int) EnqueueOption {
-	return func(s *enqueueSettings) { s.maxAttempts = n }
+	return func(s *enqueueSettings) { s.maxAttempts, s.hasMaxAttempts = n, true }
 }
 
 // WithTags adds Tags to the job, beside those its args type declares.
@@ -186,9 +192,11 @@ func (c *Client) newJob(args JobArgs, opts []EnqueueOption, n int) (store.NewJob
 		return store.NewJob{}, fmt.Errorf("%w: %w", ErrInvalidJob, err)
 	}
 	switch {
-	case jo.MaxAttempts < 0 || s.maxAttempts < 0:
-		return store.NewJob{}, fmt.Errorf("%w: MaxAttempts is negative", ErrInvalidJob)
-	case s.maxAttempts > 0:
+	case s.hasMaxAttempts && s.maxAttempts < 1:
+		return store.NewJob{}, fmt.Errorf("%w: WithMaxAttempts(%d): the attempt budget is at least 1", ErrInvalidJob, s.maxAttempts)
+	case jo.MaxAttempts < 0:
+		return store.NewJob{}, fmt.Errorf("%w: JobOptions of %T: MaxAttempts %d is negative", ErrInvalidJob, args, jo.MaxAttempts)
+	case s.hasMaxAttempts:
 		nj.MaxAttempts = s.maxAttempts
 	case jo.MaxAttempts > 0:
 		nj.MaxAttempts = jo.MaxAttempts
@@ -202,6 +210,9 @@ func (c *Client) newJob(args JobArgs, opts []EnqueueOption, n int) (store.NewJob
 		nj.ScheduledAt = c.clock.Now().Add(s.delay)
 	default:
 		nj.ScheduledAt = s.runAt
+	}
+	if err := store.ValidateTime("due time", nj.ScheduledAt); err != nil {
+		return store.NewJob{}, fmt.Errorf("%w: %w", ErrInvalidJob, err)
 	}
 	nj.Tags = job.NormalizeTags(jobTags(append(slices.Clone(jo.Tags), s.tags...)))
 	for _, t := range nj.Tags {

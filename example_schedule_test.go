@@ -22,7 +22,9 @@ func (NightlyReport) WireName() string { return "nightly_report" }
 // day New York skips it runs once, right after the gap.
 func ExampleRecurringSchedule() {
 	ctx := context.Background()
-	// The In-Memory Store on Virtual Time, standing at 2000-01-01 UTC.
+	// The In-Memory Store on Virtual Time, standing at 2000-01-01 UTC. The
+	// Client follows the store's clock (Config.Clock is nil), so schedules
+	// mint, and delays run out, only as that clock is advanced.
 	st := memstore.New(memstore.Options{})
 	client, err := backwave.NewClient(st, backwave.Config{
 		Schedules: []backwave.RecurringSchedule{{

@@ -159,8 +159,12 @@ type Config struct {
 	// attempt and worker (slog.Default() if nil).
 	Logger *slog.Logger
 	// Clock is the node's clock: it stamps the Pumps' events and turns
-	// WithDelay into a due time (the host's clock if nil). Lease and due
-	// comparisons use the store's clock.
+	// WithDelay into a due time. Nil means the store's own clock when the
+	// store has one (store.ClockSource: the In-Memory Store, the Embedded
+	// Adapter), else the host's. Lease and due comparisons use the store's
+	// clock. A store on a vtime.Manual clock accepts only that same clock
+	// here: NewClient refuses any other, since due times on a clock the
+	// store never reaches would never come due.
 	Clock Clock
 	// RetryPolicy applies to every Wire Name without its own
 	// (DefaultRetryPolicy() if zero).

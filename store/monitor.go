@@ -43,6 +43,14 @@ func (f JobFilter) Validate() error {
 			return fmt.Errorf("%w: filter: %w", ErrInvalidParams, err)
 		}
 	}
+	for _, b := range [...]struct {
+		what string
+		t    time.Time
+	}{{"created-from", f.CreatedFrom}, {"created-to", f.CreatedTo}} {
+		if err := ValidateTime("filter: "+b.what, b.t); err != nil {
+			return err
+		}
+	}
 	if !f.CreatedFrom.IsZero() && !f.CreatedTo.IsZero() && f.CreatedTo.Before(f.CreatedFrom) {
 		return fmt.Errorf("%w: filter: created-to %v is before created-from %v", ErrInvalidParams, f.CreatedTo, f.CreatedFrom)
 	}

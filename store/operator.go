@@ -100,7 +100,8 @@ type JobCancelParams struct {
 type JobRescheduleParams struct {
 	ID    job.ID
 	Actor Actor
-	// ScheduledAt is the new due time; required.
+	// ScheduledAt is the new due time; required, in years MinYear to
+	// MaxYear.
 	ScheduledAt time.Time
 }
 
@@ -117,6 +118,9 @@ func (p JobRescheduleParams) Validate() error {
 	}
 	if p.ScheduledAt.IsZero() {
 		return fmt.Errorf("%w: reschedule job %d without a due time", ErrInvalidParams, p.ID)
+	}
+	if err := ValidateTime("new due time", p.ScheduledAt); err != nil {
+		return fmt.Errorf("reschedule job %d: %w", p.ID, err)
 	}
 	return nil
 }

@@ -46,6 +46,9 @@ func (r *Registry) Schemes() []string {
 }
 
 // Open parses uri and opens it with the adapter registered for its scheme.
+// When it fails the Store is nil — a nil interface, never an adapter's nil
+// pointer inside one — so a deferred Close is never called on it by mistake
+// and a nil check means what it says.
 func (r *Registry) Open(ctx context.Context, uri string) (Store, error) {
 	u, err := url.Parse(uri)
 	if err != nil {
@@ -60,7 +63,11 @@ func (r *Registry) Open(ctx context.Context, uri string) (Store, error) {
 	if open == nil {
 		return nil, fmt.Errorf("%w: %q (registered: %v)", ErrUnknownScheme, u.Scheme, r.Schemes())
 	}
-	return open(ctx, u)
+	s, err := open(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Register adds an adapter to Default.

@@ -231,7 +231,9 @@ type Monitor interface {
 	// TagSuggest completes a prefix over every Tag in the store,
 	// case-insensitively, ordered lexicographically (CompareSuggestions),
 	// each in its canonical stored casing so a filter built from it matches
-	// exactly. It never filters jobs (glossary, Tag Suggest).
+	// exactly. It never filters jobs (glossary, Tag Suggest), and it never
+	// offers a Tag no stored job carries: when JobPurge removes the last job
+	// carrying a Tag, the Tag leaves the suggestions with it.
 	TagSuggest(ctx context.Context, p TagSuggestParams) ([]job.Tag, error)
 	// AuditList returns the audit trail of Operator Actions, newest first,
 	// one page at a time (keyset pagination on the entry id).
@@ -246,7 +248,8 @@ type NewJob struct {
 	Queue string
 	// Payload is the encoded job arguments, opaque to the store.
 	Payload []byte
-	// ScheduledAt is the due time; zero means the store's now.
+	// ScheduledAt is the due time; zero means the store's now. It must lie
+	// in years MinYear to MaxYear (UTC).
 	ScheduledAt time.Time
 	// MaxAttempts is the attempt ceiling; at least 1.
 	MaxAttempts int

@@ -12,6 +12,27 @@ import (
 // MaxNameLen bounds a Queue name or Wire Name, in bytes.
 const MaxNameLen = 128
 
+// MinYear and MaxYear bound, in UTC, every time a caller gives the store: a
+// job's due time, a Reschedule's new time, a job filter's created range.
+// Every adapter represents every instant of years MinYear to MaxYear (SQLite
+// as int64 microseconds since the Unix epoch, PostgreSQL as timestamptz),
+// and a time outside them is ErrInvalidParams on every adapter alike —
+// checked here, before any adapter could wrap, clamp or refuse it its own
+// way.
+const (
+	MinYear = 1
+	MaxYear = 9999
+)
+
+// ValidateTime checks that t lies in years MinYear to MaxYear in UTC; what
+// names t in the error.
+func ValidateTime(what string, t time.Time) error {
+	if y := t.UTC().Year(); y < MinYear || y > MaxYear {
+		return fmt.Errorf("%w: %s %s is outside years %d to %d (UTC)", ErrInvalidParams, what, t.UTC().Format(time.RFC3339), MinYear, MaxYear)
+	}
+	return nil
+}
+
 // ValidateName checks a Queue name or Wire Name: non-empty, valid UTF-8, at
 // most MaxNameLen bytes, no control characters or spaces at either end.
 func ValidateName(kind, name string) error {
@@ -48,6 +69,9 @@ func (p InsertManyParams) Validate() error {
 		}
 		if j.MaxAttempts < 1 {
 			return fmt.Errorf("job %d: %w: MaxAttempts %d is below 1", i, ErrInvalidParams, j.MaxAttempts)
+		}
+		if err := ValidateTime("due time", j.ScheduledAt); err != nil {
+			return fmt.Errorf("job %d: %w", i, err)
 		}
 		for _, t := range j.Tags {
 			if err := t.Validate(); err != nil {

@@ -9,7 +9,13 @@
 // # Determinism
 //
 // A Store reads time only through its vtime.Clock, starts no goroutines,
-// does no I/O and draws no random numbers. Job ids are assigned
+// does no I/O and draws no random numbers. A backwave.Client over a Store
+// uses the same clock (Store.Clock, store.ClockSource) unless its
+// Config.Clock says otherwise, and refuses any other clock when the Store's
+// is a vtime.Manual: with Options{} both follow Virtual Time and nothing
+// comes due until the Manual is advanced. Options{Clock:
+// backwave.WallClock{}} runs the Store, and the Client with it, in real
+// time. Job ids are assigned
 // sequentially from 1. Everything observable is ordered by id, by due time
 // or by name, never by map iteration, so the same calls at the same virtual
 // times give the same results, ids and Transition Logs on every run.
@@ -56,5 +62,6 @@
 // returns a fresh, empty Store whose clock is a vtime.Manual standing at
 // vtime.Epoch. That clock moves only when told to (see Store.Clock), so a
 // store opened this way suits tests and demos of jobs due at once; a caller
-// that needs time to pass builds the Store with New and its own Clock.
+// that needs time to pass advances it, or builds the Store with New and its
+// own Clock.
 package memstore

@@ -43,8 +43,8 @@ type Options struct {
 	Plant plant.Bug
 }
 
-// Store is the In-Memory Store. It implements store.Store and
-// store.HintSource. Create one with New; the zero value is not usable.
+// Store is the In-Memory Store. It implements store.Store,
+// store.HintSource and store.ClockSource. Create one with New; the zero value is not usable.
 type Store struct {
 	clock        vtime.Clock
 	onTransition func(job.ID, core.Edge, job.Attempt)
@@ -56,9 +56,10 @@ type Store struct {
 	closed bool
 	jobs   []*row // jobs[id-1]; ids are never reused; nil once purged
 	queues map[string]*queue
-	// tags is every distinct Tag any job ever carried: Tag Suggest's
-	// dictionary.
-	tags map[job.Tag]bool
+	// tags is Tag Suggest's dictionary: every distinct Tag a stored job
+	// carries, with how many stored jobs carry it. A Tag whose last job is
+	// purged leaves it.
+	tags map[job.Tag]int
 	// audit is the audit trail of Operator Actions, oldest first.
 	audit []store.AuditEntry
 
@@ -80,8 +81,9 @@ type Store struct {
 }
 
 var (
-	_ store.Store      = (*Store)(nil)
-	_ store.HintSource = (*Store)(nil)
+	_ store.Store       = (*Store)(nil)
+	_ store.HintSource  = (*Store)(nil)
+	_ store.ClockSource = (*Store)(nil)
 )
 
 // row is one stored job with what the contract stores beside it.
@@ -123,7 +125,7 @@ func New(opts Options) *Store {
 		plant:        opts.Plant,
 		history:      opts.History,
 		queues:       make(map[string]*queue),
-		tags:         make(map[job.Tag]bool),
+		tags:         make(map[job.Tag]int),
 		schedules:    make(map[string]*schedule),
 		holds:        make(map[string]hold),
 	}
@@ -305,15 +307,27 @@ func (s *Store) move(r *row, to job.State, via core.Via, now time.Time, detail s
 	}
 }
 
-// addTags merges tags into r's set and the store's dictionary. The caller
-// holds s.mu.
+// addTags merges tags into r's set and counts the Tags new to r in the
+// store's dictionary. The caller holds s.mu.
 func (s *Store) addTags(r *row, tags []job.Tag) {
 	if len(tags) == 0 {
 		return
 	}
+	for _, t := range job.NormalizeTags(tags) {
+		if _, had := slices.BinarySearchFunc(r.job.Tags, t, job.CompareTags); !had {
+			s.tags[t]++ // one more job carries t; a job's Tags are a set
+		}
+	}
 	r.job.Tags = job.MergeTags(r.job.Tags, tags)
-	for _, t := range tags {
-		s.tags[t] = true
+}
+
+// dropTags takes a purged job's Tags out of the dictionary: a Tag no stored
+// job carries any more leaves it. The caller holds s.mu.
+func (s *Store) dropTags(r *row) {
+	for _, t := range r.job.Tags {
+		if s.tags[t]--; s.tags[t] <= 0 {
+			delete(s.tags, t)
+		}
 	}
 }
 

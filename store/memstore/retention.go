@@ -11,7 +11,8 @@ import (
 // JobPurge deletes up to p.Limit jobs in p.States finalized at or before the
 // store's now minus p.KeepFor and parent of no job still held, smallest id
 // first, each with its Transition Log, Job Output, Dependency edges and
-// occurrence record. Purged ids are never reused.
+// occurrence record; a Tag no job left carries leaves Tag Suggest's
+// dictionary. Purged ids are never reused.
 func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeResult, error) {
 	if err := p.Validate(); err != nil {
 		return store.PurgeResult{}, err
@@ -34,6 +35,7 @@ func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeR
 		purged[r.job.Queue][r.job.ID] = true
 		s.forgetJob(r)
 		s.unlink(r)
+		s.dropTags(r)
 		s.jobs[i] = nil
 		n++
 	}

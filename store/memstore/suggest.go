@@ -11,7 +11,7 @@ import (
 
 // TagSuggest returns up to p.SuggestLimit() Tags whose folded display form
 // starts with the folded prefix, in store.CompareSuggestions order, from
-// every Tag any job ever carried.
+// every Tag a stored job carries.
 func (s *Store) TagSuggest(ctx context.Context, p store.TagSuggestParams) ([]job.Tag, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err

@@ -58,5 +58,9 @@ func openURI(ctx context.Context, u *url.URL) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Open(ctx, connString, opts)
+	s, err := Open(ctx, connString, opts)
+	if err != nil {
+		return nil, err // a nil *Store in the interface would not be nil
+	}
+	return s, nil
 }

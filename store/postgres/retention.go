@@ -6,15 +6,17 @@ import (
 	"github.com/backwave/backwave/store"
 )
 
-// A retention batch is one short transaction of two statements. The first
+// A retention batch is one short transaction of three statements. The first
 // picks up to $4 terminal jobs that are parents of no job still held (so
 // descendants go before their ancestors), oldest first within each state,
 // through the
 // partial index on (state, finalized_at) — an index walk, so the dead rows
 // of earlier batches are not rescanned the way a sequential scan would,
 // before vacuum, rescan them — and locks them, skipping rows another
-// transaction holds. The second deletes them and everything stored beside
-// them by id, the ids bound as an array: the planner then knows how few
+// transaction holds. The second locks the dictionary rows of their Tags
+// (purgeTagLockSQL). The third deletes them and everything stored beside
+// them by id, with each of their Tags no other job carries, the ids bound
+// as an array: the planner then knows how few
 // rows each delete touches and walks each table's job_id index, where a
 // join against a CTE of unknown size may flip to a sequential scan of a
 // large, bloated table.
@@ -30,8 +32,27 @@ CROSS JOIN LATERAL (
     FOR UPDATE OF j SKIP LOCKED
 ) v
 LIMIT $4`
+	// purgeTagLockSQL locks the dictionary rows of the batch's Tags, in one
+	// order so that two batches never deadlock. Two nodes purging the last
+	// two jobs carrying a Tag then prune one after the other: the second
+	// gets the lock once the first commits, and its delete statement, on a
+	// fresh snapshot, sees the first's job gone and drops the Tag. (A
+	// transaction still uncommitted that gives the Tag to a new job is not
+	// seen: the Tag may then go missing from the dictionary until the next
+	// job carrying it is inserted or tagged, which puts it back. Tag
+	// Suggest never offers a Tag no job carries.)
+	purgeTagLockSQL = `SELECT d.key, d.value FROM backwave.tag d
+WHERE (d.key, d.value) IN (SELECT t.key, t.value FROM backwave.job_tag t WHERE t.job_id = ANY($1::bigint[]))
+ORDER BY d.key, d.value
+FOR UPDATE OF d`
 	purgeDeleteSQL = `WITH payload AS (DELETE FROM backwave.job_payload WHERE job_id = ANY($1::bigint[])),
 tag AS (DELETE FROM backwave.job_tag WHERE job_id = ANY($1::bigint[])),
+known_tag AS (
+    DELETE FROM backwave.tag d
+    WHERE (d.key, d.value) IN (SELECT * FROM unnest($2::text[], $3::text[]))
+      AND NOT EXISTS (SELECT 1 FROM backwave.job_tag t
+                      WHERE t.key = d.key AND t.value = d.value AND t.job_id <> ALL($1::bigint[]))
+),
 transition AS (DELETE FROM backwave.job_transition WHERE job_id = ANY($1::bigint[])),
 occurrence AS (DELETE FROM backwave.schedule_occurrence WHERE job_id = ANY($1::bigint[])),
 dependency AS (DELETE FROM backwave.job_dependency WHERE job_id = ANY($1::bigint[])),
@@ -42,7 +63,8 @@ SELECT count(*) FROM purged`
 // JobPurge deletes up to p.Limit jobs in p.States finalized at or before the
 // store's now minus p.KeepFor, oldest first within each state, with their
 // payloads, Job Output (a column of the job row), Tags, Transition Logs and
-// occurrence records, in one short transaction.
+// occurrence records, in one short transaction. A Tag no job left carries
+// leaves Tag Suggest's dictionary (see purgeTagLockSQL).
 func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeResult, error) {
 	if err := s.enter(ctx); err != nil {
 		return store.PurgeResult{}, err
@@ -70,7 +92,19 @@ func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeR
 		if err != nil || len(ids) == 0 {
 			return err
 		}
-		return q.query(ctx, s.sql(purgeDeleteSQL), []any{ids}, func(scan scanFunc) error { return scan(&n) })
+		var keys, values []string
+		err = q.query(ctx, s.sql(purgeTagLockSQL), []any{ids}, func(scan scanFunc) error {
+			var k, v string
+			if err := scan(&k, &v); err != nil {
+				return err
+			}
+			keys, values = append(keys, k), append(values, v)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return q.query(ctx, s.sql(purgeDeleteSQL), []any{ids, keys, values}, func(scan scanFunc) error { return scan(&n) })
 	})
 	if err != nil {
 		return store.PurgeResult{}, s.wrap("purge jobs", err)

@@ -30,7 +30,11 @@ func openURI(ctx context.Context, u *url.URL) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Open(ctx, path, opts)
+	s, err := Open(ctx, path, opts)
+	if err != nil {
+		return nil, err // a nil *Store in the interface would not be nil
+	}
+	return s, nil
 }
 
 // ParseURI turns a "sqlite:" URI into the path and Options Open takes; see

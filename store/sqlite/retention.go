@@ -24,10 +24,17 @@ const (
 )
 
 // purgeDeletes delete a batch of jobs by id (a JSON array) from every table
-// that stores something beside a job, the hot row last.
+// that stores something beside a job, the hot row last. Before the batch's
+// Tags go, Tag Suggest's dictionary drops each of them that no job outside
+// the batch carries: the single writer makes that check exact.
 var purgeDeletes = []string{
 	`DELETE FROM backwave_job_payload WHERE job_id IN (SELECT value FROM json_each(?1))`,
 	`DELETE FROM backwave_job_output WHERE job_id IN (SELECT value FROM json_each(?1))`,
+	`DELETE FROM backwave_tag WHERE (key, value) IN (
+		SELECT p.key, p.value FROM backwave_job_tag p WHERE p.job_id IN (SELECT value FROM json_each(?1)))
+	AND NOT EXISTS (SELECT 1 FROM backwave_job_tag o
+		WHERE o.key = backwave_tag.key AND o.value = backwave_tag.value
+			AND o.job_id NOT IN (SELECT value FROM json_each(?1)))`,
 	`DELETE FROM backwave_job_tag WHERE job_id IN (SELECT value FROM json_each(?1))`,
 	`DELETE FROM backwave_job_transition WHERE job_id IN (SELECT value FROM json_each(?1))`,
 	`DELETE FROM backwave_schedule_occurrence WHERE job_id IN (SELECT value FROM json_each(?1))`,
@@ -37,7 +44,8 @@ var purgeDeletes = []string{
 
 // JobPurge deletes up to p.Limit jobs in p.States finalized at or before the
 // store's now minus p.KeepFor, with their payloads, Job Output, Tags,
-// Transition Logs and occurrence records, in one write transaction.
+// Transition Logs and occurrence records, in one write transaction. A Tag
+// no job left carries leaves Tag Suggest's dictionary.
 // AUTOINCREMENT ids are never reused after the delete.
 func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeResult, error) {
 	if err := p.Validate(); err != nil {

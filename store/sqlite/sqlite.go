@@ -122,7 +122,7 @@ type wallClock struct{}
 func (wallClock) Now() time.Time { return time.Now().Round(0) }
 
 // Store is the Embedded Adapter over one SQLite file. It implements
-// store.Store and store.HintSource and is safe for concurrent use; any
+// store.Store, store.HintSource and store.ClockSource and is safe for concurrent use; any
 // number of Stores, in any number of processes on one host, may share the
 // file. Create one with Open.
 type Store struct {
@@ -151,9 +151,10 @@ type Store struct {
 }
 
 var (
-	_ store.Store      = (*Store)(nil)
-	_ store.HintSource = (*Store)(nil)
-	_ store.TxInserter = (*Store)(nil)
+	_ store.Store       = (*Store)(nil)
+	_ store.HintSource  = (*Store)(nil)
+	_ store.TxInserter  = (*Store)(nil)
+	_ store.ClockSource = (*Store)(nil)
 )
 
 // Open opens (creating if needed) the SQLite database at path and returns a
@@ -253,7 +254,8 @@ func (s *Store) Path() string { return s.path }
 // Schema returns the store's Schema Name (its table-name prefix).
 func (s *Store) Schema() string { return string(s.schema) }
 
-// Clock returns the store's clock.
+// Clock returns the store's clock: Options.Clock, or the host's clock. A
+// backwave.Client over the Store uses it unless its Config.Clock is set.
 func (s *Store) Clock() vtime.Clock { return s.clock }
 
 // Close closes the store's connections (a *sql.DB given to OpenDB stays

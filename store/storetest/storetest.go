@@ -123,9 +123,11 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Graph", testGraph},
 		{"Validation", testValidation},
 		{"Unique", testUnique},
+		{"TimeRange", testTimeRange},
 		{"Schedule", testSchedule},
 		{"ScheduleDef", testScheduleDef},
 		{"Retention", testRetention},
+		{"SuggestPrune", testSuggestPrune},
 		{"Close", testClose},
 	} {
 		t.Run(group.name, func(t *testing.T) { group.tests(t, s) })
