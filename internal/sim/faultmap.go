@@ -195,43 +195,27 @@ func (m *FaultMap) Clone() FaultMap {
 // Keep returns the map holding only the faults whose index (in the order
 // Crashes, Isolations, Skews, Hints, Ops, Restarts) keep reports true for.
 func (m *FaultMap) Keep(keep func(i int) bool) FaultMap {
-	var out FaultMap
 	i := 0
-	for _, f := range m.Crashes {
-		if keep(i) {
-			out.Crashes = append(out.Crashes, f)
-		}
-		i++
+	return FaultMap{
+		Crashes:    keepEach(m.Crashes, keep, &i),
+		Isolations: keepEach(m.Isolations, keep, &i),
+		Skews:      keepEach(m.Skews, keep, &i),
+		Hints:      keepEach(m.Hints, keep, &i),
+		Ops:        keepEach(m.Ops, keep, &i),
+		Restarts:   keepEach(m.Restarts, keep, &i),
 	}
-	for _, f := range m.Isolations {
-		if keep(i) {
-			out.Isolations = append(out.Isolations, f)
+}
+
+// keepEach returns the faults of fs that keep keeps, numbering them on from
+// *i (Keep's index over the whole map) and advancing *i past them. A list
+// that keeps nothing stays nil.
+func keepEach[T any](fs []T, keep func(i int) bool, i *int) []T {
+	var out []T
+	for _, f := range fs {
+		if keep(*i) {
+			out = append(out, f)
 		}
-		i++
-	}
-	for _, f := range m.Skews {
-		if keep(i) {
-			out.Skews = append(out.Skews, f)
-		}
-		i++
-	}
-	for _, f := range m.Hints {
-		if keep(i) {
-			out.Hints = append(out.Hints, f)
-		}
-		i++
-	}
-	for _, f := range m.Ops {
-		if keep(i) {
-			out.Ops = append(out.Ops, f)
-		}
-		i++
-	}
-	for _, f := range m.Restarts {
-		if keep(i) {
-			out.Restarts = append(out.Restarts, f)
-		}
-		i++
+		*i++
 	}
 	return out
 }
