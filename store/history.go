@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/backwave/backwave/core"
@@ -51,6 +53,22 @@ func ParseHistoryPolicy(s string) (HistoryPolicy, error) {
 		}
 	}
 	return 0, fmt.Errorf("%w: job history policy %q (want off, transitions or transitions+detail)", ErrInvalidParams, s)
+}
+
+// HistoryFromQuery reads the Job History Policy a store URI's query names
+// in its "history" parameter: off, transitions or transitions+detail. The
+// "+" may arrive decoded as a space, as url.Values decodes it, and is read
+// back as "+". ok is false when the query names none.
+func HistoryFromQuery(q url.Values) (p HistoryPolicy, ok bool, err error) {
+	vals, ok := q["history"]
+	if !ok {
+		return HistoryTransitionsWithDetail, false, nil
+	}
+	if len(vals) != 1 || vals[0] == "" {
+		return 0, true, fmt.Errorf("%w: URI parameter history: want exactly one of off, transitions, transitions+detail", ErrInvalidParams)
+	}
+	p, err = ParseHistoryPolicy(strings.ReplaceAll(vals[0], " ", "+"))
+	return p, true, err
 }
 
 // Validate rejects a policy that is none of the three.

@@ -135,6 +135,9 @@ func New(opts Options) *Store {
 // made when that was nil.
 func (s *Store) Clock() vtime.Clock { return s.clock }
 
+// History returns the Job History Policy the store records under.
+func (s *Store) History() store.HistoryPolicy { return s.history }
+
 // Close marks the store closed; every later call, Close included, fails
 // with store.ErrClosed. The data stays readable through a Clone taken
 // before.

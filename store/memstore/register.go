@@ -14,12 +14,19 @@ const Scheme = "mem"
 func init() { store.Register(Scheme, open) }
 
 // open serves store.Open("mem://"): a fresh, empty Store on a vtime.Manual
-// clock at vtime.Epoch. The URI must carry nothing after "mem://", so that
-// a URI that looks like it names a shared store is refused rather than
-// silently given a private one.
+// clock at vtime.Epoch. The URI must carry nothing after "mem://" but an
+// optional history parameter (the Job History Policy), so that a URI that
+// looks like it names a shared store is refused rather than silently given
+// a private one.
 func open(_ context.Context, u *url.URL) (store.Store, error) {
-	if u.Host != "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Opaque != "" || u.User != nil {
-		return nil, fmt.Errorf("memstore: %w: URI %q: want exactly \"mem://\"", store.ErrInvalidParams, u.Redacted())
+	q := u.Query()
+	history, _, err := store.HistoryFromQuery(q)
+	if err != nil {
+		return nil, fmt.Errorf("memstore: URI %q: %w", u.Redacted(), err)
 	}
-	return New(Options{}), nil
+	q.Del("history")
+	if u.Host != "" || (u.Path != "" && u.Path != "/") || len(q) != 0 || u.Opaque != "" || u.User != nil {
+		return nil, fmt.Errorf("memstore: %w: URI %q: want \"mem://\", optionally with ?history=POLICY", store.ErrInvalidParams, u.Redacted())
+	}
+	return New(Options{History: history}), nil
 }

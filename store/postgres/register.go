@@ -27,6 +27,8 @@ func init() {
 //
 //	schema=NAME     the Schema Name (default backwave)
 //	migrate=false   check the schema version instead of migrating
+//	history=POLICY  the Job History Policy: off, transitions or
+//	                transitions+detail (the default)
 //
 // For example postgres://app@db.internal:5432/app?sslmode=require&schema=jobs.
 func ParseURI(u *url.URL) (connString string, opts Options, err error) {
@@ -46,6 +48,10 @@ func ParseURI(u *url.URL) (connString string, opts Options, err error) {
 		}
 		opts.SkipMigrate = !on
 	}
+	if opts.History, _, err = store.HistoryFromQuery(q); err != nil {
+		return "", Options{}, fmt.Errorf("postgres: %w", err)
+	}
+	q.Del("history")
 	q.Del("schema")
 	q.Del("migrate")
 	c.RawQuery = q.Encode()

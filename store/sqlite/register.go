@@ -24,7 +24,9 @@ func init() { store.Register(Scheme, openURI) }
 //
 // The query may set synchronous (normal or full), schema (the Schema Name),
 // migrate (true, the default, or false for Options.ManualMigrate),
-// busy_timeout (a Go duration) and read_conns. Any other key is an error.
+// busy_timeout (a Go duration), read_conns and history (the Job History
+// Policy: off, transitions or transitions+detail, the default). Any other
+// key is an error.
 func openURI(ctx context.Context, u *url.URL) (store.Store, error) {
 	path, opts, err := ParseURI(u)
 	if err != nil {
@@ -79,6 +81,11 @@ func ParseURI(u *url.URL) (string, Options, error) {
 				return "", opts, bad("busy_timeout=%q is not a positive duration", v)
 			}
 			opts.BusyTimeout = d
+		case "history":
+			var err error
+			if opts.History, _, err = store.HistoryFromQuery(u.Query()); err != nil {
+				return "", opts, fmt.Errorf("sqlite: URI %q: %w", u.Redacted(), err)
+			}
 		case "read_conns":
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {
@@ -86,7 +93,7 @@ func ParseURI(u *url.URL) (string, Options, error) {
 			}
 			opts.ReadConns = n
 		default:
-			return "", opts, bad("unknown parameter %q (known: synchronous, schema, migrate, busy_timeout, read_conns)", key)
+			return "", opts, bad("unknown parameter %q (known: synchronous, schema, migrate, busy_timeout, read_conns, history)", key)
 		}
 	}
 	if _, err := opts.withDefaults(); err != nil {
