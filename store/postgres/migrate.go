@@ -544,6 +544,11 @@ FROM (VALUES ('backwave', 'USAGE', 'schema'),
              ('backwave.schedule', 'SELECT,INSERT,UPDATE,DELETE', 'table'),
              ('backwave.schedule_occurrence', 'SELECT,INSERT,UPDATE,DELETE', 'table'),
              ('backwave.job_dependency', 'SELECT,INSERT,UPDATE,DELETE', 'table'),
+             ('backwave.job_count', 'SELECT,INSERT,UPDATE', 'table'),
+             ('backwave.job_count_delta', 'SELECT,INSERT,DELETE', 'table'),
+             ('backwave.tag', 'SELECT,INSERT,UPDATE,DELETE', 'table'),
+             ('backwave.audit', 'SELECT,INSERT', 'table'),
+             ('backwave.job_unique', 'SELECT,INSERT,UPDATE,DELETE', 'table'),
              ('backwave.job_id_seq', 'USAGE', 'sequence')) AS t(name, privs, kind)
 CROSS JOIN LATERAL unnest(string_to_array(t.privs, ',')) AS p(priv)
 WHERE NOT CASE t.kind
