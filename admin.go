@@ -60,7 +60,7 @@ func (c *Client) JobGet(ctx context.Context, id JobID) (JobInfo, error) {
 func jobGet(ctx context.Context, s store.Monitor, id JobID) (JobInfo, error) {
 	j, err := s.JobGet(ctx, id)
 	if err != nil {
-		return JobInfo{}, fmt.Errorf("backwave: job %d: %w", id, err)
+		return JobInfo{}, actionErr(fmt.Sprintf("job %d", id), err)
 	}
 	return jobInfoOf(j), nil
 }
@@ -190,7 +190,7 @@ func (a *Admin) TagSuggest(ctx context.Context, prefix string, limit int) ([]Tag
 func (a *Admin) Dependencies(ctx context.Context, id JobID) (DependencyInfo, error) {
 	d, err := a.store.JobDependencies(ctx, id)
 	if err != nil {
-		return DependencyInfo{}, fmt.Errorf("backwave: dependencies of job %d: %w", id, err)
+		return DependencyInfo{}, actionErr(fmt.Sprintf("dependencies of job %d", id), err)
 	}
 	return dependencyInfoOf(d), nil
 }
@@ -210,7 +210,7 @@ func (a *Admin) Audit(ctx context.Context, p AuditListParams) (Page[AuditEntry],
 func (a *Admin) Requeue(ctx context.Context, id JobID) (JobInfo, error) {
 	j, err := a.store.JobRequeue(ctx, store.JobRequeueParams{ID: id, Actor: store.Actor(a.actor)})
 	if err != nil {
-		return JobInfo{}, fmt.Errorf("backwave: requeue job %d: %w", id, err)
+		return JobInfo{}, actionErr(fmt.Sprintf("requeue job %d", id), err)
 	}
 	return jobInfoOf(j), nil
 }
@@ -222,7 +222,7 @@ func (a *Admin) Requeue(ctx context.Context, id JobID) (JobInfo, error) {
 func (a *Admin) Cancel(ctx context.Context, id JobID) (JobInfo, error) {
 	j, err := a.store.JobCancel(ctx, store.JobCancelParams{ID: id, Actor: store.Actor(a.actor)})
 	if err != nil {
-		return JobInfo{}, fmt.Errorf("backwave: cancel job %d: %w", id, err)
+		return JobInfo{}, actionErr(fmt.Sprintf("cancel job %d", id), err)
 	}
 	return jobInfoOf(j), nil
 }
@@ -236,7 +236,7 @@ func (a *Admin) Cancel(ctx context.Context, id JobID) (JobInfo, error) {
 func (a *Admin) Reschedule(ctx context.Context, id JobID, at time.Time) (JobInfo, error) {
 	j, err := a.store.JobReschedule(ctx, store.JobRescheduleParams{ID: id, Actor: store.Actor(a.actor), ScheduledAt: at})
 	if err != nil {
-		return JobInfo{}, fmt.Errorf("backwave: reschedule job %d: %w", id, err)
+		return JobInfo{}, actionErr(fmt.Sprintf("reschedule job %d", id), err)
 	}
 	return jobInfoOf(j), nil
 }
@@ -244,7 +244,7 @@ func (a *Admin) Reschedule(ctx context.Context, id JobID, at time.Time) (JobInfo
 // PauseQueue stops claims from queue; running jobs are unaffected.
 func (a *Admin) PauseQueue(ctx context.Context, queue string) error {
 	if err := a.store.QueuePause(ctx, store.QueueParams{Queue: queue, Actor: store.Actor(a.actor)}); err != nil {
-		return fmt.Errorf("backwave: pause queue %q: %w", queue, err)
+		return actionErr(fmt.Sprintf("pause queue %q", queue), err)
 	}
 	return nil
 }
@@ -252,7 +252,7 @@ func (a *Admin) PauseQueue(ctx context.Context, queue string) error {
 // ResumeQueue lets claims from queue start again.
 func (a *Admin) ResumeQueue(ctx context.Context, queue string) error {
 	if err := a.store.QueueResume(ctx, store.QueueParams{Queue: queue, Actor: store.Actor(a.actor)}); err != nil {
-		return fmt.Errorf("backwave: resume queue %q: %w", queue, err)
+		return actionErr(fmt.Sprintf("resume queue %q", queue), err)
 	}
 	return nil
 }
@@ -262,7 +262,7 @@ func (a *Admin) ResumeQueue(ctx context.Context, queue string) error {
 // count drops below it.
 func (a *Admin) SetQueueLimit(ctx context.Context, queue string, limit int) error {
 	if err := a.store.QueueSetLimit(ctx, store.QueueSetLimitParams{Queue: queue, Limit: limit, Actor: store.Actor(a.actor)}); err != nil {
-		return fmt.Errorf("backwave: set the limit of queue %q: %w", queue, err)
+		return actionErr(fmt.Sprintf("set the limit of queue %q", queue), err)
 	}
 	return nil
 }

@@ -16,8 +16,8 @@
 //
 // # Handlers
 //
-// Handlers are registered per Wire Name in a Workers registry with AddHandler
-// or AddHandlerFunc. A handler returns nil on success and an error to fail the
+// Handlers are registered per Wire Name in a Handlers registry (NewHandlers)
+// with AddHandler or AddHandlerFunc. A handler returns nil on success and an error to fail the
 // Attempt (retried by the retry policy up to the attempt ceiling); wrap the
 // error with FailPermanently to dead-letter the job at once. A handler panic
 // fails the Attempt with the stack as Failure Detail. A job whose Wire Name
@@ -102,6 +102,7 @@
 // Client.Stop stops claiming, lets running handlers finish for DrainTimeout,
 // then cancels the rest (context.Cause is ErrShutdown) and relinquishes their
 // Leases so other nodes pick the jobs up at once: Scheduled and due now, at
-// the Attempt the claim charged, with no Retry Cause. A job relinquished at
-// its attempt ceiling dead-letters.
+// the Attempt the claim charged, with its Retry Cause left as it was (a
+// clean stop is not a failure and adds none, so a deploy raises no Retrying
+// alarm). A job relinquished at its attempt ceiling dead-letters.
 package backwave

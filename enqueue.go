@@ -34,11 +34,14 @@ type enqueueSettings struct {
 	// WithUnique (unique.go).
 	unique    store.Unique
 	hasUnique bool
+	hasQueue  bool
 }
 
-// WithQueue puts the job on queue instead of its args type's default.
+// WithQueue puts the job on queue instead of its args type's default. An
+// empty or invalid name is an error wrapping ErrInvalidJob, never the
+// default Queue in disguise.
 func WithQueue(queue string) EnqueueOption {
-	return func(s *enqueueSettings) { s.queue = queue }
+	return func(s *enqueueSettings) { s.queue, s.hasQueue = queue, true }
 }
 
 // WithRunAt makes the job due at t (store clock) instead of now. A t outside
@@ -139,7 +142,7 @@ func (c *Client) newJobs(params []EnqueueParams) ([]store.NewJob, error) {
 			if len(params) == 1 {
 				return nil, fmt.Errorf("backwave: enqueue: %w", err)
 			}
-			return nil, fmt.Errorf("backwave: enqueue job %d: %w", i, err)
+			return nil, fmt.Errorf("backwave: enqueue jobs[%d]: %w", i, err)
 		}
 		jobs[i] = nj
 	}
@@ -149,12 +152,16 @@ func (c *Client) newJobs(params []EnqueueParams) ([]store.NewJob, error) {
 // insertError wraps the store's refusal of n jobs; where says where they
 // went ("" or " in the caller's transaction").
 func insertError(where string, n int, err error) error {
+	what := "enqueue"
+	if n > 1 {
+		what = fmt.Sprintf("enqueue %d jobs", n)
+	}
 	if errors.Is(err, store.ErrInvalidParams) {
 		// A refused graph: a cycle, an unknown parent, or an in-batch
 		// parent with a unique key.
-		return fmt.Errorf("backwave: enqueue %d job(s)%s: %w: %w", n, where, ErrInvalidJob, err)
+		return fmt.Errorf("backwave: %s%s: %w: %w", what, where, ErrInvalidJob, err)
 	}
-	return fmt.Errorf("backwave: enqueue %d job(s)%s: %w", n, where, err)
+	return fmt.Errorf("backwave: %s%s: %w", what, where, err)
 }
 
 // logEnqueued logs msg at debug level for each stored job.
@@ -185,7 +192,10 @@ func (c *Client) newJob(args JobArgs, opts []EnqueueOption, n int) (store.NewJob
 	if jo.Queue != "" {
 		nj.Queue = jo.Queue
 	}
-	if s.queue != "" {
+	if s.hasQueue {
+		if s.queue == "" {
+			return store.NewJob{}, fmt.Errorf(`%w: WithQueue(""): a Queue needs a name`, ErrInvalidJob)
+		}
 		nj.Queue = s.queue
 	}
 	if err := store.ValidateName("queue", nj.Queue); err != nil {

@@ -2,6 +2,7 @@ package backwave
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/node"
@@ -16,8 +17,10 @@ var (
 	ErrInvalidConfig = node.ErrInvalidConfig
 	// ErrInvalidJob is wrapped by Enqueue and EnqueueMany when the job
 	// cannot be stored as given (no Wire Name, args that do not encode,
-	// an invalid Queue, Tag or option). Nothing is inserted.
-	ErrInvalidJob = errors.New("backwave: invalid job")
+	// an invalid Queue, Tag or option). Nothing is inserted. Its text
+	// carries no package prefix because it is always wrapped by one
+	// ("backwave: enqueue: invalid job: …").
+	ErrInvalidJob = errors.New("invalid job")
 )
 
 // Errors of the Monitor reads and Operator Actions (Admin), of Client.JobGet
@@ -81,4 +84,15 @@ func FailPermanently(err error) error {
 func IsPermanent(err error) bool {
 	var p *permanentError
 	return errors.As(err, &p)
+}
+
+// actionErr wraps a store's error for an Admin read or action; what names
+// the action and its subject ("requeue job 42"). A not-found is said once:
+// the store's message would name the subject again, so only the sentinel
+// is kept ("backwave: requeue job 42: store: not found").
+func actionErr(what string, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("backwave: %s: %w", what, store.ErrNotFound)
+	}
+	return fmt.Errorf("backwave: %s: %w", what, err)
 }

@@ -254,7 +254,7 @@ func (a *Admin) ScheduleOccurrences(ctx context.Context, name string, p Occurren
 func (a *Admin) TriggerSchedule(ctx context.Context, name string) (JobID, error) {
 	id, err := a.store.ScheduleTrigger(ctx, store.ScheduleTriggerParams{Name: name, Actor: store.Actor(a.actor)})
 	if err != nil {
-		return 0, fmt.Errorf("backwave: trigger schedule %q: %w", name, err)
+		return 0, actionErr(fmt.Sprintf("trigger schedule %q", name), err)
 	}
 	return id, nil
 }
@@ -262,7 +262,7 @@ func (a *Admin) TriggerSchedule(ctx context.Context, name string) (JobID, error)
 // PauseSchedule stops the schedule from minting until ResumeSchedule.
 func (a *Admin) PauseSchedule(ctx context.Context, name string) error {
 	if err := a.store.SchedulePause(ctx, store.ScheduleParams{Name: name, Actor: store.Actor(a.actor)}); err != nil {
-		return fmt.Errorf("backwave: pause schedule %q: %w", name, err)
+		return actionErr(fmt.Sprintf("pause schedule %q", name), err)
 	}
 	return nil
 }
@@ -271,7 +271,7 @@ func (a *Admin) PauseSchedule(ctx context.Context, name string) error {
 // occurrences while it was paused are dropped, not made up.
 func (a *Admin) ResumeSchedule(ctx context.Context, name string) error {
 	if err := a.store.ScheduleResume(ctx, store.ScheduleParams{Name: name, Actor: store.Actor(a.actor)}); err != nil {
-		return fmt.Errorf("backwave: resume schedule %q: %w", name, err)
+		return actionErr(fmt.Sprintf("resume schedule %q", name), err)
 	}
 	return nil
 }
@@ -280,7 +280,7 @@ func (a *Admin) ResumeSchedule(ctx context.Context, name string) error {
 // it minted stay.
 func (a *Admin) RemoveSchedule(ctx context.Context, name string) error {
 	if err := a.store.ScheduleRemove(ctx, store.ScheduleParams{Name: name, Actor: store.Actor(a.actor)}); err != nil {
-		return fmt.Errorf("backwave: remove schedule %q: %w", name, err)
+		return actionErr(fmt.Sprintf("remove schedule %q", name), err)
 	}
 	return nil
 }

@@ -10,16 +10,17 @@ import (
 	"github.com/backwave/backwave/job"
 )
 
-// Sentinel errors of Dependencies. Each is wrapped together with
-// ErrInvalidParams where the params are at fault, so callers may test for
-// either.
+// Sentinel errors of Dependencies. ErrDependencyCycle and ErrUnknownParent
+// are always wrapped after ErrInvalidParams ("store: invalid params:
+// dependency cycle: …"), so callers may test for either and the message
+// names the package once.
 var (
 	// ErrDependencyCycle: the jobs of one insert name each other as parents
 	// in a cycle, or a job names itself. Nothing was inserted.
-	ErrDependencyCycle = errors.New("store: dependency cycle")
+	ErrDependencyCycle = errors.New("dependency cycle")
 	// ErrUnknownParent: a job names, by id, a parent the store does not
 	// hold. Nothing was inserted.
-	ErrUnknownParent = errors.New("store: unknown dependency parent")
+	ErrUnknownParent = errors.New("unknown dependency parent")
 	// ErrNotAncestor: a job asked for the Job Output of a job that is not
 	// one of its transitive Dependency ancestors. Only an ancestor's latch
 	// fired before the job was released, so only an ancestor's output is
@@ -155,7 +156,7 @@ func validateDependencies(jobs []NewJob) error {
 			case r.ID == 0 && (r.Index < 0 || r.Index >= len(jobs)):
 				return fmt.Errorf("job %d: %w: parent batch index %d is outside the batch of %d jobs", i, ErrInvalidParams, r.Index, len(jobs))
 			case r.ID == 0 && r.Index == i:
-				return fmt.Errorf("job %d: %w: %w: job %d names itself as a parent", i, ErrInvalidParams, ErrDependencyCycle, i)
+				return fmt.Errorf("jobs[%d]: %w: %w: it names itself as a parent", i, ErrInvalidParams, ErrDependencyCycle)
 			}
 			inBatch = inBatch || r.ID == 0
 		}

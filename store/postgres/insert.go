@@ -117,7 +117,7 @@ func checkInsert(p store.InsertManyParams) error {
 	}
 	for i, nj := range p.Jobs {
 		if err := checkTagText(nj.Tags); err != nil {
-			return fmt.Errorf("job %d: %w", i, err)
+			return fmt.Errorf("jobs[%d]: %w", i, err)
 		}
 	}
 	return nil

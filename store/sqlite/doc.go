@@ -187,10 +187,4 @@
 // Transactional Enqueue). Other processes on the file hear none; they find
 // new work at their next poll, which is all a hint may ever be relied on
 // for.
-//
-// # Beyond the contract
-//
-// A Store also offers the operator cancel (RequestCancel), the Transition
-// Log (JobTransitions) and Job Output (JobOutput), which the contract does
-// not yet name.
 package sqlite

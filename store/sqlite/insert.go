@@ -97,7 +97,7 @@ func (s *Store) insertResults(ctx context.Context, tx *sql.Tx, own bool, p store
 		if nj.Unique.Key != "" {
 			holder, err := s.takeUnique(ctx, tx, own, nj.Unique, now)
 			if err != nil {
-				return nil, nil, fmt.Errorf("job %d: %w", i, err)
+				return nil, nil, fmt.Errorf("jobs[%d]: %w", i, err)
 			}
 			if holder != 0 {
 				ids[i], results[i] = holder, store.InsertResult{ID: holder}
@@ -113,7 +113,7 @@ func (s *Store) insertResults(ctx context.Context, tx *sql.Tx, own bool, p store
 			res, err = insDependent.ExecContext(ctx, nj.Queue, nj.WireName, nj.MaxAttempts, micros(dueAt), micros(now), len(parents))
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("job %d: %w", i, err)
+			return nil, nil, fmt.Errorf("jobs[%d]: %w", i, err)
 		}
 		id64, err := res.LastInsertId()
 		if err != nil {
@@ -122,7 +122,7 @@ func (s *Store) insertResults(ctx context.Context, tx *sql.Tx, own bool, p store
 		id := job.ID(id64)
 		if nj.Unique.Key != "" {
 			if err := s.bindUnique(ctx, tx, own, nj.Unique.Key, id64); err != nil {
-				return nil, nil, fmt.Errorf("job %d: %w", i, err)
+				return nil, nil, fmt.Errorf("jobs[%d]: %w", i, err)
 			}
 		}
 		if len(nj.Payload) > 0 {
@@ -137,7 +137,7 @@ func (s *Store) insertResults(ctx context.Context, tx *sql.Tx, own bool, p store
 			if !known[t] {
 				known[t] = true
 				if err := knowTags(ctx, knowTag, []job.Tag{t}); err != nil {
-					return nil, nil, fmt.Errorf("job %d: %w", i, err)
+					return nil, nil, fmt.Errorf("jobs[%d]: %w", i, err)
 				}
 			}
 		}
@@ -148,7 +148,7 @@ func (s *Store) insertResults(ctx context.Context, tx *sql.Tx, own bool, p store
 		}
 		if err := s.logEntry(ctx, tx, insTransition, id64, micros(now), stateCode(job.StateUnknown),
 			stateCode(core.InsertState(len(parents))), viaCode(core.ViaInsert), 0, ""); err != nil {
-			return nil, nil, fmt.Errorf("job %d: %w", i, err)
+			return nil, nil, fmt.Errorf("jobs[%d]: %w", i, err)
 		}
 		if !slices.Contains(queues, nj.Queue) {
 			queues = append(queues, nj.Queue)
