@@ -90,6 +90,16 @@
 // no Client is needed. Lists page by keyset: each Page carries the Cursor of
 // the next. Application code that only reads a job calls Client.JobGet.
 //
+// # Job History Policy
+//
+// Every store records each job's Transition Log, with Failure Detail, by
+// default. The Job History Policy lowers that for a whole store: set it in
+// the store URI ("?history=transitions" drops Failure Detail,
+// "?history=off" records no Transition Log; "mem://?history=off" works
+// too) or in the adapter's Options.History. Job Output is kept whatever
+// the policy. Config.FailureDetailOff stops a Client capturing Failure
+// Detail at all.
+//
 // # Retention
 //
 // Terminal jobs stay in the store until a RetentionPolicy (Config.Retention)

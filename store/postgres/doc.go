@@ -11,8 +11,9 @@
 //
 //	s, err := store.Open(ctx, "postgres://app@db:5432/app?sslmode=require&schema=jobs")
 //
-// Besides pgx's own parameters, such a URI may carry schema=NAME and
-// migrate=false (see ParseURI).
+// Besides pgx's own parameters, such a URI may carry schema=NAME,
+// migrate=false and history=off|transitions|transitions+detail (the Job
+// History Policy; see ParseURI).
 //
 // Open pings the database, migrates the schema unless Options.SkipMigrate is
 // set, and checks the schema version and the role's privileges, so a wrong

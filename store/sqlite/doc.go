@@ -18,7 +18,8 @@
 // "sqlite://jobs.db" or "sqlite:jobs.db" for one relative to the working
 // directory. Its query may set synchronous (normal, full), schema (the
 // Schema Name), migrate (true, false), busy_timeout (a Go duration such as
-// 30s) and read_conns; any other key is an error.
+// 30s), read_conns and history (the Job History Policy: off, transitions
+// or transitions+detail); any other key is an error.
 //
 // Open refuses, with a one-line error naming the path, a file whose
 // directory does not exist, a file it cannot read and write, and a file that
