@@ -69,6 +69,10 @@ type bench struct {
 	skipped map[string]string
 	seq     atomic.Int64
 	systems []system
+	// lag is the proxy of the lag scenarios, started at their first run;
+	// via, while set, is its address, which pgURLWith connects through.
+	lag *lagProxy
+	via string
 }
 
 func newBench(ctx context.Context, cfg config, log *slog.Logger, stderr io.Writer) (*bench, error) {
@@ -114,6 +118,9 @@ func newBench(ctx context.Context, cfg config, log *slog.Logger, stderr io.Write
 }
 
 func (b *bench) close() {
+	if b.lag != nil {
+		b.lag.close()
+	}
 	if b.pg != nil {
 		b.pg.Close()
 	}
@@ -185,6 +192,9 @@ func (b *bench) pgURLWith(conns int, system string) (string, error) {
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		// A key=value DSN.
 		return b.cfg.pgURL + " pool_max_conns=" + strconv.Itoa(conns) + " application_name=" + appName(system), nil
+	}
+	if b.via != "" {
+		u.Host = b.via
 	}
 	q := u.Query()
 	q.Set("pool_max_conns", strconv.Itoa(conns))

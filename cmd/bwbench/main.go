@@ -29,7 +29,7 @@ const (
 	scRSS        = "rss"
 )
 
-var allScenarios = []string{scInsert, scDrain, scHistoryOff, scSteady, scLatencyOn, scLatencyOff, scLimit, scRSS}
+var allScenarios = []string{scInsert, scDrain, scHistoryOff, scSteady, scLatencyOn, scLatencyOff, scLimit, scDrainLag, scLatencyLag, scDrainIdleTx, scRSS}
 
 // Target names.
 const (

@@ -31,9 +31,13 @@ func (b *bench) measure(ctx context.Context, sc, tg string) ([]result, error) {
 	if sc == scRSS {
 		return b.measureRSS(ctx, tg)
 	}
+	if _, ok := variants[sc]; ok && tg != tgPostgres {
+		return nil, nil // a network or server condition: PostgreSQL only
+	}
 	var systems []system
 	for _, s := range b.systems {
-		if s.supports(sc, tg) {
+		_, variant := variants[sc]
+		if s.supports(baseScenario(sc), tg) && !(variant && s.name() == sysRaw) {
 			systems = append(systems, s)
 		}
 	}
@@ -82,7 +86,15 @@ func (pairedDrain) open(ctx context.Context, b *bench, _, tg string) (instance, 
 
 // once runs one scenario once for one system on fresh storage.
 func (b *bench) once(ctx context.Context, s system, sc, tg string) (smp sample, err error) {
-	inst, settings, err := s.open(ctx, b, sc, tg)
+	// The lag goes in before the system connects; the idle transaction
+	// after its schema is migrated, since an index built CONCURRENTLY
+	// waits for every older snapshot to end.
+	undo, err := b.condition(ctx, sc, false)
+	if err != nil {
+		return smp, err
+	}
+	defer undo()
+	inst, settings, err := s.open(ctx, b, baseScenario(sc), tg)
 	if err != nil {
 		return smp, fmt.Errorf("open: %w", err)
 	}
@@ -94,13 +106,18 @@ func (b *bench) once(ctx context.Context, s system, sc, tg string) (smp sample, 
 		}
 	}()
 	smp.settings = settings
+	undoAfter, err := b.condition(ctx, sc, true)
+	if err != nil {
+		return smp, err
+	}
+	defer undoAfter()
 	var meter *cpuMeter
 	if tg == tgPostgres {
 		meter = b.newCPUMeter(sc+"/"+tg+"/"+s.name(), appName(s.name()))
 	} else {
 		meter = b.newCPUMeter(sc+"/"+tg+"/"+s.name(), "")
 	}
-	switch sc {
+	switch baseScenario(sc) {
 	case scInsert:
 		smp.jobs = b.cfg.sizes.Insert
 		meter.begin(ctx)
