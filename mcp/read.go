@@ -106,7 +106,7 @@ type jobGetResult struct {
 
 type transitionView struct {
 	At            time.Time `json:"at"`
-	From          stateName `json:"from" jsonschema:"the state before; unknown for the insert entry"`
+	From          fromName  `json:"from" jsonschema:"the state before; unknown for the insert entry"`
 	State         stateName `json:"state" jsonschema:"the state after"`
 	Via           string    `json:"via" jsonschema:"what moved the job, e.g. claim, retry, dead_letter, requeue"`
 	Attempt       int32     `json:"attempt" jsonschema:"the job's Attempt number then"`
@@ -257,7 +257,7 @@ func addReads(b *builder) {
 			}
 			out := transitionsResult{JobID: in.ID, Transitions: make([]transitionView, len(d.Transitions)), Withheld: withheld(r.sensitive, fieldFailureDetail)}
 			for i, t := range d.Transitions {
-				v := transitionView{At: t.At, From: stateName(t.From.String()), State: stateName(t.State.String()), Via: t.Via.String(), Attempt: int32(t.Attempt)}
+				v := transitionView{At: t.At, From: fromName(t.From.String()), State: stateName(t.State.String()), Via: t.Via.String(), Attempt: int32(t.Attempt)}
 				if r.sensitive {
 					v.FailureDetail = t.FailureDetail
 				}

@@ -34,6 +34,10 @@ type nonEmpty string
 // stateName is a job state by its stored name.
 type stateName string
 
+// fromName is the state a Transition Log entry starts from: a state, or
+// unknown for the insert entry.
+type fromName string
+
 // kindName is an occurrence kind by its stored name.
 type kindName string
 
@@ -62,6 +66,7 @@ func typeSchemas() map[reflect.Type]*jsonschema.Schema {
 		reflect.TypeFor[nonNegative](): {Type: "integer", Minimum: new(0.0)},
 		reflect.TypeFor[nonEmpty]():    {Type: "string", MinLength: new(1)},
 		reflect.TypeFor[stateName]():   {Type: "string", Enum: states},
+		reflect.TypeFor[fromName]():    {Type: "string", Enum: append([]any{backwave.StateUnknown.String()}, states...)},
 		reflect.TypeFor[kindName]():    {Type: "string", Enum: kinds},
 		reflect.TypeFor[time.Time]():   {Type: "string", Format: "date-time"},
 	}
