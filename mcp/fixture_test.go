@@ -68,8 +68,13 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureOn(t, memstore.New(memstore.Options{Clock: backwave.WallClock{}}))
+}
+
+// newFixtureOn fills st, a store on the host's clock.
+func newFixtureOn(t *testing.T, st backwave.Store) *fixture {
+	t.Helper()
 	ctx := context.Background()
-	st := memstore.New(memstore.Options{Clock: backwave.WallClock{}})
 	f := &fixture{store: st}
 
 	charged, reported, hooked := make(chan struct{}), make(chan struct{}), make(chan struct{})
