@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/backwave/backwave"
@@ -396,7 +395,7 @@ func addReads(b *builder) {
 			}
 			p, err := r.admin.ScheduleOccurrences(ctx, in.Name, backwave.OccurrenceListParams{Kinds: kinds, PageParams: in.params()})
 			if err != nil {
-				return occurrencesResult{}, fmt.Errorf("schedule %q: %w", in.Name, err)
+				return occurrencesResult{}, err
 			}
 			out := occurrencesResult{Schedule: in.Name, Occurrences: make([]occurrenceView, len(p.Items)), Next: cursor(p.Next)}
 			for i, o := range p.Items {

@@ -179,7 +179,7 @@ func (s *Server) serverFor(r *http.Request) *sdk.Server {
 	m.once.Do(func() {
 		c := caller{req: r}
 		ctx := c.context(r.Context())
-		m.srv = s.build(c, func(d toolDef) bool { return s.offered(ctx, d) })
+		m.srv = s.build(c, s.offered(ctx))
 	})
 	return m.srv
 }
@@ -189,7 +189,7 @@ func (s *Server) serverFor(r *http.Request) *sdk.Server {
 // Policy callbacks see ctx. The tools the Policy grants under ctx are the
 // ones listed.
 func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
-	srv := s.build(caller{}, func(d toolDef) bool { return s.offered(ctx, d) })
+	srv := s.build(caller{}, s.offered(ctx))
 	if err := srv.Run(ctx, t); err != nil {
 		return fmt.Errorf("mcp: run: %w", err)
 	}
@@ -202,13 +202,24 @@ func (s *Server) RunStdio(ctx context.Context) error {
 	return s.Run(ctx, &sdk.StdioTransport{})
 }
 
-// offered reports whether the caller behind ctx may use the tool: it holds
-// the tool's Permission and, for a write, the Policy can name its Actor.
-func (s *Server) offered(ctx context.Context, d toolDef) bool {
-	if d.write() && s.policy.ResolveActor == nil {
-		return false
+// offered returns whether the caller behind ctx may use a tool: it holds
+// the tool's Permission and, for a write, the Policy can name an Actor.
+// Each Permission is asked of the Policy once, however many tools it
+// gates.
+func (s *Server) offered(ctx context.Context) func(toolDef) bool {
+	granted := map[permission.Permission]bool{}
+	return func(d toolDef) bool {
+		if d.write() && s.policy.ResolveActor == nil {
+			return false
+		}
+		p := d.permission()
+		g, asked := granted[p]
+		if !asked {
+			g = s.policy.Allowed(ctx, p)
+			granted[p] = g
+		}
+		return g
 	}
-	return s.policy.Allowed(ctx, d.permission())
 }
 
 // build returns an SDK server holding the tools keep keeps, bound to c.
