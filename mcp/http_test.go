@@ -167,7 +167,7 @@ func TestHTTPWrites(t *testing.T) {
 func TestHTTPHandlerBounds(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	s, err := NewServer(f.store, Options{Prefix: "/ops/mcp"})
+	s, err := NewServer(f.store, Options{Prefix: "/ops/mcp", AllowedHosts: []string{"jobs.example.com"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,18 +182,29 @@ func TestHTTPHandlerBounds(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		path   string
+		host   string
 		header http.Header
 		want   int
 	}{
-		{"another path", "/ops/other", nil, http.StatusNotFound},
-		{"below the prefix", "/ops/mcp/x", nil, http.StatusNotFound},
-		{"cross-origin browser request", "/ops/mcp", http.Header{"Sec-Fetch-Site": {"cross-site"}}, http.StatusForbidden},
+		{"the prefix", "/ops/mcp", "", nil, http.StatusOK},
+		{"the prefix and a slash", "/ops/mcp/", "", nil, http.StatusOK},
+		{"another path", "/ops/other", "", nil, http.StatusNotFound},
+		{"below the prefix", "/ops/mcp/x", "", nil, http.StatusNotFound},
+		{"cross-origin browser request", "/ops/mcp", "", http.Header{"Sec-Fetch-Site": {"cross-site"}}, http.StatusForbidden},
+		{"foreign Host on loopback (DNS rebinding)", "/ops/mcp", "evil.example", nil, http.StatusForbidden},
+		{"foreign Host with a port", "/ops/mcp", "evil.example:80", nil, http.StatusForbidden},
+		{"allowed Host", "/ops/mcp", "jobs.example.com", nil, http.StatusOK},
+		{"allowed Host with a port", "/ops/mcp", "JOBS.example.com:8443", nil, http.StatusOK},
+		{"localhost", "/ops/mcp", "localhost:1234", nil, http.StatusOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			req, err := http.NewRequest(http.MethodPost, ts.URL+tc.path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.host != "" {
+				req.Host = tc.host
 			}
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")

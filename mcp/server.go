@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -45,6 +47,13 @@ type Options struct {
 	// Prefix is the URL path Handler serves: it must start with "/" and
 	// not end with one (DefaultPrefix if empty).
 	Prefix string
+	// AllowedHosts are the Host header values, besides loopback names,
+	// that Handler accepts on a loopback listener: the public names a
+	// reverse proxy on the same machine forwards under. Any other
+	// non-loopback Host arriving on a loopback address is refused with
+	// 403, which defeats DNS rebinding. A Host may carry a port
+	// ("jobs.example.com:8443"); one without a port matches any port.
+	AllowedHosts []string
 	// Logger receives the SDK's diagnostics; nil logs nothing.
 	Logger *slog.Logger
 }
@@ -60,6 +69,7 @@ type Server struct {
 	version string
 	tools   []toolDef
 	cache   *sdk.SchemaCache
+	hosts   []string
 	handler http.Handler
 }
 
@@ -74,6 +84,11 @@ func NewServer(st backwave.Store, opts Options) (*Server, error) {
 	prefix, err := checkPrefix(opts.Prefix)
 	if err != nil {
 		return nil, err
+	}
+	for _, h := range opts.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/ \t\r\n") {
+			return nil, fmt.Errorf("%w: mcp: AllowedHosts entry %q is not a host name", backwave.ErrInvalidConfig, h)
+		}
 	}
 	tools, err := catalogue()
 	if err != nil {
@@ -92,6 +107,7 @@ func NewServer(st backwave.Store, opts Options) (*Server, error) {
 		version: moduleVersion(),
 		tools:   tools,
 		cache:   sdk.NewSchemaCache(),
+		hosts:   slices.Clone(opts.AllowedHosts),
 	}
 	// One server with every tool resolves each schema once, into the cache
 	// every per-caller server then reads.
@@ -140,9 +156,11 @@ func (s *Server) Prefix() string { return s.prefix }
 // answers Prefix and Prefix + "/", and 404 to any other path). Each request
 // is served statelessly by a server built for its own caller: the tools the
 // Policy lets that caller use, with the *http.Request attached to the
-// context every Policy callback sees. It keeps the SDK's DNS-rebinding
-// protection and adds the standard library's cross-origin protection, so a
-// browser page of another origin cannot ride a user's cookies into a tool.
+// context every Policy callback sees. On a loopback listener it refuses a
+// Host that is neither a loopback name nor in Options.AllowedHosts (DNS
+// rebinding), and it applies the standard library's cross-origin
+// protection, so a browser page of another origin cannot ride a user's
+// cookies into a tool.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 type memoKey struct{}
@@ -158,15 +176,55 @@ func (s *Server) newHandler() http.Handler {
 	h := sdk.NewStreamableHTTPHandler(s.serverFor, &sdk.StreamableHTTPOptions{
 		Stateless: true,
 		Logger:    s.logger,
+		// hostAllowed below is the SDK's check with an allow-list.
+		DisableLocalhostProtection: true,
 	})
 	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != s.prefix && r.URL.Path != s.prefix+"/" {
 			http.NotFound(w, r)
 			return
 		}
+		if !s.hostAllowed(r) {
+			http.Error(w, fmt.Sprintf("Forbidden: Host %q is not served on a loopback address", r.Host), http.StatusForbidden)
+			return
+		}
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), memoKey{}, &memo{})))
 	})
 	return http.NewCrossOriginProtection().Handler(inner)
+}
+
+// hostAllowed reports whether r may be served: it did not arrive on a
+// loopback address, or its Host is a loopback name or an allowed host.
+func (s *Server) hostAllowed(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil || !loopback(local.String()) || loopback(r.Host) {
+		return true
+	}
+	name := r.Host
+	if h, _, err := net.SplitHostPort(r.Host); err == nil {
+		name = h
+	}
+	for _, allowed := range s.hosts {
+		if strings.EqualFold(allowed, r.Host) || strings.EqualFold(allowed, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// loopback reports whether hostport names this machine: localhost or a
+// loopback IP, with or without a port.
+func loopback(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // serverFor builds the server for the caller behind r, once per request.

@@ -91,6 +91,8 @@ func TestNewServerRefuses(t *testing.T) {
 		{"trailing slash", st, Options{Prefix: "/mcp/"}},
 		{"root", st, Options{Prefix: "/"}},
 		{"pattern", st, Options{Prefix: "/mcp/{id}"}},
+		{"empty allowed host", st, Options{AllowedHosts: []string{""}}},
+		{"allowed host with a path", st, Options{AllowedHosts: []string{"example.com/mcp"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
