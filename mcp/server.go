@@ -308,7 +308,8 @@ type ToolInfo struct {
 }
 
 // Tools returns the whole catalogue, reads first, whatever any caller may
-// use: the 23 tools a caller holding every Permission is offered.
+// use: the 23 tools offered to a caller holding every Permission under a
+// Policy with a ResolveActor.
 func (s *Server) Tools() []ToolInfo {
 	out := make([]ToolInfo, len(s.tools))
 	for i, d := range s.tools {
