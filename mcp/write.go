@@ -1,0 +1,145 @@
+package mcp
+
+import (
+	"context"
+	"time"
+
+	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/permission"
+)
+
+// The inputs of the write tools.
+
+type rescheduleInput struct {
+	ID jobID     `json:"id" jsonschema:"the id of a waiting (scheduled or awaiting_parent) job"`
+	At time.Time `json:"at" jsonschema:"the new due time (RFC 3339, e.g. 2026-12-01T09:00:00Z)"`
+}
+
+type scheduleRef struct {
+	Name nonEmpty `json:"name" jsonschema:"the Recurring Schedule's name, as schedule_list shows it"`
+}
+
+type queueRef struct {
+	Queue nonEmpty `json:"queue" jsonschema:"the Queue's name, as queue_list shows it"`
+}
+
+type queueLimitInput struct {
+	Queue nonEmpty    `json:"queue" jsonschema:"the Queue's name, as queue_list shows it"`
+	Limit nonNegative `json:"limit" jsonschema:"the cluster-wide Concurrency Limit: at most this many of the Queue's jobs Running at once; 0 removes the limit"`
+}
+
+// The results of the write tools.
+
+type jobActionResult struct {
+	Job      jobView  `json:"job" jsonschema:"the job as the action left it"`
+	Actor    string   `json:"actor" jsonschema:"the Actor the audit trail recorded for this action"`
+	Withheld []string `json:"withheld,omitempty" jsonschema:"the sensitive fields left out of this result because the caller does not hold the ViewSensitiveData permission; absent when nothing was withheld"`
+}
+
+type triggerResult struct {
+	Schedule string `json:"schedule"`
+	JobID    jobID  `json:"job_id" jsonschema:"the job the trigger enqueued, due now"`
+	Actor    string `json:"actor" jsonschema:"the Actor the audit trail recorded for this action"`
+}
+
+type scheduleActionResult struct {
+	Schedule string `json:"schedule"`
+	Action   string `json:"action" jsonschema:"the Operator Action taken"`
+	Actor    string `json:"actor" jsonschema:"the Actor the audit trail recorded for this action"`
+}
+
+type queueActionResult struct {
+	Queue  string `json:"queue"`
+	Action string `json:"action" jsonschema:"the Operator Action taken"`
+	Limit  *int   `json:"limit,omitempty" jsonschema:"the Concurrency Limit set (0: none); only for set_queue_limit"`
+	Actor  string `json:"actor" jsonschema:"the Actor the audit trail recorded for this action"`
+}
+
+func jobAction(a acting, j backwave.JobInfo) jobActionResult {
+	return jobActionResult{Job: jobViewOf(j, a.sensitive), Actor: string(a.actor), Withheld: withheld(a.sensitive, fieldPayload)}
+}
+
+func addWrites(b *builder) {
+	addWrite(b, "job_requeue", "Requeue a job",
+		"Moves a dead_lettered or quarantined job back to scheduled, due now, with a fresh attempt budget; its Retry Cause is cleared. Any other state is refused and nothing changes. Audited; needs the Requeue permission.",
+		permission.ActionRequeue, writeHints{},
+		func(ctx context.Context, a acting, in jobRef) (jobActionResult, error) {
+			j, err := a.admin.Requeue(ctx, backwave.JobID(in.ID))
+			if err != nil {
+				return jobActionResult{}, err
+			}
+			return jobAction(a, j), nil
+		})
+	addWrite(b, "job_cancel", "Cancel a job",
+		"Cancels a live job: a waiting one at once; a running one cooperatively (its handler is asked to stop, and the job ends cancelled however that Attempt ends). A terminal job is refused. Audited; needs the Cancel permission.",
+		permission.ActionCancel, writeHints{destructive: true},
+		func(ctx context.Context, a acting, in jobRef) (jobActionResult, error) {
+			j, err := a.admin.Cancel(ctx, backwave.JobID(in.ID))
+			if err != nil {
+				return jobActionResult{}, err
+			}
+			return jobAction(a, j), nil
+		})
+	addWrite(b, "job_reschedule", "Reschedule a job",
+		"Moves the due time of a waiting (scheduled or awaiting_parent) job; it keeps its id, payload, Attempt and Retry Cause. A running or terminal job is refused. Audited; needs the Requeue permission.",
+		permission.ActionReschedule, writeHints{idempotent: true},
+		func(ctx context.Context, a acting, in rescheduleInput) (jobActionResult, error) {
+			j, err := a.admin.Reschedule(ctx, backwave.JobID(in.ID), in.At)
+			if err != nil {
+				return jobActionResult{}, err
+			}
+			return jobAction(a, j), nil
+		})
+	addWrite(b, "schedule_trigger", "Trigger a Recurring Schedule now",
+		"Enqueues one job from the schedule's template, due now, and records the trigger as an occurrence. A paused schedule can be triggered; under no_overlap a schedule whose last job is still live refuses. Audited; needs the TriggerSchedule permission.",
+		permission.ActionTriggerSchedule, writeHints{},
+		func(ctx context.Context, a acting, in scheduleRef) (triggerResult, error) {
+			id, err := a.admin.TriggerSchedule(ctx, string(in.Name))
+			if err != nil {
+				return triggerResult{}, err
+			}
+			return triggerResult{Schedule: string(in.Name), JobID: jobID(id), Actor: string(a.actor)}, nil
+		})
+	scheduleAction := func(name, title, description string, action permission.Action, h writeHints, do func(*backwave.Admin, context.Context, string) error) {
+		addWrite(b, name, title, description, action, h,
+			func(ctx context.Context, a acting, in scheduleRef) (scheduleActionResult, error) {
+				if err := do(a.admin, ctx, string(in.Name)); err != nil {
+					return scheduleActionResult{}, err
+				}
+				return scheduleActionResult{Schedule: string(in.Name), Action: action.String(), Actor: string(a.actor)}, nil
+			})
+	}
+	scheduleAction("schedule_pause", "Pause a Recurring Schedule",
+		"Stops the schedule from minting jobs until schedule_resume; jobs it already minted are unaffected. Audited; needs the TriggerSchedule permission.",
+		permission.ActionPauseSchedule, writeHints{idempotent: true}, (*backwave.Admin).PauseSchedule)
+	scheduleAction("schedule_resume", "Resume a Recurring Schedule",
+		"Lets a paused schedule mint again, from now on. Audited; needs the TriggerSchedule permission.",
+		permission.ActionResumeSchedule, writeHints{idempotent: true}, (*backwave.Admin).ResumeSchedule)
+	scheduleAction("schedule_remove", "Remove a Recurring Schedule",
+		"Deletes the schedule and its occurrence records; the jobs it minted stay. It cannot be undone here: the application registers schedules in its own code. Audited; needs the TriggerSchedule permission.",
+		permission.ActionRemoveSchedule, writeHints{destructive: true}, (*backwave.Admin).RemoveSchedule)
+	queueAction := func(name, title, description string, action permission.Action, do func(*backwave.Admin, context.Context, string) error) {
+		addWrite(b, name, title, description, action, writeHints{idempotent: true},
+			func(ctx context.Context, a acting, in queueRef) (queueActionResult, error) {
+				if err := do(a.admin, ctx, string(in.Queue)); err != nil {
+					return queueActionResult{}, err
+				}
+				return queueActionResult{Queue: string(in.Queue), Action: action.String(), Actor: string(a.actor)}, nil
+			})
+	}
+	queueAction("queue_pause", "Pause a Queue",
+		"Stops workers claiming jobs from the Queue; Running jobs are unaffected. Audited; needs the PauseQueue permission.",
+		permission.ActionPauseQueue, (*backwave.Admin).PauseQueue)
+	queueAction("queue_resume", "Resume a Queue",
+		"Lets workers claim jobs from a paused Queue again. Audited; needs the PauseQueue permission.",
+		permission.ActionResumeQueue, (*backwave.Admin).ResumeQueue)
+	addWrite(b, "queue_set_limit", "Set a Queue's Concurrency Limit",
+		"Sets the Queue's cluster-wide Concurrency Limit (0 removes it). A lowered limit never revokes a Lease: it stops claims until the Running count drops below it. Audited; needs the PauseQueue permission.",
+		permission.ActionSetQueueLimit, writeHints{idempotent: true},
+		func(ctx context.Context, a acting, in queueLimitInput) (queueActionResult, error) {
+			if err := a.admin.SetQueueLimit(ctx, string(in.Queue), int(in.Limit)); err != nil {
+				return queueActionResult{}, err
+			}
+			return queueActionResult{Queue: string(in.Queue), Action: permission.ActionSetQueueLimit.String(), Limit: new(int(in.Limit)), Actor: string(a.actor)}, nil
+		})
+}
