@@ -145,7 +145,7 @@ func (p *Pump) execute(c node.Execute) {
 	j := c.Job
 	l := j.Lease()
 	ctx, cancel := context.WithCancelCause(p.handlerCtx)
-	if c.Timeout > 0 {
+	if c.Timeout > 0 && p.manual == nil { // a Manual times it on the Pump's clock
 		var stopTimer context.CancelFunc
 		ctx, stopTimer = context.WithTimeoutCause(ctx, c.Timeout, ErrAttemptTimeout)
 		cancelCause := cancel
@@ -161,6 +161,10 @@ func (p *Pump) execute(c node.Execute) {
 	}
 	p.peak = max(p.peak, len(p.attempts))
 	t := task{ctx: ctx, job: j, timeout: c.Timeout}
+	if p.manual != nil {
+		p.manual.start(t)
+		return
+	}
 	select {
 	case p.tasks <- t:
 	default:
