@@ -2,7 +2,6 @@ package jobtest
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -24,17 +23,25 @@ const DefaultGroup = "jobtest"
 // ids (JobInfo.Worker) read the same on every run.
 const DefaultNodeID = "jobtest"
 
-// MaxIdleSteps bounds the instants one RunUntilIdle visits. A test that
-// reaches it has work that keeps coming due (a handler that enqueues
-// itself, a schedule firing faster than the maintenance beat): it fails,
-// naming the next instant it would have visited.
-const MaxIdleSteps = 1_000_000
+// DefaultIdleLimit is how many instants one RunUntilIdle visits at most,
+// unless IdleLimit says otherwise. A test that reaches it has work that
+// keeps coming due (a handler that enqueues itself, a schedule firing
+// faster than the maintenance beat): it fails, naming the instant it would
+// have visited next.
+const DefaultIdleLimit = 100_000
 
 // Option adjusts New.
 type Option func(*settings)
 
 type settings struct {
-	start time.Time
+	start     time.Time
+	idleLimit int
+}
+
+// IdleLimit sets how many instants one RunUntilIdle visits before it fails
+// the test (DefaultIdleLimit otherwise). n must be positive.
+func IdleLimit(n int) Option {
+	return func(s *settings) { s.idleLimit = n }
 }
 
 // StartAt starts Virtual Time at t instead of vtime.Epoch (2000-01-01 UTC).
@@ -64,6 +71,7 @@ type Client struct {
 	pumps  []*shell.Manual
 	due    *dueSet
 	poll   time.Duration // the shortest PollInterval of the Pumps
+	limit  int           // IdleLimit
 	zones  map[string]*time.Location
 	exprs  map[string]*cron.Expr
 	closed bool
@@ -83,11 +91,15 @@ type Client struct {
 // (backwave.ErrShutdown) and have returned before the cleanup does.
 func New(t testing.TB, cfg backwave.Config, opts ...Option) *Client {
 	t.Helper()
-	s := settings{start: vtime.Epoch}
+	s := settings{start: vtime.Epoch, idleLimit: DefaultIdleLimit}
 	for _, o := range opts {
 		if o != nil {
 			o(&s)
 		}
+	}
+	if s.idleLimit <= 0 {
+		t.Fatalf("jobtest: IdleLimit(%d): want a positive number of instants", s.idleLimit)
+		return nil
 	}
 	if cfg.Clock != nil {
 		t.Fatalf("jobtest: Config.Clock is a %T: leave it nil, the Client runs on the store's Virtual Time (Client.Advance moves it)", cfg.Clock)
@@ -122,7 +134,7 @@ func New(t testing.TB, cfg backwave.Config, opts ...Option) *Client {
 		return nil
 	}
 	c := &Client{
-		Client: client, t: t, store: st, clock: clock, admin: admin, pumps: pumps, due: due,
+		Client: client, t: t, store: st, clock: clock, admin: admin, pumps: pumps, due: due, limit: s.idleLimit,
 		zones: make(map[string]*time.Location), exprs: make(map[string]*cron.Expr),
 	}
 	for _, m := range pumps {
@@ -196,7 +208,7 @@ func (c *Client) RunUntilIdle() time.Time {
 	if !c.usable("RunUntilIdle") {
 		return c.Now()
 	}
-	for range MaxIdleSteps {
+	for range c.limit {
 		if !c.settle() {
 			return c.Now()
 		}
@@ -209,7 +221,7 @@ func (c *Client) RunUntilIdle() time.Time {
 	next, _ := c.next(false)
 	c.t.Fatalf("jobtest: RunUntilIdle: still not idle after visiting %d instants (now %s, next %s): "+
 		"work keeps coming due; use Advance to run a bounded stretch",
-		MaxIdleSteps, c.Now().Format(time.RFC3339), next.Format(time.RFC3339))
+		c.limit, c.Now().Format(time.RFC3339), next.Format(time.RFC3339))
 	return c.Now()
 }
 
@@ -228,8 +240,8 @@ func Sleep(ctx context.Context, d time.Duration) error { return shell.Sleep(ctx,
 // Close ends the Client as a Stop whose drain period is over: outcomes
 // already in are reported, parked handlers are cancelled with
 // backwave.ErrShutdown and have returned when Close does, and their Leases
-// are relinquished. The test's cleanup calls it; calling it again does
-// nothing.
+// are relinquished. The store stays readable, for assertions after Close.
+// The test's cleanup calls it; calling it again does nothing.
 func (c *Client) Close() error {
 	if c.closed {
 		return nil
@@ -240,9 +252,6 @@ func (c *Client) Close() error {
 		if err := m.Close(); err != nil && first == nil {
 			first = err
 		}
-	}
-	if err := c.store.Close(); err != nil && first == nil {
-		first = fmt.Errorf("jobtest: close store: %w", err)
 	}
 	return first
 }
