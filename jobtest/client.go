@@ -64,17 +64,19 @@ func StartAt(t time.Time) Option {
 type Client struct {
 	*backwave.Client
 
-	t      testing.TB
-	store  *memstore.Store
-	clock  *vtime.Manual
-	admin  *backwave.Admin
-	pumps  []*shell.Manual
-	due    *dueSet
-	poll   time.Duration // the shortest PollInterval of the Pumps
-	limit  int           // IdleLimit
-	zones  map[string]*time.Location
-	exprs  map[string]*cron.Expr
-	closed bool
+	t     testing.TB
+	store *memstore.Store
+	clock *vtime.Manual
+	admin *backwave.Admin
+	pumps []*shell.Manual
+	due   *dueSet
+	poll  time.Duration // the shortest PollInterval of the Pumps
+	limit int           // IdleLimit
+	zones map[string]*time.Location
+	exprs map[string]*cron.Expr
+	// nextOcc caches each schedule's next occurrence (due.go).
+	nextOcc map[string]nextAt
+	closed  bool
 }
 
 // New returns a Client over a new In-Memory Store on a vtime.Manual clock,
@@ -135,7 +137,7 @@ func New(t testing.TB, cfg backwave.Config, opts ...Option) *Client {
 	}
 	c := &Client{
 		Client: client, t: t, store: st, clock: clock, admin: admin, pumps: pumps, due: due, limit: s.idleLimit,
-		zones: make(map[string]*time.Location), exprs: make(map[string]*cron.Expr),
+		zones: make(map[string]*time.Location), exprs: make(map[string]*cron.Expr), nextOcc: make(map[string]nextAt),
 	}
 	for _, m := range pumps {
 		if iv := m.Config().PollInterval; c.poll == 0 || iv < c.poll {

@@ -136,11 +136,29 @@ func (c *Client) nextOccurrence(ctx context.Context) (time.Time, bool) {
 		if cursor.IsZero() {
 			cursor = res.Now
 		}
-		if t := expr.Next(cursor, loc); !t.IsZero() && (!found || t.Before(best)) {
-			best, found = t, true
+		key := nextKey{spec: s.Spec, zone: s.Zone, cursor: cursor}
+		t, ok := c.nextOcc[s.Name]
+		if !ok || t.key != key {
+			t = nextAt{key: key, at: expr.Next(cursor, loc)}
+			c.nextOcc[s.Name] = t
+		}
+		if !t.at.IsZero() && (!found || t.at.Before(best)) {
+			best, found = t.at, true
 		}
 	}
 	return best, found
+}
+
+// nextKey is what a schedule's next occurrence depends on; nextAt caches
+// the occurrence for it.
+type nextKey struct {
+	spec, zone string
+	cursor     time.Time
+}
+
+type nextAt struct {
+	key nextKey
+	at  time.Time
 }
 
 // zone loads and caches an IANA zone; a zone that does not load leaves its

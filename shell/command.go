@@ -83,6 +83,9 @@ func (p *Pump) callTimeout(c node.StoreCommand) time.Duration {
 // period and a done Stop context cancel. A call cut short by either is
 // logged here, once, and reported true; its Reply carries the error.
 func (p *Pump) call(c node.StoreCommand) (node.Reply, bool) {
+	if p.manual != nil { // the In-Memory Store on Virtual Time: no call blocks
+		return p.caller.Call(p.ioCtx, c), false
+	}
 	limit := p.callTimeout(c)
 	ctx, cancel := context.WithTimeoutCause(p.ioCtx, limit, errCallTimeout)
 	defer cancel()

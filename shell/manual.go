@@ -184,8 +184,12 @@ func (m *Manual) Run() (bool, error) {
 	}
 	if !now.Before(m.nextBeat) {
 		m.nextBeat = nextTick(m.nextBeat, now, p.cfg.HeartbeatInterval)
-		p.step(node.Heartbeat{Now: now})
-		did = true
+		// A heartbeat of a Pump holding no Attempt renews nothing and
+		// flushes nothing: it is skipped like an idle poll tick.
+		if m.Busy() {
+			p.step(node.Heartbeat{Now: now})
+			did = true
+		}
 	}
 	for _, r := range m.runs {
 		if !r.deadline.IsZero() && !r.timedOut && !now.Before(r.deadline) {
@@ -199,14 +203,20 @@ func (m *Manual) Run() (bool, error) {
 	return did || more, err
 }
 
-// Poll feeds the Driver a Poll at the clock's current time outside the
-// ticker's beat — an earlier poll, as a Wake-Up Hint is, that also runs the
-// maintenance beat when it is due — and then settles as Run does.
+// Poll feeds the Driver a Poll at the clock's current time, and then
+// settles as Run does. Between ticks it is an earlier poll, as a Wake-Up
+// Hint is, that also runs the maintenance beat when that is due; at or past
+// a tick it is that tick's poll.
 func (m *Manual) Poll() error {
 	if m.closed {
 		return ErrManualClosed
 	}
-	m.p.step(node.Poll{Now: m.p.now()})
+	now := m.p.now()
+	if !now.Before(m.nextPoll) {
+		// The tick that has come is this poll.
+		m.nextPoll = nextTick(m.nextPoll, now, m.p.cfg.PollInterval)
+	}
+	m.p.step(node.Poll{Now: now})
 	return m.settle()
 }
 
