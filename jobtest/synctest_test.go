@@ -21,7 +21,7 @@ func TestInsideSynctestBubble(t *testing.T) {
 		var slept time.Duration
 		c := newClient(t, backwave.Config{}, func(ctx context.Context, j *backwave.Job[work]) error {
 			before := time.Now()
-			time.Sleep(10 * time.Minute) // the bubble's clock
+			time.Sleep(10 * time.Minute)                            // the bubble's clock
 			if err := jobtest.Sleep(ctx, time.Minute); err != nil { // the Client's clock
 				return err
 			}
