@@ -2,47 +2,32 @@ package backwave
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	"github.com/backwave/backwave/internal/testkey"
-	"github.com/backwave/backwave/shell"
+	"github.com/backwave/backwave/internal/takeover"
 )
 
-// ManualPumps is for package jobtest, which drives a Client on Virtual
-// Time; use jobtest.New rather than calling it. Its key's type is internal
-// to this module, so code elsewhere cannot make a valid one.
-//
-// It registers Config.Schedules, as Start does, and takes every Pump over
-// for driving by hand (shell.Pump.Manual), in order. The Client then counts
-// as started: Start returns an error, and Stop leaves the Pumps to their
+// startManual is Start for package jobtest, which asks for it with a
+// context carrying a takeover.Request: it registers Config.Schedules, as
+// Start does, and takes every Pump over for driving by hand
+// (shell.Pump.Manual) instead of starting its goroutines, filling req with
+// them in order. The caller holds c.mu, and the Client counts as started,
+// so Start again is an error and Stop leaves the Pumps to their
 // shell.Manual, whose Close ends them.
-func (c *Client) ManualPumps(ctx context.Context, k testkey.Key) ([]*shell.Manual, error) {
-	if !k.Valid() {
-		return nil, errors.New("backwave: manual pumps: not a key of package jobtest")
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case c.stopped:
-		return nil, errors.New("backwave: manual pumps: the Client was stopped")
-	case c.started:
-		return nil, errors.New("backwave: manual pumps: the Client is already started")
-	}
-	c.started = true
+func (c *Client) startManual(ctx context.Context, req *takeover.Request) error {
 	if err := c.startMaintenance(ctx); err != nil {
-		return nil, err
+		return err
 	}
-	out := make([]*shell.Manual, 0, len(c.pumps))
 	for _, p := range c.pumps {
 		m, err := p.Manual(ctx)
 		if err != nil {
-			for _, done := range out {
+			for _, done := range req.Pumps {
 				_ = done.Close()
 			}
-			return nil, fmt.Errorf("backwave: manual pumps: %s: %w", p.Worker(), err)
+			req.Pumps = nil
+			return fmt.Errorf("backwave: start %s by hand: %w", p.Worker(), err)
 		}
-		out = append(out, m)
+		req.Pumps = append(req.Pumps, m)
 	}
-	return out, nil
+	return nil
 }

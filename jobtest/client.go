@@ -8,7 +8,7 @@ import (
 
 	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/core/cron"
-	"github.com/backwave/backwave/internal/testkey"
+	"github.com/backwave/backwave/internal/takeover"
 	"github.com/backwave/backwave/shell"
 	"github.com/backwave/backwave/store/memstore"
 	"github.com/backwave/backwave/vtime"
@@ -129,12 +129,12 @@ func New(t testing.TB, cfg backwave.Config, opts ...Option) *Client {
 		t.Fatalf("jobtest: %v", err)
 		return nil
 	}
-	ctx := context.WithoutCancel(t.Context())
-	pumps, err := client.ManualPumps(ctx, testkey.New())
-	if err != nil {
+	req := &takeover.Request{}
+	if err := client.Start(takeover.With(context.WithoutCancel(t.Context()), req)); err != nil {
 		t.Fatalf("jobtest: %v", err)
 		return nil
 	}
+	pumps := req.Pumps
 	c := &Client{
 		Client: client, t: t, store: st, clock: clock, admin: admin, pumps: pumps, due: due, limit: s.idleLimit,
 		zones: make(map[string]*time.Location), exprs: make(map[string]*cron.Expr), nextOcc: make(map[string]nextAt),
