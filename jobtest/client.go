@@ -58,9 +58,10 @@ func StartAt(t time.Time) Option {
 // has taken the Pumps over (Start returns an error), and the test's
 // cleanup closes them.
 //
-// A Client belongs to one test goroutine; handlers run on their own
-// goroutines, one at a time, while the test waits in Advance or
-// RunUntilIdle.
+// A Client belongs to one test goroutine: Advance, AdvanceTo,
+// RunUntilIdle and Close are for it, never for a handler. Handlers run on
+// goroutines of their own, one at a time, while the test waits in Advance
+// or RunUntilIdle; they may call Now, Enqueue and the Admin reads.
 type Client struct {
 	*backwave.Client
 

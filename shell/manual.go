@@ -12,7 +12,8 @@ import (
 
 // Manual drives a Pump by hand instead of by its loop goroutine and the
 // host's timers: the caller says what time it is (Config.Clock, usually a
-// vtime.Manual it moves itself) and calls Run at each instant it visits.
+// vtime.Manual it moves itself) and calls Run, or Poll, at each instant it
+// visits.
 // Every event, command, store call, Failure Detail, Job Output, Tag delta,
 // panic recovery and attempt timeout goes through the same code as a
 // started Pump; what differs is only who keeps time and who runs the
@@ -20,8 +21,10 @@ import (
 //
 //   - The poll and heartbeat tickers are virtual: Run fires each one whose
 //     instant has come, on the grid of PollInterval and HeartbeatInterval
-//     from the instant Manual was made. A tick that found nothing to do is
-//     not replayed: a caller may jump over an idle stretch.
+//     from the instant Manual was made. Ticks a caller jumped over fire
+//     once, and the heartbeat of a Pump holding no Attempt (nothing to
+//     renew or flush) is skipped, so a caller may jump over an idle
+//     stretch at no cost.
 //   - An Attempt's handler runs on its own goroutine, but one at a time:
 //     Run waits until it returns or parks in Sleep before it goes on, so no
 //     two handlers, and no handler and the Driver, ever run at once.
