@@ -87,7 +87,8 @@ type Client struct {
 //   - Config.Groups empty (with Handlers set) means one group, DefaultGroup,
 //     of backwave.DefaultWorkerGroup's knobs serving backwave.DefaultQueue.
 //   - Config.NodeID empty means DefaultNodeID.
-//   - Config.Logger nil means warnings and errors to t's output.
+//   - Config.Logger nil means warnings and errors to t's output, stamped
+//     with Virtual Time.
 //
 // A configuration NewClient refuses fails the test with its error. The
 // Client is closed at t's cleanup: parked handlers are cancelled
@@ -114,10 +115,20 @@ func New(t testing.TB, cfg backwave.Config, opts ...Option) *Client {
 	if cfg.NodeID == "" {
 		cfg.NodeID = DefaultNodeID
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	}
 	clock := vtime.NewManual(s.start)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{
+			Level: slog.LevelWarn,
+			// Stamp each record with Virtual Time, so logs read the same
+			// on every run.
+			ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+				if a.Key == slog.TimeKey && len(groups) == 0 {
+					return slog.Time(slog.TimeKey, clock.Now())
+				}
+				return a
+			},
+		}))
+	}
 	due := newDueSet()
 	st := memstore.New(memstore.Options{Clock: clock, OnTransition: due.note})
 	client, err := backwave.NewClient(st, cfg)

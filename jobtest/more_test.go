@@ -98,3 +98,39 @@ func TestRunUntilIdleIgnoresSchedules(t *testing.T) {
 		t.Fatalf("three days ran %d daily jobs, want 3", runs)
 	}
 }
+
+// A handler that ignores its attempt timeout keeps its Worker, but past the
+// grace its Lease is no longer renewed: the Lease lapses, the expiry counts
+// as a failed Attempt (Retry Cause lease expired), the job runs again, and
+// the ignoring handler's late outcome is fenced out.
+func TestTimeoutIgnoredLetsLeaseLapse(t *testing.T) {
+	t.Parallel()
+	var lateDone time.Time
+	var c *jobtest.Client
+	c = newClient(t, backwave.Config{AttemptTimeoutGrace: 10 * time.Second}, func(ctx context.Context, j *backwave.Job[work]) error {
+		if j.Attempt == 1 {
+			_ = jobtest.Sleep(context.WithoutCancel(ctx), 10*time.Minute) // ignores the timeout
+			lateDone = c.Now()
+			return nil
+		}
+		return nil
+	}, backwave.WithAttemptTimeout(30*time.Second))
+	start := c.Now()
+	id := enqueue(t, c, 1)
+	c.RunUntilIdle()
+
+	info := jobtest.RequireState(t, c, id, backwave.StateSucceeded)
+	if info.RetryCause != backwave.RetryCauseLeaseExpired {
+		t.Fatalf("retry cause %v, want lease expired", info.RetryCause)
+	}
+	if got := lateDone.Sub(start); got != 10*time.Minute {
+		t.Fatalf("the ignoring handler returned after %v, want 10m", got)
+	}
+	jobtest.RequireTransitions(t, c, id,
+		jobtest.Step{State: backwave.StateScheduled, Via: backwave.ViaInsert},
+		jobtest.Step{State: backwave.StateRunning, Via: backwave.ViaClaim, Attempt: 1, At: start},
+		jobtest.Step{State: backwave.StateScheduled, Via: backwave.ViaExpire, Attempt: 1},
+		jobtest.Step{State: backwave.StateRunning, Via: backwave.ViaClaim, Attempt: 2},
+		jobtest.Step{State: backwave.StateSucceeded, Via: backwave.ViaSucceed, Attempt: 2},
+	)
+}

@@ -62,7 +62,8 @@ type manualRun struct {
 	ctx      context.Context
 	deadline time.Time // the attempt timeout on Config.Clock; zero: none
 	timedOut bool      // the deadline has been acted on
-	wake     time.Time // while parked: when Sleep ends
+	wake     time.Time       // while parked: when Sleep ends
+	sleepCtx context.Context // while parked: the context Sleep was given
 	resume   chan struct{}
 }
 
@@ -72,6 +73,7 @@ type manualYield struct {
 	run      *manualRun
 	parked   bool
 	wake     time.Time
+	ctx      context.Context // Sleep's
 	returned bool
 	result   Result
 }
@@ -247,8 +249,8 @@ func (m *Manual) drain() (bool, error) {
 			continue
 		}
 		for _, r := range m.runs {
-			if !r.wake.IsZero() && (!now.Before(r.wake) || r.ctx.Err() != nil) {
-				r.wake = time.Time{}
+			if !r.wake.IsZero() && (!now.Before(r.wake) || r.sleepCtx.Err() != nil) {
+				r.wake, r.sleepCtx = time.Time{}, nil
 				r.resume <- struct{}{}
 				m.await()
 				progressed = true
@@ -313,7 +315,7 @@ func (m *Manual) handle(r *manualRun, t task) {
 func (m *Manual) await() {
 	y := <-m.yield
 	if y.parked {
-		y.run.wake = y.wake
+		y.run.wake, y.run.sleepCtx = y.wake, y.ctx
 		return
 	}
 	for i, r := range m.runs {
@@ -351,7 +353,7 @@ func (m *Manual) Close() error {
 		if a := p.attempts[r.lease]; a != nil {
 			a.cancel(ErrShutdown)
 		}
-		r.wake = time.Time{}
+		r.wake, r.sleepCtx = time.Time{}, nil
 		r.resume <- struct{}{}
 		m.await()
 	}
@@ -380,7 +382,10 @@ func (m *Manual) Close() error {
 // clock: the handler parks, its Manual goes on with other work, and it
 // resumes once the clock has been moved past d, or its context is
 // cancelled (an attempt timeout, a lost Lease, a cancel request, Close).
-// Anywhere else it waits on the host's timer. A d ≤ 0 does not wait.
+// A ctx that does not end with the handler's (context.WithoutCancel) makes
+// a handler that ignores its cancellation: it sleeps on, except through
+// Close, which resumes it early with nil. Anywhere else Sleep waits on the
+// host's timer. A d ≤ 0 does not wait.
 func Sleep(ctx context.Context, d time.Duration) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
@@ -399,7 +404,7 @@ func Sleep(ctx context.Context, d time.Duration) error {
 			return context.Cause(ctx)
 		}
 	}
-	r.m.yield <- manualYield{run: r, parked: true, wake: r.m.p.now().Add(d)}
+	r.m.yield <- manualYield{run: r, parked: true, wake: r.m.p.now().Add(d), ctx: ctx}
 	<-r.resume
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
