@@ -60,8 +60,8 @@ type manualRun struct {
 	m        *Manual
 	lease    job.Lease
 	ctx      context.Context
-	deadline time.Time // the attempt timeout on Config.Clock; zero: none
-	timedOut bool      // the deadline has been acted on
+	deadline time.Time       // the attempt timeout on Config.Clock; zero: none
+	timedOut bool            // the deadline has been acted on
 	wake     time.Time       // while parked: when Sleep ends
 	sleepCtx context.Context // while parked: the context Sleep was given
 	resume   chan struct{}
