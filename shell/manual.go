@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/backwave/backwave/job"
@@ -46,9 +47,13 @@ type Manual struct {
 	// done are the results of handlers that returned, in the order they
 	// did, waiting to be fed to the Driver between steps, as the loop
 	// takes them.
-	done   []finished
-	yield  chan manualYield
-	closed bool
+	done []finished
+	// idle are the handler goroutines waiting for an Attempt; workers
+	// counts every live one.
+	idle    []*manualWorker
+	workers sync.WaitGroup
+	yield   chan manualYield
+	closed  bool
 	// exited reports a handler goroutine that ended without returning
 	// (runtime.Goexit, as t.FailNow does): Run reports it as an error.
 	exited error
@@ -76,6 +81,7 @@ type manualYield struct {
 	ctx      context.Context // Sleep's
 	returned bool
 	result   Result
+	worker   *manualWorker
 }
 
 type manualKey struct{}
@@ -294,17 +300,46 @@ func (m *Manual) start(t task) {
 	r.ctx = context.WithValue(t.ctx, manualKey{}, r)
 	t.ctx = r.ctx
 	m.runs = append(m.runs, r)
-	go m.handle(r, t)
+	var w *manualWorker
+	if n := len(m.idle); n > 0 {
+		w, m.idle = m.idle[n-1], m.idle[:n-1]
+	} else {
+		w = &manualWorker{tasks: make(chan manualTask)}
+		m.workers.Add(1)
+		go m.work(w)
+	}
+	w.tasks <- manualTask{run: r, task: t}
 	m.await()
 }
 
-// handle is a handler goroutine: it runs one Attempt and tells Run how it
-// ended, even if the handler never returns (runtime.Goexit).
-func (m *Manual) handle(r *manualRun, t task) {
+// manualWorker is a handler goroutine of a Manual. Like the loop's, it
+// outlives its Attempt and waits for the next, so a run of many Attempts
+// does not pay for a new goroutine, and for growing its stack, per job.
+type manualWorker struct {
+	tasks chan manualTask // closed by Close
+}
+
+type manualTask struct {
+	run  *manualRun
+	task task
+}
+
+// work is a handler goroutine: it runs the Attempts handed to it, one at a
+// time, until Close.
+func (m *Manual) work(w *manualWorker) {
+	defer m.workers.Done()
+	for mt := range w.tasks {
+		m.handle(w, mt.run, mt.task)
+	}
+}
+
+// handle runs one Attempt and tells the Manual how it ended, even if the
+// handler never returns (runtime.Goexit, which also ends the goroutine).
+func (m *Manual) handle(w *manualWorker, r *manualRun, t task) {
 	returned := false
 	var res Result
 	defer func() {
-		m.yield <- manualYield{run: r, returned: returned, result: res}
+		m.yield <- manualYield{run: r, returned: returned, result: res, worker: w}
 	}()
 	res = m.p.run(t)
 	returned = true
@@ -324,7 +359,9 @@ func (m *Manual) await() {
 			break
 		}
 	}
-	if !y.returned {
+	if y.returned {
+		m.idle = append(m.idle, y.worker) // it waits for the next Attempt
+	} else {
 		if m.exited == nil {
 			m.exited = fmt.Errorf("shell: the handler of job %d attempt %d exited without returning (runtime.Goexit, as t.FailNow does)",
 				y.run.lease.ID, y.run.lease.Attempt)
@@ -361,6 +398,11 @@ func (m *Manual) Close() error {
 		p.finish(f) // abandoned: dropped
 	}
 	m.done = nil
+	for _, w := range m.idle {
+		close(w.tasks)
+	}
+	m.idle = nil
+	m.workers.Wait()
 	if p.unsubscribe != nil {
 		p.unsubscribe()
 	}
