@@ -246,7 +246,9 @@ func (c *Client) RunUntilIdle() time.Time {
 // with everything else due meanwhile — heartbeats renew its Lease, other
 // Attempts run, its attempt timeout cancels its context — and it resumes
 // once Virtual Time has moved d on. Call it on the handler's own goroutine
-// with the handler's context (or one derived from it). Outside a Client
+// with the handler's context, or one derived from it; on
+// context.WithoutCancel(ctx) the handler sleeps through its cancellation,
+// as one that ignores its attempt timeout would. Outside a Client
 // (production, a plain context) it waits on the host's timer, so a fake
 // that uses it works there too.
 func Sleep(ctx context.Context, d time.Duration) error { return shell.Sleep(ctx, d) }
