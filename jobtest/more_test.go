@@ -3,6 +3,7 @@ package jobtest_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,4 +134,36 @@ func TestTimeoutIgnoredLetsLeaseLapse(t *testing.T) {
 		jobtest.Step{State: backwave.StateRunning, Via: backwave.ViaClaim, Attempt: 2},
 		jobtest.Step{State: backwave.StateSucceeded, Via: backwave.ViaSucceed, Attempt: 2},
 	)
+}
+
+// Failure Detail and Job Output are bounded as in production: a long
+// error is cut to Config.FailureDetailLimit, and output over
+// Config.MaxOutputBytes fails the Attempt.
+func TestDetailAndOutputLimits(t *testing.T) {
+	t.Parallel()
+	c := newClient(t, backwave.Config{FailureDetailLimit: 32, MaxOutputBytes: 4, MaxAttempts: 2}, func(ctx context.Context, j *backwave.Job[work]) error {
+		if j.Attempt == 1 {
+			return errors.New(strings.Repeat("x", 1000))
+		}
+		j.SetOutput([]byte("too long"))
+		return nil
+	})
+	id := enqueue(t, c, 1)
+	c.RunUntilIdle()
+	jobtest.RequireState(t, c, id, backwave.StateDeadLettered)
+	jobtest.RequireTransitions(t, c, id,
+		jobtest.Step{State: backwave.StateScheduled, Via: backwave.ViaInsert},
+		jobtest.Step{State: backwave.StateRunning, Via: backwave.ViaClaim, Attempt: 1},
+		jobtest.Step{State: backwave.StateScheduled, Via: backwave.ViaRetry, Attempt: 1, Detail: "xxx"},
+		jobtest.Step{State: backwave.StateRunning, Via: backwave.ViaClaim, Attempt: 2},
+		jobtest.Step{State: backwave.StateDeadLettered, Via: backwave.ViaDeadLetter, Attempt: 2, Detail: "job output of 8 by"}, // cut at 32 bytes too,
+	)
+	d, err := mustAdmin(t, c).Job(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(d.Transitions[2].FailureDetail); n > 64 {
+		t.Fatalf("Failure Detail of %d bytes under a limit of 32", n)
+	}
+	jobtest.RequireOutput(t, c, id, nil)
 }
