@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/internal/takeover"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/shell"
 	"github.com/backwave/backwave/store"
@@ -276,6 +277,9 @@ func (c *Client) Start(ctx context.Context) error {
 		return errors.New("backwave: start: the Client is already started")
 	}
 	c.started = true
+	if req := takeover.From(ctx); req != nil { // package jobtest (manual.go)
+		return c.startManual(ctx, req)
+	}
 	if err := c.startMaintenance(ctx); err != nil {
 		return err
 	}

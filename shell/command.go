@@ -83,6 +83,9 @@ func (p *Pump) callTimeout(c node.StoreCommand) time.Duration {
 // period and a done Stop context cancel. A call cut short by either is
 // logged here, once, and reported true; its Reply carries the error.
 func (p *Pump) call(c node.StoreCommand) (node.Reply, bool) {
+	if p.manual != nil { // the In-Memory Store on Virtual Time: no call blocks
+		return p.caller.Call(p.ioCtx, c), false
+	}
 	limit := p.callTimeout(c)
 	ctx, cancel := context.WithTimeoutCause(p.ioCtx, limit, errCallTimeout)
 	defer cancel()
@@ -145,7 +148,7 @@ func (p *Pump) execute(c node.Execute) {
 	j := c.Job
 	l := j.Lease()
 	ctx, cancel := context.WithCancelCause(p.handlerCtx)
-	if c.Timeout > 0 {
+	if c.Timeout > 0 && p.manual == nil { // a Manual times it on the Pump's clock
 		var stopTimer context.CancelFunc
 		ctx, stopTimer = context.WithTimeoutCause(ctx, c.Timeout, ErrAttemptTimeout)
 		cancelCause := cancel
@@ -161,6 +164,10 @@ func (p *Pump) execute(c node.Execute) {
 	}
 	p.peak = max(p.peak, len(p.attempts))
 	t := task{ctx: ctx, job: j, timeout: c.Timeout}
+	if p.manual != nil {
+		p.manual.start(t)
+		return
+	}
 	select {
 	case p.tasks <- t:
 	default:

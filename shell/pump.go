@@ -61,6 +61,8 @@ type Pump struct {
 	attempts map[job.Lease]*attempt
 	peak     int // most Attempts in flight since the last heartbeat tick
 	zones    map[string]*time.Location
+
+	manual *Manual // set when the Pump is driven by hand (manual.go)
 }
 
 // attempt is the Shell's side of one Attempt: its handler's cancel func and,
