@@ -183,20 +183,21 @@ func runDemo(ctx context.Context, o demoOptions) error {
 		}
 		clients = append(clients, c)
 	}
+	for i, c := range clients {
+		if err := c.Start(context.WithoutCancel(ctx)); err != nil {
+			return errors.Join(err, stopClients(ctx, clients[:i]))
+		}
+	}
+	// --for counts from here, once the fleet runs.
 	runCtx, stopRun := context.WithCancel(ctx)
 	if o.duration > 0 {
 		runCtx, stopRun = context.WithTimeout(ctx, o.duration)
 	}
 	defer stopRun()
-	for _, c := range clients {
-		if err := c.Start(context.WithoutCancel(ctx)); err != nil {
-			return err
-		}
-	}
 	if o.dashboard != nil {
 		url, err := o.dashboard(runCtx, nodes[0])
 		if err != nil {
-			return err
+			return errors.Join(fmt.Errorf("demo: serve the dashboard: %w", err), stopClients(ctx, clients))
 		}
 		fmt.Fprintf(o.out, "dashboard: %s\n", url)
 	}
@@ -219,20 +220,26 @@ func runDemo(ctx context.Context, o demoOptions) error {
 	}
 
 	ran := time.Since(start)
-	// Stop gracefully: running handlers get a moment, then the long reports
-	// are cancelled and their Leases relinquished.
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-	defer cancel()
-	for _, c := range clients {
-		if err := c.Stop(stopCtx); err != nil {
-			runErr = errors.Join(runErr, err)
-		}
+	if err := stopClients(ctx, clients); err != nil {
+		runErr = errors.Join(runErr, err)
 	}
 	if runErr != nil {
 		return runErr
 	}
 	st := story{out: o.out, colour: o.colour, path: o.path, before: before, enqueued: enqueued.get(), ran: ran, stopped: time.Since(start) - ran}
 	return st.tell(context.WithoutCancel(ctx), admin)
+}
+
+// stopClients stops the nodes gracefully: running handlers get a moment,
+// then the long reports are cancelled and their Leases relinquished.
+func stopClients(ctx context.Context, clients []*backwave.Client) error {
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	var errs error
+	for _, c := range clients {
+		errs = errors.Join(errs, c.Stop(stopCtx))
+	}
+	return errs
 }
 
 // newDemoClient registers the demo's handlers on one node.
