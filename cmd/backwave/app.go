@@ -52,13 +52,32 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
 }
 
-// dbFlag is the --db flag of the commands that open a store.
-func dbFlag() cli.Flag {
-	return &cli.StringFlag{
-		Name:    "db",
-		Usage:   "the store: a URI (sqlite:///path/jobs.db, postgres://user@host/db, mem://) or a SQLite file path",
-		Sources: cli.EnvVars("BACKWAVE_DB"),
+// Help categories of the top-level commands (help sorts them by name).
+const (
+	categoryStart = "getting started"
+	categoryStore = "working with a store"
+)
+
+// commands is the command table: every top-level subcommand, one entry
+// each, with its help category. A new subcommand is one more entry.
+func commands() []*cli.Command {
+	var out []*cli.Command
+	for _, e := range []struct {
+		category string
+		cmd      *cli.Command
+	}{
+		{categoryStart, demoCommand()},
+		{categoryStart, migrateCommand()},
+		{categoryStore, jobsCommand()},
+		{categoryStore, enqueueCommand()},
+		{categoryStore, queuesCommand()},
+		{categoryStore, schedulesCommand()},
+		{categoryStore, tagsCommand()},
+	} {
+		e.cmd.Category = e.category
+		out = append(out, e.cmd)
 	}
+	return out
 }
 
 // newApp builds the command tree.
@@ -66,33 +85,30 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 	onUsage := func(_ context.Context, _ *cli.Command, err error, _ bool) error { return usageError{err} }
 	app := &cli.Command{
 		Name:  "backwave",
-		Usage: "a background job system: run the demo, migrate a store, inspect and enqueue jobs, manage Queues",
-		Description: "--db takes a store URI or a plain path to a SQLite file; it may also come from $BACKWAVE_DB.\n" +
-			"Start with: backwave demo --for 20s",
+		Usage: "a background job system for Go: run the demo, migrate a store, look inside it, enqueue jobs",
+		Description: "Start with: backwave demo --for 20s\n" +
+			"--db takes a SQLite file path, sqlite:///path/jobs.db or postgres://user@host/db; it may also come\n" +
+			"from $BACKWAVE_DB. Only migrate, enqueue and demo create a store; the other commands refuse a\n" +
+			"missing or un-migrated one and say what to run. Every command has --help.",
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
 		OnUsageError:    onUsage,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "version", Usage: "print the version of this build and the store schema versions it migrates to"},
+		},
 		// Errors are printed once, by run; the library must not exit.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
-		CommandNotFound: func(_ context.Context, cmd *cli.Command, name string) {
-			fmt.Fprintf(stderr, "backwave: unknown command %q; see backwave --help\n", name)
-		},
 		Action: func(_ context.Context, cmd *cli.Command) error {
+			if cmd.Bool("version") {
+				return printVersion(cmd.Root().Writer)
+			}
 			if cmd.Args().Len() > 0 {
 				return usagef("unknown command %q; see backwave --help", cmd.Args().First())
 			}
 			return cli.ShowAppHelp(cmd)
 		},
-		Commands: []*cli.Command{
-			demoCommand(),
-			migrateCommand(),
-			jobsCommand(),
-			enqueueCommand(),
-			queuesCommand(),
-			tagsCommand(),
-			schedulesCommand(),
-		},
+		Commands: commands(),
 	}
 	setUsageHandler(app, onUsage)
 	return app

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -16,13 +19,66 @@ import (
 	"github.com/backwave/backwave/store/sqlite"
 )
 
-// dbArg returns the --db value, required.
-func dbArg(cmd *cli.Command) (string, error) {
+// dbFlag is the --db flag of the commands that open a store.
+func dbFlag() cli.Flag {
+	return &cli.StringFlag{
+		Name:    "db",
+		Usage:   "the store: a SQLite file path, sqlite:///path/jobs.db or postgres://user@host/db",
+		Sources: cli.EnvVars("BACKWAVE_DB"),
+	}
+}
+
+// target is the store --db names, parsed once: a SQLite file or a
+// PostgreSQL database, with the adapter's options from the URI.
+type target struct {
+	// given is --db as the user wrote it, for messages (a password in a
+	// URI is masked).
+	given string
+	// path and lite are set for a SQLite file.
+	path string
+	lite sqlite.Options
+	// conn and pg are set for PostgreSQL.
+	conn string
+	pg   postgres.Options
+}
+
+func (t target) isSQLite() bool { return t.path != "" }
+
+// targetOf parses --db: a plain path or a sqlite: URI is a SQLite file, a
+// postgres: or postgresql: URI a PostgreSQL database. mem:// is refused: its
+// store would vanish when the command exits.
+func targetOf(cmd *cli.Command) (target, error) {
 	db := cmd.String("db")
 	if db == "" {
-		return "", usagef("%s needs --db (a store URI or a SQLite file path)", cmd.FullName())
+		return target{}, usagef("%s needs --db (a SQLite file path or a postgres:// URI; or set $BACKWAVE_DB)", cmd.FullName())
 	}
-	return db, nil
+	u, ok := isURI(db)
+	if !ok {
+		return target{given: db, path: db}, nil
+	}
+	t := target{given: db}
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			t.given = u.Redacted()
+		}
+	}
+	var err error
+	switch u.Scheme {
+	case sqlite.Scheme:
+		t.path, t.lite, err = sqlite.ParseURI(u)
+	case postgres.Scheme, postgres.SchemeLong:
+		t.conn, t.pg, err = postgres.ParseURI(u)
+		t.pg.DisableListener = true // a command runs no workers: no Wake-Up Hints to hear
+	case memstore.Scheme:
+		return target{}, usagef("--db mem:// is an in-memory store that vanishes when this command exits; " +
+			"give a SQLite file path or a postgres:// URI (the demo makes its own SQLite file)")
+	default:
+		return target{}, usagef("--db %q: unknown URI scheme %q (want a SQLite file path, sqlite:// or postgres://)", t.given, u.Scheme)
+	}
+	if err != nil {
+		return target{}, usageError{err}
+	}
+	return t, nil
 }
 
 // isURI reports whether db names a store by URI rather than by a plain file
@@ -35,92 +91,86 @@ func isURI(db string) (*url.URL, bool) {
 	return u, true
 }
 
-// openStore opens the store --db names: a URI through the registry, a plain
-// path as a SQLite file. Opening migrates the schema (the adapters' default).
-func openStore(ctx context.Context, cmd *cli.Command) (store.Store, error) {
-	db, err := dbArg(cmd)
+// notMigrated refuses a command on a store that is missing or behind this
+// build: what the store is missing, and the command that creates it.
+type notMigrated struct {
+	what string
+	db   string
+}
+
+func (e notMigrated) Error() string {
+	return e.what + " — run: backwave migrate --db " + shellQuote(e.db)
+}
+
+// openExisting opens the store t names as it is: it creates nothing and
+// migrates nothing. A missing SQLite file, a missing PostgreSQL schema and
+// a schema behind this build are a notMigrated error. Every command but
+// migrate, enqueue and demo opens its store this way.
+func openExisting(ctx context.Context, t target) (backwave.Store, error) {
+	if t.isSQLite() {
+		// Look first: opening would create the file.
+		if _, err := os.Stat(t.path); errors.Is(err, fs.ErrNotExist) {
+			if dir, err := os.Stat(filepath.Dir(t.path)); err == nil && dir.IsDir() {
+				return nil, notMigrated{what: fmt.Sprintf("sqlite: open %s: no such file", t.path), db: t.given}
+			}
+			// A missing directory: the adapter says so, and migrate would not help.
+		}
+		opts := t.lite
+		opts.ManualMigrate = true
+		s, err := sqlite.Open(ctx, t.path, opts)
+		if err != nil {
+			return nil, refusal(err, sqlite.ErrSchemaBehind, t)
+		}
+		return s, nil
+	}
+	opts := t.pg
+	opts.SkipMigrate = true
+	s, err := postgres.Open(ctx, t.conn, opts)
 	if err != nil {
-		return nil, err
+		return nil, refusal(err, postgres.ErrSchemaBehind, t)
 	}
-	if _, ok := isURI(db); ok {
-		return store.Open(ctx, db)
-	}
-	return sqlite.Open(ctx, db, sqlite.Options{})
+	return s, nil
 }
 
-func migrateCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "migrate",
-		Usage:     "bring a store's schema up to this version of BackWave",
-		UsageText: "backwave migrate --db URI",
-		Description: "Applies the missing migrations one transaction per migration (PostgreSQL builds its job-table indexes concurrently after it), coordinated with any other migrator\n" +
-			"(the SQLite write lock, a PostgreSQL advisory lock). Running it again does nothing.",
-		Flags: []cli.Flag{dbFlag()},
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if err := noArgs(cmd); err != nil {
-				return err
-			}
-			db, err := dbArg(cmd)
-			if err != nil {
-				return err
-			}
-			u, ok := isURI(db)
-			switch {
-			case !ok:
-				return migrateSQLite(ctx, cmd, db, sqlite.Options{})
-			case u.Scheme == sqlite.Scheme:
-				path, opts, err := sqlite.ParseURI(u)
-				if err != nil {
-					return err
-				}
-				return migrateSQLite(ctx, cmd, path, opts)
-			case u.Scheme == memstore.Scheme:
-				fmt.Fprintln(cmd.Root().Writer, "mem:// has no schema to migrate")
-				return nil
-			default:
-				s, err := store.Open(ctx, db) // the PostgreSQL adapter migrates on open unless told not to
-				if err != nil {
-					return err
-				}
-				defer func() { _ = s.Close() }()
-				if ps, ok := s.(*postgres.Store); ok {
-					res, err := ps.Migrate(ctx)
-					if err != nil {
-						return err
-					}
-					fmt.Fprintf(cmd.Root().Writer, "schema at version %d\n", res.Version)
-					return nil
-				}
-				fmt.Fprintf(cmd.Root().Writer, "%s: opened and migrated\n", u.Scheme)
-				return nil
-			}
-		},
+// refusal turns an adapter's "schema behind" error into a notMigrated one.
+func refusal(err, behind error, t target) error {
+	if errors.Is(err, behind) {
+		return notMigrated{what: err.Error(), db: t.given}
 	}
+	return err
 }
 
-func migrateSQLite(ctx context.Context, cmd *cli.Command, path string, opts sqlite.Options) error {
-	res, err := sqlite.Migrate(ctx, path, opts)
+// openCreating opens the store t names, first creating and migrating it
+// when it is missing or behind. It returns what the migration did (zero
+// when nothing was needed). Only enqueue opens this way; migrate and demo
+// migrate on their own.
+func openCreating(ctx context.Context, t target) (backwave.Store, migration, error) {
+	s, err := openExisting(ctx, t)
+	var nm notMigrated
+	if !errors.As(err, &nm) {
+		return s, migration{}, err
+	}
+	m, err := migrate(ctx, t)
 	if err != nil {
-		return err
+		return nil, migration{}, err
 	}
-	w := cmd.Root().Writer
-	if len(res.Applied) == 0 {
-		fmt.Fprintf(w, "%s: schema already at version %d; nothing to do\n", path, res.To)
-		return nil
-	}
-	fmt.Fprintf(w, "%s: migrated from version %d to %d (%d applied)\n", path, res.From, res.To, len(res.Applied))
-	return nil
+	s, err = openExisting(ctx, t)
+	return s, m, err
 }
 
-// openAdmin opens the store --db names and an Admin over it acting as the
-// --actor (see actorOf): the command's one way to the Monitor reads and the
-// Operator Actions. closeStore closes the store.
+// openAdmin opens the store --db names as it is (openExisting) and an Admin
+// over it acting as the --actor (see actorOf): the commands' one way to the
+// Monitor reads and the Operator Actions. closeStore closes the store.
 func openAdmin(ctx context.Context, cmd *cli.Command) (a *backwave.Admin, closeStore func(), err error) {
 	actor, err := actorOf(cmd)
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := openStore(ctx, cmd)
+	t, err := targetOf(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := openExisting(ctx, t)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -129,6 +179,15 @@ func openAdmin(ctx context.Context, cmd *cli.Command) (a *backwave.Admin, closeS
 		return nil, nil, err
 	}
 	return a, func() { _ = s.Close() }, nil
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but the
+// characters of plain paths and URIs, so a printed command can be pasted.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-:@+,%=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // transition is a Transition Log entry as the command prints it.
@@ -184,4 +243,13 @@ func parseTag(raw string) backwave.Tag {
 		return backwave.Keyed(k, v)
 	}
 	return backwave.Label(raw)
+}
+
+// validName checks a Queue or schedule name as the store will, before
+// anything is opened.
+func validName(what, name string) error {
+	if err := store.ValidateName(what, name); err != nil {
+		return usageError{err}
+	}
+	return nil
 }

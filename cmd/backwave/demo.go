@@ -37,6 +37,8 @@ type syncInventory struct {
 
 func (syncInventory) WireName() string { return "demo.sync_inventory" }
 
+func (syncInventory) JobOptions() backwave.JobOptions { return backwave.JobOptions{Queue: "inventory"} }
+
 // chargeExpiredCard always fails; it dead-letters at its attempt ceiling.
 type chargeExpiredCard struct {
 	Card string `json:"card"`
@@ -44,7 +46,9 @@ type chargeExpiredCard struct {
 
 func (chargeExpiredCard) WireName() string { return "demo.charge_expired_card" }
 
-func (chargeExpiredCard) JobOptions() backwave.JobOptions { return backwave.JobOptions{MaxAttempts: 3} }
+func (chargeExpiredCard) JobOptions() backwave.JobOptions {
+	return backwave.JobOptions{Queue: "billing", MaxAttempts: demoCardAttempts}
+}
 
 // buildReport runs long; the demo's operator cancels some of them while they
 // run, and the handler stops cooperatively.
@@ -57,8 +61,9 @@ func (buildReport) WireName() string { return "demo.build_report" }
 func (buildReport) JobOptions() backwave.JobOptions { return backwave.JobOptions{Queue: "reports"} }
 
 const (
-	demoNodes       = 3
-	demoReportLimit = 2
+	demoNodes        = 3
+	demoReportLimit  = 2
+	demoCardAttempts = 3
 )
 
 func demoCommand() *cli.Command {
@@ -66,16 +71,17 @@ func demoCommand() *cli.Command {
 		Name:      "demo",
 		Usage:     "run a small fleet on an embedded SQLite file and watch jobs flow",
 		UsageText: "backwave demo [--db PATH] [--for DURATION]",
-		Description: "Starts " + strconv.Itoa(demoNodes) + " nodes sharing one SQLite file and enqueues a stream of example jobs:\n" +
-			"emails that succeed, inventory syncs that fail and retry, card charges that dead-letter,\n" +
-			"and long reports (a Queue with Concurrency Limit " + strconv.Itoa(demoReportLimit) + ") of which some are cancelled while they run.\n" +
-			"Progress — counts by state and throughput — refreshes in place on a terminal and prints a line\n" +
-			"a second otherwise. Without --db the file is demo.db in a new temporary directory, kept\n" +
-			"afterwards so you can look at it with backwave jobs list --db PATH. Without --for the demo runs\n" +
-			"until interrupted (Ctrl-C); either way it stops gracefully and prints a summary.",
+		Description: "Starts " + strconv.Itoa(demoNodes) + " nodes sharing one SQLite file and enqueues a stream of example jobs, one Queue\n" +
+			"per job type: emails that succeed, inventory syncs that fail and retry, card charges that\n" +
+			"dead-letter, and long reports (a Queue with Concurrency Limit " + strconv.Itoa(demoReportLimit) + ") of which some are cancelled\n" +
+			"while they run. Progress — counts by state and throughput — refreshes in place, in colour, on a\n" +
+			"terminal (NO_COLOR turns colour off) and prints a plain line a second otherwise. Without --db the\n" +
+			"file is demo.db in a new temporary directory, kept afterwards. Without --for the demo runs until\n" +
+			"interrupted (Ctrl-C); either way it stops gracefully and tells what became of each job type,\n" +
+			"with the commands to look inside.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "db", Usage: "the SQLite file to use (created if missing); default: demo.db in a new temporary directory"},
-			&cli.DurationFlag{Name: "for", Usage: "run this long, then stop and print a summary (e.g. 30s); default: until interrupted"},
+			&cli.DurationFlag{Name: "for", Usage: "run this long, then stop and tell what happened (e.g. 30s); default: until interrupted"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := noArgs(cmd); err != nil {
@@ -85,41 +91,58 @@ func demoCommand() *cli.Command {
 			if d < 0 {
 				return usagef("--for %v is negative", d)
 			}
-			path := cmd.String("db")
-			if path == "" {
-				dir, err := os.MkdirTemp("", "backwave-demo-")
-				if err != nil {
-					return fmt.Errorf("create a directory for the demo database: %w", err)
-				}
-				path = filepath.Join(dir, "demo.db")
-			} else if u, ok := isURI(path); ok {
+			o := demoOptions{path: cmd.String("db"), duration: d, out: cmd.Root().Writer}
+			if u, ok := isURI(o.path); ok {
 				if u.Scheme != sqlite.Scheme {
-					return usagef("the demo runs on SQLite; --db %q is not a file path or sqlite: URI", path)
+					return usagef("the demo runs on SQLite; --db %q is not a file path or sqlite: URI", o.path)
 				}
-				p, _, err := sqlite.ParseURI(u)
-				if err != nil {
-					return err
+				var err error
+				if o.path, o.lite, err = sqlite.ParseURI(u); err != nil {
+					return usageError{err}
 				}
-				path = p
 			}
-			out := cmd.Root().Writer
-			return runDemo(ctx, demoOptions{path: path, duration: d, out: out, tty: isTerminal(out)})
+			o.tty = isTerminal(o.out)
+			o.colour = palette{on: o.tty && colourWanted()}
+			return runDemo(ctx, o)
 		},
 	}
 }
 
 // demoOptions configure one demo run.
 type demoOptions struct {
+	// path is the SQLite file, opened with lite; empty: demo.db in a new
+	// temporary directory.
 	path     string
+	lite     sqlite.Options
 	duration time.Duration // 0: until ctx is done
 	out      io.Writer
-	tty      bool
+	// tty redraws the progress in place; colour paints it.
+	tty    bool
+	colour palette
+	// dashboard, when set, serves an operator dashboard over the demo's
+	// store until ctx is done and returns its URL, which the demo prints
+	// with its first lines. Nil today: the demo serves no dashboard.
+	dashboard func(ctx context.Context, s backwave.Store) (url string, err error)
 }
 
 // runDemo runs the fleet, the enqueuer, the operator and the progress view
 // until the duration is over or ctx is done, then stops everything and
-// prints the summary.
+// tells what happened.
 func runDemo(ctx context.Context, o demoOptions) error {
+	if o.path == "" {
+		dir, err := os.MkdirTemp("", "backwave-demo-")
+		if err != nil {
+			return fmt.Errorf("create a directory for the demo database: %w", err)
+		}
+		o.path = filepath.Join(dir, "demo.db")
+	}
+	// Say something at once: opening and migrating the file comes next.
+	until := "until Ctrl-C"
+	if o.duration > 0 {
+		until = "for " + o.duration.String()
+	}
+	fmt.Fprintf(o.out, "backwave demo: %d nodes on %s, %s\n", demoNodes, o.path, until)
+
 	// One Store per node, as if each node were its own process on the host.
 	var nodes []*sqlite.Store
 	defer func() {
@@ -128,7 +151,7 @@ func runDemo(ctx context.Context, o demoOptions) error {
 		}
 	}()
 	for range demoNodes {
-		s, err := sqlite.Open(ctx, o.path, sqlite.Options{})
+		s, err := sqlite.Open(ctx, o.path, o.lite)
 		if err != nil {
 			return err
 		}
@@ -147,7 +170,7 @@ func runDemo(ctx context.Context, o demoOptions) error {
 	if err := admin.SetQueueLimit(ctx, "reports", demoReportLimit); err != nil {
 		return err
 	}
-	before, err := admin.CountByState(ctx, "")
+	before, err := admin.CountByQueue(ctx)
 	if err != nil {
 		return err
 	}
@@ -160,19 +183,27 @@ func runDemo(ctx context.Context, o demoOptions) error {
 		}
 		clients = append(clients, c)
 	}
+	for i, c := range clients {
+		if err := c.Start(context.WithoutCancel(ctx)); err != nil {
+			return errors.Join(err, stopClients(ctx, clients[:i]))
+		}
+	}
+	// --for counts from here, once the fleet runs.
 	runCtx, stopRun := context.WithCancel(ctx)
 	if o.duration > 0 {
 		runCtx, stopRun = context.WithTimeout(ctx, o.duration)
 	}
 	defer stopRun()
-	for _, c := range clients {
-		if err := c.Start(context.WithoutCancel(ctx)); err != nil {
-			return err
+	if o.dashboard != nil {
+		url, err := o.dashboard(runCtx, nodes[0])
+		if err != nil {
+			return errors.Join(fmt.Errorf("demo: serve the dashboard: %w", err), stopClients(ctx, clients))
 		}
+		fmt.Fprintf(o.out, "dashboard: %s\n", url)
 	}
 
 	start := time.Now()
-	view := &progress{out: o.out, tty: o.tty, path: o.path, start: start, duration: o.duration, before: before}
+	view := &progress{out: o.out, tty: o.tty, colour: o.colour, start: start, duration: o.duration, before: byState(before)}
 	var enqueued counter
 	var wg sync.WaitGroup
 	errs := make(chan error, 3)
@@ -188,19 +219,27 @@ func runDemo(ctx context.Context, o demoOptions) error {
 		}
 	}
 
-	// Stop gracefully: running handlers get a moment, then the long reports
-	// are cancelled and their Leases relinquished.
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-	defer cancel()
-	for _, c := range clients {
-		if err := c.Stop(stopCtx); err != nil {
-			runErr = errors.Join(runErr, err)
-		}
+	ran := time.Since(start)
+	if err := stopClients(ctx, clients); err != nil {
+		runErr = errors.Join(runErr, err)
 	}
 	if runErr != nil {
 		return runErr
 	}
-	return view.summary(context.WithoutCancel(ctx), admin, enqueued.get(), time.Since(start))
+	st := story{out: o.out, colour: o.colour, path: o.path, before: before, enqueued: enqueued.get(), ran: ran, stopped: time.Since(start) - ran}
+	return st.tell(context.WithoutCancel(ctx), admin)
+}
+
+// stopClients stops the nodes gracefully: running handlers get a moment,
+// then the long reports are cancelled and their Leases relinquished.
+func stopClients(ctx context.Context, clients []*backwave.Client) error {
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	var errs error
+	for _, c := range clients {
+		errs = errors.Join(errs, c.Stop(stopCtx))
+	}
+	return errs
 }
 
 // newDemoClient registers the demo's handlers on one node.
@@ -251,7 +290,8 @@ func demoHandlers() (*backwave.Handlers, error) {
 func newDemoNode(s *sqlite.Store, name string, logger *slog.Logger, workers *backwave.Handlers) (*backwave.Client, error) {
 	group := backwave.DefaultWorkerGroup("demo", backwave.Weighted(
 		backwave.QueueWeight{Queue: "mail", Weight: 3},
-		backwave.QueueWeight{Queue: backwave.DefaultQueue, Weight: 2},
+		backwave.QueueWeight{Queue: "inventory", Weight: 2},
+		backwave.QueueWeight{Queue: "billing", Weight: 1},
 		backwave.QueueWeight{Queue: "reports", Weight: 1},
 	))
 	group.PoolSize = 8
@@ -298,6 +338,9 @@ func (c *counter) get() int {
 	return c.n
 }
 
+// demoTenants tag the demo's emails, for Tag Facet and Tag Suggest.
+var demoTenants = []string{"acme", "globex", "initech"}
+
 // enqueueStream enqueues a mix of jobs every 100ms until ctx is done.
 func enqueueStream(ctx context.Context, c *backwave.Client, n *counter) error {
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -305,7 +348,9 @@ func enqueueStream(ctx context.Context, c *backwave.Client, n *counter) error {
 	for round := 0; ; round++ {
 		var batch []backwave.EnqueueParams
 		for i := range 12 {
-			batch = append(batch, backwave.EnqueueParams{Args: sendEmail{To: fmt.Sprintf("user%d@example.com", round*12+i)}})
+			n := round*12 + i
+			batch = append(batch, backwave.EnqueueParams{Args: sendEmail{To: fmt.Sprintf("user%d@example.com", n)},
+				Options: []backwave.EnqueueOption{backwave.WithTags(backwave.Keyed("tenant", demoTenants[n%len(demoTenants)]))}})
 		}
 		if round%2 == 0 {
 			batch = append(batch, backwave.EnqueueParams{Args: syncInventory{Store: round / 2}})
@@ -359,14 +404,4 @@ func operate(ctx context.Context, a *backwave.Admin) error {
 			}
 		}
 	}
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

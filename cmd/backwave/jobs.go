@@ -13,8 +13,6 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/backwave/backwave"
-	"github.com/backwave/backwave/job"
-	"github.com/backwave/backwave/store"
 )
 
 func jobsCommand() *cli.Command {
@@ -212,7 +210,11 @@ func jobsShow(ctx context.Context, cmd *cli.Command) error {
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  AT\tFROM\tTO\tBY\tATTEMPT\tFAILURE DETAIL")
 	for _, t := range log {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%s\n", t.At, t.From, t.State, t.Via, t.Attempt, dash(firstLine(t.FailureDetail)))
+		from := t.From
+		if from == backwave.StateUnknown.String() { // the insert: no state before it
+			from = "-"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%s\n", t.At, from, t.State, t.Via, t.Attempt, dash(firstLine(t.FailureDetail)))
 	}
 	return tw.Flush()
 }
@@ -237,75 +239,6 @@ func jobsCancel(ctx context.Context, cmd *cli.Command) error {
 		fmt.Fprintf(cmd.Root().Writer, "job %d: %s\n", id, j.State)
 	}
 	return nil
-}
-
-func enqueueCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "enqueue",
-		Usage:     "insert one job",
-		UsageText: "backwave enqueue --db URI --wire-name NAME --payload JSON [--queue Q] [--max-attempts N] [--delay D] [--tag T]…",
-		Description: "The payload must be valid JSON (BackWave stores job args as JSON). A tag is a Label (urgent)\n" +
-			"or a Keyed Tag (tenant=acme).",
-		Flags: []cli.Flag{
-			dbFlag(),
-			&cli.StringFlag{Name: "wire-name", Usage: "the job type's Wire Name (required)"},
-			&cli.StringFlag{Name: "payload", Value: "{}", Usage: "the job args as JSON"},
-			&cli.StringFlag{Name: "queue", Value: "default", Usage: "the Queue"},
-			&cli.IntFlag{Name: "max-attempts", Value: backwave.DefaultMaxAttempts, Usage: "the attempt ceiling"},
-			&cli.DurationFlag{Name: "delay", Usage: "run no earlier than this long from now"},
-			&cli.StringSliceFlag{Name: "tag", Usage: "a tag: LABEL or KEY=VALUE (repeatable)"},
-		},
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if err := noArgs(cmd); err != nil {
-				return err
-			}
-			wire := cmd.String("wire-name")
-			if wire == "" {
-				return usagef("enqueue needs --wire-name")
-			}
-			payload := cmd.String("payload")
-			if !json.Valid([]byte(payload)) {
-				return usagef("--payload is not valid JSON: %s", jsonProblem(payload))
-			}
-			if cmd.Duration("delay") < 0 {
-				return usagef("--delay %v is negative", cmd.Duration("delay"))
-			}
-			nj := store.NewJob{WireName: wire, Queue: cmd.String("queue"), Payload: []byte(payload), MaxAttempts: cmd.Int("max-attempts")}
-			if d := cmd.Duration("delay"); d > 0 {
-				nj.ScheduledAt = time.Now().Add(d)
-			}
-			for _, t := range cmd.StringSlice("tag") {
-				if k, v, ok := strings.Cut(t, "="); ok {
-					nj.Tags = append(nj.Tags, job.Keyed(k, v))
-				} else {
-					nj.Tags = append(nj.Tags, job.Label(t))
-				}
-			}
-			if err := (store.InsertManyParams{Jobs: []store.NewJob{nj}}).Validate(); err != nil {
-				return usageError{err}
-			}
-			s, err := openStore(ctx, cmd)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = s.Close() }()
-			ids, err := s.JobInsertMany(ctx, store.InsertManyParams{Jobs: []store.NewJob{nj}})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.Root().Writer, "%d\n", ids[0])
-			return nil
-		},
-	}
-}
-
-// jsonProblem says what is wrong with text as JSON, in one line.
-func jsonProblem(text string) string {
-	var v any
-	if err := json.Unmarshal([]byte(text), &v); err != nil {
-		return err.Error()
-	}
-	return "unexpected data"
 }
 
 // jobView is a job as the command prints it in JSON.

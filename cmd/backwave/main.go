@@ -1,18 +1,24 @@
 // Command backwave is BackWave's command-line tool: a demo that runs a small
-// fleet on an embedded SQLite file, and commands to migrate a store, list
-// and show jobs, enqueue a job and manage Queues.
+// fleet on an embedded SQLite file, and commands to create and migrate a
+// store, look inside it, perform the audited Operator Actions and enqueue
+// a job.
 //
 //	backwave demo [--db PATH] [--for DURATION]
 //	backwave migrate --db URI
-//	backwave jobs list --db URI [--state S] [--queue Q] [--json]
-//	backwave jobs show --db URI ID
-//	backwave enqueue --db URI --wire-name NAME --payload JSON [--queue Q]
-//	backwave queues list|pause|resume|limit --db URI
-//	backwave schedules list|trigger|pause|resume|remove|occurrences --db URI
+//	backwave jobs list|show|cancel|requeue|reschedule|counts|audit --db URI …
+//	backwave enqueue --db URI --wire-name NAME [--payload JSON] [--queue Q]
+//	backwave queues list|pause|resume|limit --db URI …
+//	backwave schedules list|trigger|pause|resume|remove|occurrences --db URI …
+//	backwave tags facet|suggest --db URI …
+//	backwave --version
 //
-// --db takes a store URI (sqlite:///path/jobs.db, postgres://…, mem://) or
-// a plain file path, which means a SQLite file. Every command has --help.
-// Bad input gets a one-line error on stderr and a non-zero exit status.
+// --db takes a SQLite file path, a sqlite: URI or a postgres: URI (or comes
+// from $BACKWAVE_DB). Only migrate, enqueue and demo create or migrate a
+// store; every other command opens it as it is and refuses a missing or
+// un-migrated one with the command to run. Every command has --help. Bad
+// input gets a one-line error on stderr and a non-zero exit status (2 for
+// a usage error, 1 otherwise). The commands go through the root package's
+// Admin for reads and Operator Actions and its Client to enqueue.
 package main
 
 import (

@@ -20,8 +20,10 @@ func operatorCommands() []*cli.Command {
 			Usage:     "requeue a Dead-Lettered or Quarantined job: Scheduled now, Retry Cause cleared, a fresh attempt budget",
 			UsageText: "backwave jobs requeue --db URI [--actor WHO] ID",
 			Flags:     []cli.Flag{dbFlag(), actorFlag()},
-			Action: jobAction(func(ctx context.Context, a *backwave.Admin, id backwave.JobID, _ *cli.Command) (backwave.JobInfo, error) {
-				return a.Requeue(ctx, id)
+			Action: jobAction(func(*cli.Command) (jobFunc, error) {
+				return func(ctx context.Context, a *backwave.Admin, id backwave.JobID) (backwave.JobInfo, error) {
+					return a.Requeue(ctx, id)
+				}, nil
 			}),
 		},
 		{
@@ -32,23 +34,25 @@ func operatorCommands() []*cli.Command {
 				&cli.StringFlag{Name: "at", Usage: "the new due time, RFC 3339"},
 				&cli.DurationFlag{Name: "in", Usage: "the new due time, this long from now"},
 			},
-			Action: jobAction(func(ctx context.Context, a *backwave.Admin, id backwave.JobID, cmd *cli.Command) (backwave.JobInfo, error) {
+			Action: jobAction(func(cmd *cli.Command) (jobFunc, error) {
 				var at time.Time
 				switch raw, in := cmd.String("at"), cmd.Duration("in"); {
 				case raw != "" && in != 0:
-					return backwave.JobInfo{}, usagef("give --at or --in, not both")
+					return nil, usagef("give --at or --in, not both")
 				case raw != "":
 					t, err := time.Parse(time.RFC3339Nano, raw)
 					if err != nil {
-						return backwave.JobInfo{}, usagef("--at %q is not an RFC 3339 time", raw)
+						return nil, usagef("--at %q is not an RFC 3339 time", raw)
 					}
 					at = t
 				case in != 0:
 					at = time.Now().Add(in)
 				default:
-					return backwave.JobInfo{}, usagef("give the new due time with --at or --in")
+					return nil, usagef("give the new due time with --at or --in")
 				}
-				return a.Reschedule(ctx, id, at)
+				return func(ctx context.Context, a *backwave.Admin, id backwave.JobID) (backwave.JobInfo, error) {
+					return a.Reschedule(ctx, id, at)
+				}, nil
 			}),
 		},
 		{
@@ -72,11 +76,19 @@ func operatorCommands() []*cli.Command {
 	}
 }
 
-// jobAction runs fn on the job named by the one argument, as the --actor,
-// and prints the job's state after it.
-func jobAction(fn func(ctx context.Context, a *backwave.Admin, id backwave.JobID, cmd *cli.Command) (backwave.JobInfo, error)) cli.ActionFunc {
+// jobFunc performs one Operator Action on a job.
+type jobFunc func(ctx context.Context, a *backwave.Admin, id backwave.JobID) (backwave.JobInfo, error)
+
+// jobAction runs an action on the job named by the one argument, as the
+// --actor, and prints the job's state after it. prepare checks the flags,
+// before the store is opened, and returns the action.
+func jobAction(prepare func(cmd *cli.Command) (jobFunc, error)) cli.ActionFunc {
 	return func(ctx context.Context, cmd *cli.Command) error {
 		id, err := idArg(cmd)
+		if err != nil {
+			return err
+		}
+		fn, err := prepare(cmd)
 		if err != nil {
 			return err
 		}
@@ -85,7 +97,7 @@ func jobAction(fn func(ctx context.Context, a *backwave.Admin, id backwave.JobID
 			return err
 		}
 		defer done()
-		j, err := fn(ctx, a, id, cmd)
+		j, err := fn(ctx, a, id)
 		if err != nil {
 			return err
 		}

@@ -15,7 +15,7 @@ import (
 type progress struct {
 	out      io.Writer
 	tty      bool
-	path     string
+	colour   palette
 	start    time.Time
 	duration time.Duration
 	// before are the counts the file held when the demo started; the view
@@ -43,9 +43,6 @@ func (p *progress) run(ctx context.Context, a *backwave.Admin, enqueued *counter
 	every := time.Second
 	if p.tty {
 		every = 250 * time.Millisecond
-		fmt.Fprintf(p.out, "BackWave demo: %d nodes on %s (Ctrl-C stops)\n", demoNodes, p.path)
-	} else {
-		fmt.Fprintf(p.out, "backwave demo: %d nodes on %s\n", demoNodes, p.path)
 	}
 	p.lastAt = p.start
 	p.lastDone = finished(p.before)
@@ -101,9 +98,9 @@ func (p *progress) draw(counts map[backwave.JobState]int, queues []backwave.Queu
 			continue
 		}
 		n := p.delta(counts, st)
-		fmt.Fprintf(&b, "  %-14s %7d  %s\n", st, n, bar(n, enqueued))
+		fmt.Fprintf(&b, "  %s %7d  %s\n", p.colour.state(st, fmt.Sprintf("%-14s", st)), n, p.colour.state(st, bar(n, enqueued)))
 	}
-	fmt.Fprintf(&b, "  throughput     %7.0f jobs/s now, %.0f jobs/s on average\n", rate, avg)
+	fmt.Fprintf(&b, "  %s %7.0f jobs/s now, %.0f jobs/s on average\n", p.colour.bold(fmt.Sprintf("%-14s", "throughput")), rate, avg)
 	var qs []string
 	for _, q := range queues {
 		s := fmt.Sprintf("%s %d running", q.Name, q.Running)
@@ -115,7 +112,7 @@ func (p *progress) draw(counts map[backwave.JobState]int, queues []backwave.Queu
 		}
 		qs = append(qs, s)
 	}
-	fmt.Fprintf(&b, "  queues         %s\n", strings.Join(qs, " · "))
+	fmt.Fprintf(&b, "  %s %s\n", p.colour.bold(fmt.Sprintf("%-14s", "queues")), strings.Join(qs, " · "))
 	frame := b.String()
 	if p.lines > 0 {
 		fmt.Fprintf(p.out, "\x1b[%dA", p.lines) // back to the top of the last frame
@@ -142,22 +139,11 @@ func bar(n, total int) string {
 	return strings.Repeat("█", cells)
 }
 
-// summary prints the closing report.
-func (p *progress) summary(ctx context.Context, a *backwave.Admin, enqueued int, elapsed time.Duration) error {
-	counts, err := a.CountByState(ctx, "")
-	if err != nil {
-		return err
+// byState sums per-Queue counts by state.
+func byState(counts []backwave.QueueStateCount) map[backwave.JobState]int {
+	out := make(map[backwave.JobState]int)
+	for _, c := range counts {
+		out[c.State] += c.Count
 	}
-	done := finished(counts) - finished(p.before)
-	w := p.out
-	fmt.Fprintf(w, "\ndemo finished after %s: %d jobs enqueued, %d finished (%.0f jobs/s)\n",
-		elapsed.Round(100*time.Millisecond), enqueued, done, float64(done)/elapsed.Seconds())
-	for _, st := range backwave.JobStates() {
-		if n := p.delta(counts, st); n > 0 {
-			fmt.Fprintf(w, "  %-14s %7d\n", st, n)
-		}
-	}
-	fmt.Fprintf(w, "database: %s (kept; the nodes' log is %s.log)\n", p.path, p.path)
-	fmt.Fprintf(w, "look inside: backwave jobs list --db %s --state dead_lettered\n", p.path)
-	return nil
+	return out
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/backwave/backwave"
-	"github.com/backwave/backwave/store"
 )
 
 func queuesCommand() *cli.Command {
@@ -30,57 +29,69 @@ func queuesCommand() *cli.Command {
 				Usage:     "stop claims from a Queue (running jobs are unaffected)",
 				UsageText: "backwave queues pause --db URI [--actor WHO] QUEUE",
 				Flags:     []cli.Flag{dbFlag(), actorFlag()},
-				Action: queueAction(func(ctx context.Context, a *backwave.Admin, q string, _ []string) (string, error) {
-					return "paused " + q, a.PauseQueue(ctx, q)
-				}, 0),
+				Action: queueAction(0, func(q string, _ []string) (queueFunc, error) {
+					return func(ctx context.Context, a *backwave.Admin) (string, error) {
+						return "paused " + q, a.PauseQueue(ctx, q)
+					}, nil
+				}),
 			},
 			{
 				Name:      "resume",
 				Usage:     "let claims from a Queue start again",
 				UsageText: "backwave queues resume --db URI [--actor WHO] QUEUE",
 				Flags:     []cli.Flag{dbFlag(), actorFlag()},
-				Action: queueAction(func(ctx context.Context, a *backwave.Admin, q string, _ []string) (string, error) {
-					return "resumed " + q, a.ResumeQueue(ctx, q)
-				}, 0),
+				Action: queueAction(0, func(q string, _ []string) (queueFunc, error) {
+					return func(ctx context.Context, a *backwave.Admin) (string, error) {
+						return "resumed " + q, a.ResumeQueue(ctx, q)
+					}, nil
+				}),
 			},
 			{
 				Name:      "limit",
 				Usage:     "set a Queue's cluster-wide Concurrency Limit; 0 removes it",
 				UsageText: "backwave queues limit --db URI [--actor WHO] QUEUE N",
 				Flags:     []cli.Flag{dbFlag(), actorFlag()},
-				Action: queueAction(func(ctx context.Context, a *backwave.Admin, q string, rest []string) (string, error) {
+				Action: queueAction(1, func(q string, rest []string) (queueFunc, error) {
 					n, err := strconv.Atoi(rest[0])
 					if err != nil || n < 0 {
-						return "", usagef("limit %q is not a non-negative integer", rest[0])
+						return nil, usagef("limit %q is not a non-negative integer", rest[0])
 					}
 					msg := fmt.Sprintf("%s: concurrency limit %d", q, n)
 					if n == 0 {
 						msg = q + ": no concurrency limit"
 					}
-					return msg, a.SetQueueLimit(ctx, q, n)
-				}, 1),
+					return func(ctx context.Context, a *backwave.Admin) (string, error) { return msg, a.SetQueueLimit(ctx, q, n) }, nil
+				}),
 			},
 		},
 	}
 }
 
-// queueAction runs fn on the Queue named by the first argument, with extra
-// more arguments after it, as the --actor.
-func queueAction(fn func(ctx context.Context, a *backwave.Admin, queue string, rest []string) (string, error), extra int) cli.ActionFunc {
+// queueFunc performs one Operator Action on a Queue and says what it did.
+type queueFunc func(ctx context.Context, a *backwave.Admin) (string, error)
+
+// queueAction runs an action on the Queue named by the first argument, with
+// extra more arguments after it, as the --actor. prepare checks the
+// arguments, before the store is opened, and returns the action.
+func queueAction(extra int, prepare func(queue string, rest []string) (queueFunc, error)) cli.ActionFunc {
 	return func(ctx context.Context, cmd *cli.Command) error {
 		args := cmd.Args().Slice()
 		if len(args) != 1+extra {
 			return usagef("usage: %s", cmd.UsageText)
 		}
-		if err := store.ValidateName("queue", args[0]); err != nil {
-			return usageError{err}
+		if err := validName("queue", args[0]); err != nil {
+			return err
+		}
+		fn, err := prepare(args[0], args[1:])
+		if err != nil {
+			return err
 		}
 		a, done, err := openAdmin(ctx, cmd)
 		if err != nil {
 			return err
 		}
 		defer done()
-		msg, err := fn(ctx, a, args[0], args[1:])
+		msg, err := fn(ctx, a)
 		if err != nil {
 			return err
 		}

@@ -10,7 +10,6 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/backwave/backwave"
-	"github.com/backwave/backwave/store"
 )
 
 func schedulesCommand() *cli.Command {
@@ -82,8 +81,8 @@ func nameArg(cmd *cli.Command) (string, error) {
 	if len(args) != 1 {
 		return "", usagef("usage: %s", cmd.UsageText)
 	}
-	if err := store.ValidateName("schedule name", args[0]); err != nil {
-		return "", usageError{err}
+	if err := validName("schedule name", args[0]); err != nil {
+		return "", err
 	}
 	return args[0], nil
 }

@@ -140,6 +140,9 @@ func SchemaVersion() int {
 
 // MigrateResult reports what one Migrate call did.
 type MigrateResult struct {
+	// From is the schema version before the call (0 for a schema that did
+	// not exist).
+	From int
 	// Applied lists the versions this call applied, in order; empty when the
 	// schema was already current (for instance because another node
 	// migrated it while this one waited for the lock).
@@ -255,7 +258,7 @@ func (s *Store) applyMigrations(ctx context.Context, c session, all []migration)
 		}
 		current = 0
 	}
-	res := MigrateResult{Version: current}
+	res := MigrateResult{From: current, Version: current}
 	if latest := all[len(all)-1].version; current > latest {
 		return res, s.checkWindow(ctx, c, current, latest)
 	}
@@ -506,6 +509,18 @@ func (s *Store) createVersionTable(ctx context.Context, q querier) error {
 	return nil
 }
 
+// ErrSchemaBehind is returned by Open with SkipMigrate when the schema is
+// missing or older than this build needs: migrate it first (Migrate, or
+// Open without SkipMigrate).
+var ErrSchemaBehind = errors.New("postgres: schema is behind this version of BackWave")
+
+// schemaBehind is Open's ErrSchemaBehind: its text says where the schema
+// stands and no more, so a caller can add its own way to migrate.
+type schemaBehind string
+
+func (e schemaBehind) Error() string        { return string(e) }
+func (e schemaBehind) Is(target error) bool { return target == ErrSchemaBehind }
+
 // checkVersion fails unless this build can run on the schema: at
 // SchemaVersion, or one n-1-compatible step newer (checkWindow). A schema
 // missing or older must be migrated first.
@@ -516,9 +531,9 @@ func (s *Store) checkVersion(ctx context.Context) error {
 	}
 	switch want := SchemaVersion(); {
 	case v < 0:
-		return fmt.Errorf("postgres: schema %s has no BackWave tables: migrate it first (Store.Migrate, or open without SkipMigrate)", s.schema)
+		return schemaBehind(fmt.Sprintf("postgres: schema %s has no BackWave tables: it was never migrated", s.schema))
 	case v < want:
-		return fmt.Errorf("postgres: schema %s is at version %d, this build needs %d: migrate it first", s.schema, v, want)
+		return schemaBehind(fmt.Sprintf("postgres: schema %s is at version %d, this build needs %d", s.schema, v, want))
 	case v > want:
 		if err := s.checkWindow(ctx, s.db, v, want); err != nil {
 			return fmt.Errorf("postgres: %w", err)

@@ -235,8 +235,10 @@ func (s *Store) start(ctx context.Context) error {
 		return nil
 	case v == latest:
 		return nil
+	case s.opts.ManualMigrate && v == 0:
+		return schemaBehind(fmt.Sprintf("sqlite: open %s: schema %q has no BackWave tables", s.path, s.schema))
 	case s.opts.ManualMigrate:
-		return fmt.Errorf("sqlite: open %s: %w: schema %q is at version %d, this build needs %d; run Migrate", s.path, ErrSchemaBehind, s.schema, v, latest)
+		return schemaBehind(fmt.Sprintf("sqlite: open %s: schema %q is at version %d, this build needs %d", s.path, s.schema, v, latest))
 	}
 	if _, err := s.Migrate(ctx); err != nil {
 		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
@@ -245,8 +247,15 @@ func (s *Store) start(ctx context.Context) error {
 }
 
 // ErrSchemaBehind is returned by Open with Options.ManualMigrate when the
-// database's schema is older than this build needs.
+// database's schema is older than this build needs: Migrate brings it up.
 var ErrSchemaBehind = errors.New("sqlite: schema is behind this version of BackWave")
+
+// schemaBehind is Open's ErrSchemaBehind: its text says where the schema
+// stands and no more, so a caller can add its own way to migrate.
+type schemaBehind string
+
+func (e schemaBehind) Error() string        { return string(e) }
+func (e schemaBehind) Is(target error) bool { return target == ErrSchemaBehind }
 
 // Path returns the file the store was opened on.
 func (s *Store) Path() string { return s.path }
