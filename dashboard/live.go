@@ -1,0 +1,201 @@
+package dashboard
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/permission"
+)
+
+// keepAlive is how often an idle event stream sends a comment, so proxies
+// keep it open.
+const keepAlive = 15 * time.Second
+
+// events is the live-refresh stream: every RefreshInterval it reads the
+// store's maintained counts, Queue settings, schedules and the newest
+// audit entry, and sends an "refresh" event when any of them changed. The
+// page's script then fetches its own live region again; the event carries
+// no data of its own.
+func (s *server) events(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	ctx := r.Context()
+	last, err := s.fingerprint(ctx)
+	if err != nil {
+		s.log.WarnContext(ctx, "dashboard: live refresh", "err", err)
+	}
+	if _, err := fmt.Fprintf(w, "retry: 3000\nevent: ready\ndata: %d\n\n", last); err != nil {
+		return
+	}
+	if rc.Flush() != nil {
+		return
+	}
+	tick := time.NewTicker(s.refresh)
+	defer tick.Stop()
+	idle := time.Now()
+	seq := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		// A caller whose View was withdrawn stops getting events.
+		if !s.allowed(r, permission.View) {
+			return
+		}
+		fp, err := s.fingerprint(ctx)
+		if err != nil {
+			s.log.WarnContext(ctx, "dashboard: live refresh", "err", err)
+			continue
+		}
+		switch {
+		case fp != last:
+			last = fp
+			seq++
+			_, err = fmt.Fprintf(w, "event: refresh\ndata: %d\n\n", seq)
+		case time.Since(idle) >= keepAlive:
+			_, err = fmt.Fprint(w, ": keep-alive\n\n")
+		default:
+			continue
+		}
+		idle = time.Now()
+		if err != nil || rc.Flush() != nil {
+			return
+		}
+	}
+}
+
+// fingerprint hashes what the live pages show from cheap reads: counts by
+// Queue and state (maintained counters), Queue settings and Running
+// counts, schedules' last and next occurrences, and the newest audit
+// entry. It also feeds the throughput samples.
+func (s *server) fingerprint(ctx context.Context) (uint64, error) {
+	h := fnv.New64a()
+	counts, err := s.reader.CountByQueue(ctx)
+	if err != nil {
+		return 0, err
+	}
+	totals := map[backwave.JobState]int{}
+	for _, c := range counts {
+		totals[c.State] += c.Count
+		fmt.Fprintf(h, "c%q%d=%d;", c.Queue, c.State, c.Count)
+	}
+	s.rates.observe(time.Now(), totals)
+	qs, err := s.reader.Queues(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, q := range qs {
+		fmt.Fprintf(h, "q%q%t%d%d;", q.Name, q.Paused, q.Limit, q.Running)
+	}
+	scs, err := s.reader.Schedules(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, sc := range scs {
+		fmt.Fprintf(h, "s%q%t%d%d%d%d;", sc.Name, sc.Paused, sc.Last.UnixNano(), sc.Next.UnixNano(), sc.LastJob, sc.Revision)
+	}
+	au, err := s.reader.Audit(ctx, backwave.AuditListParams{PageParams: backwave.PageParams{Limit: 1}})
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range au.Items {
+		fmt.Fprintf(h, "a%d;", e.ID)
+	}
+	return h.Sum64(), nil
+}
+
+// suggestLimit is how many Tags Tag Suggest offers at once.
+const suggestLimit = 20
+
+// suggestion is one Tag Suggest answer: the display form the tagq field
+// takes, and the structural parts.
+type suggestion struct {
+	Display string `json:"display"`
+	Key     string `json:"key"`
+	Value   string `json:"value"`
+}
+
+// suggest answers Tag Suggest as JSON: the stored Tags whose display form
+// starts with prefix, case-insensitively, in lexicographic order.
+func (s *server) suggest(w http.ResponseWriter, r *http.Request) {
+	prefix := r.URL.Query().Get("prefix")
+	limit := suggestLimit
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			http.Error(w, "bad request: limit must be a number from 1 to 100", http.StatusBadRequest)
+			return
+		}
+		limit = n
+	}
+	tags, err := s.reader.TagSuggest(r.Context(), prefix, limit)
+	if err != nil {
+		status := statusOf(err)
+		if status == http.StatusInternalServerError {
+			s.log.ErrorContext(r.Context(), "dashboard: tag suggest", "err", err)
+			http.Error(w, "the store could not answer", status)
+			return
+		}
+		http.Error(w, err.Error(), status)
+		return
+	}
+	out := make([]suggestion, 0, len(tags))
+	for _, t := range tags {
+		out = append(out, suggestion{Display: t.String(), Key: t.Key, Value: t.Value})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if err := json.NewEncoder(w).Encode(out); err != nil {
+		s.log.WarnContext(r.Context(), "dashboard: tag suggest: write", "err", err)
+	}
+}
+
+// registerBuiltins registers every built-in page and Operator Action.
+func (s *server) registerBuiltins() {
+	s.get("/{$}", "", s.overview)
+	s.get("/jobs", "", s.jobList)
+	s.get("/jobs/{id}", "", s.jobDetail)
+	s.get("/queues", "", s.queues)
+	s.get("/schedules", "", s.schedules)
+	s.get("/audit", "", s.audit)
+	s.getRaw("/events", s.events)
+	s.getRaw("/tags/suggest", s.suggest)
+
+	s.mustPost("/jobs/{id}/requeue", permission.ActionRequeue, s.requeue)
+	s.mustPost("/jobs/{id}/cancel", permission.ActionCancel, s.cancel)
+	s.mustPost("/jobs/{id}/reschedule", permission.ActionReschedule, s.reschedule)
+	s.mustPost("/jobs/bulk/requeue", permission.ActionRequeue, s.bulk("requeue", func(r *http.Request, a *backwave.Admin, id backwave.JobID) error {
+		_, err := a.Requeue(r.Context(), id)
+		return err
+	}))
+	s.mustPost("/jobs/bulk/cancel", permission.ActionCancel, s.bulk("cancel", func(r *http.Request, a *backwave.Admin, id backwave.JobID) error {
+		_, err := a.Cancel(r.Context(), id)
+		return err
+	}))
+	s.mustPost("/queues/pause", permission.ActionPauseQueue, s.pauseQueue)
+	s.mustPost("/queues/resume", permission.ActionResumeQueue, s.resumeQueue)
+	s.mustPost("/queues/limit", permission.ActionSetQueueLimit, s.setQueueLimit)
+	s.mustPost("/schedules/trigger", permission.ActionTriggerSchedule, s.triggerSchedule)
+	s.mustPost("/schedules/pause", permission.ActionPauseSchedule, s.pauseSchedule)
+	s.mustPost("/schedules/resume", permission.ActionResumeSchedule, s.resumeSchedule)
+	s.mustPost("/schedules/remove", permission.ActionRemoveSchedule, s.removeSchedule)
+}
+
+func builtinNav() []navItem {
+	return []navItem{
+		{Label: "Overview", Path: "/"},
+		{Label: "Jobs", Path: "/jobs"},
+		{Label: "Queues", Path: "/queues"},
+		{Label: "Recurring Schedules", Path: "/schedules"},
+		{Label: "Audit trail", Path: "/audit"},
+	}
+}
