@@ -153,7 +153,10 @@ func (s *server) mountExtension(e Extension) error {
 		if err != nil {
 			return fmt.Errorf("page %q: %w", pg.Path, err)
 		}
-		if _, err := t.New("content").Parse(pg.Template); err != nil {
+		if _, err := t.New("extension-body").Parse(pg.Template); err != nil {
+			return fmt.Errorf("page %q: template: %w", pg.Path, err)
+		}
+		if _, err := t.New("content").Parse(`{{template "extension-body" .Data}}`); err != nil {
 			return fmt.Errorf("page %q: template: %w", pg.Path, err)
 		}
 		key := fmt.Sprintf("x/%s/%d", e.Name, i)
