@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -106,7 +107,7 @@ func (s *server) jobList(r *http.Request, _ can) (page, error) {
 		return page{}, err
 	}
 	filter := f.filter()
-	res, err := s.reader.Jobs(ctx, backwave.JobListParams{JobFilter: filter, PageParams: backwave.PageParams{Before: f.Before, Limit: f.Limit}})
+	res, err := s.listPage(ctx, filter, f.Before, f.Limit)
 	if err != nil {
 		return page{}, err
 	}
@@ -144,6 +145,25 @@ func (s *server) jobList(r *http.Request, _ can) (page, error) {
 	}
 	d.FirstHref = s.jobsHref(f.values())
 	return page{template: "jobs", title: "Jobs", data: d, nav: "/jobs"}, nil
+}
+
+// listPage reads one page of the job list, asking for one job more than it
+// shows, so that a page is followed by an "Older" link only when an older
+// job exists (Admin pages may otherwise end on an empty one).
+func (s *server) listPage(ctx context.Context, f backwave.JobFilter, before backwave.Cursor, limit int) (backwave.Page[backwave.JobInfo], error) {
+	if limit == 0 {
+		limit = backwave.DefaultPageLimit
+	}
+	res, err := s.reader.Jobs(ctx, backwave.JobListParams{JobFilter: f, PageParams: backwave.PageParams{Before: before, Limit: limit + 1}})
+	if err != nil {
+		return res, err
+	}
+	res.Next = 0
+	if len(res.Items) > limit {
+		res.Items = res.Items[:limit]
+		res.Next = backwave.Cursor(res.Items[limit-1].ID)
+	}
+	return res, nil
 }
 
 func containsState(sts []backwave.JobState, st backwave.JobState) bool {

@@ -32,7 +32,13 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.log.WarnContext(ctx, "dashboard: live refresh", "err", err)
 	}
-	if _, err := fmt.Fprintf(w, "retry: 3000\nevent: ready\ndata: %d\n\n", last); err != nil {
+	// A browser reconnecting on its own sends the id of the last event it
+	// saw: a change while it was away is announced at once.
+	event := "ready"
+	if seen := r.Header.Get("Last-Event-ID"); seen != "" && seen != strconv.FormatUint(last, 16) {
+		event = "refresh"
+	}
+	if _, err := fmt.Fprintf(w, "retry: 3000\nid: %x\nevent: %s\ndata: 0\n\n", last, event); err != nil {
 		return
 	}
 	if rc.Flush() != nil {
@@ -61,7 +67,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		case fp != last:
 			last = fp
 			seq++
-			_, err = fmt.Fprintf(w, "event: refresh\ndata: %d\n\n", seq)
+			_, err = fmt.Fprintf(w, "id: %x\nevent: refresh\ndata: %d\n\n", fp, seq)
 		case time.Since(idle) >= keepAlive:
 			_, err = fmt.Fprint(w, ": keep-alive\n\n")
 		default:

@@ -40,7 +40,7 @@
     if (source || !window.EventSource) { return; }
     source = new EventSource(body.getAttribute("data-events"));
     source.addEventListener("ready", function () { say("Live: on"); });
-    source.addEventListener("refresh", refresh);
+    source.addEventListener("refresh", function () { say("Live: on"); refresh(); });
     source.onerror = function () { say("Live: reconnecting…"); };
   }
 
@@ -59,7 +59,9 @@
     paused = !paused;
     try { window.sessionStorage.setItem("backwave-live-paused", paused ? "1" : "0"); } catch (e) { /* storage off */ }
     render();
-    if (paused) { stop(); } else { start(); if (pending) { refresh(); } }
+    // A resumed page catches up at once: what changed while it was
+    // paused was never announced to it.
+    if (paused) { stop(); } else { start(); refresh(); }
   });
   main.addEventListener("change", function () {
     if (pending && !main.querySelector("input[type=checkbox]:checked")) { refresh(); }
