@@ -68,13 +68,14 @@ func tab(t *testing.T, browser context.Context) (context.Context, *pageWatch) {
 // every uncaught exception of a tab: an XSS payload that runs calls alert,
 // and a broken script throws.
 type pageWatch struct {
+	dialog     chan struct{} // signalled on every dialog
 	mu         sync.Mutex
 	dialogs    []string
 	exceptions []string
 }
 
 func watch(ctx context.Context) *pageWatch {
-	w := &pageWatch{}
+	w := &pageWatch{dialog: make(chan struct{}, 1)}
 	dialogs := chromedp.Events(ctx, cdppage.JavascriptDialogOpening)
 	go func() {
 		for ev, err := range dialogs {
@@ -84,6 +85,10 @@ func watch(ctx context.Context) *pageWatch {
 			w.mu.Lock()
 			w.dialogs = append(w.dialogs, ev.URL+": "+ev.Message)
 			w.mu.Unlock()
+			select {
+			case w.dialog <- struct{}{}:
+			default:
+			}
 			_, _ = chromedp.Call(ctx, cdppage.HandleJavaScriptDialog, cdppage.HandleJavaScriptDialogParams{Accept: false})
 		}
 	}()
