@@ -282,6 +282,10 @@ func TestBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		clickAndLoad(t, ctx, `#filter button[type="submit"]`)
+		waitJS(t, ctx, "the Tag Facet beside the list", `document.querySelector("section[data-facet]").dataset.loaded === "1"`)
+		if facet := eval[string](t, ctx, `document.querySelector("#facet-result").textContent`); !strings.Contains(facet, "urgent") {
+			t.Errorf("Tag Facet of tenant=acme: %q", facet)
+		}
 		rows := eval[[]int64](t, ctx, `Array.from(document.querySelectorAll("tr[data-job]")).map(r => +r.dataset.job)`)
 		if !slices.Equal(rows, []int64{int64(ids.deadLettered), int64(ids.succeeded)}) {
 			t.Errorf("tenant=acme lists %v, want [%d %d]", rows, ids.deadLettered, ids.succeeded)

@@ -83,7 +83,9 @@ type jobListData struct {
 	States    []stateOption
 	Queues    []string
 	Rows      []jobRow
-	Facet     []facetLink
+	// FacetHref is the Tag Facet of this slice, loaded beside the list
+	// by the script (or followed as a link): see jobFacet.
+	FacetHref string
 	Chips     []chip
 	Ambiguous []tagLink
 	NextHref  string
@@ -111,10 +113,6 @@ func (s *server) jobList(r *http.Request, _ can) (page, error) {
 	if err != nil {
 		return page{}, err
 	}
-	facet, err := s.reader.TagFacet(ctx, filter, facetLimit)
-	if err != nil {
-		return page{}, err
-	}
 	queues, err := s.reader.Queues(ctx)
 	if err != nil {
 		return page{}, err
@@ -129,8 +127,9 @@ func (s *server) jobList(r *http.Request, _ can) (page, error) {
 	for _, j := range res.Items {
 		d.Rows = append(d.Rows, s.row(j))
 	}
-	for _, b := range facet {
-		d.Facet = append(d.Facet, facetLink{Tag: b.Tag, Count: b.Count, Href: s.jobsHref(f.withTag(b.Tag)), Active: containsTag(f.Tags, b.Tag)})
+	d.FacetHref = s.url("/jobs/facet")
+	if v := f.values().Encode(); v != "" {
+		d.FacetHref += "?" + v
 	}
 	for i, t := range f.Tags {
 		d.Chips = append(d.Chips, chip{Tag: t, RemoveHref: s.jobsHref(f.withoutTag(i))})
@@ -164,6 +163,31 @@ func (s *server) listPage(ctx context.Context, f backwave.JobFilter, before back
 		res.Next = backwave.Cursor(res.Items[limit-1].ID)
 	}
 	return res, nil
+}
+
+type facetData struct {
+	Facet    []facetLink
+	ListHref string
+}
+
+// jobFacet is the Tag Facet of a job-list slice, its own request so that
+// the list never waits for it: the facet groups every Tag of the slice,
+// which on a large store takes longer than the page of jobs beside it.
+func (s *server) jobFacet(r *http.Request, _ can) (page, error) {
+	ctx := r.Context()
+	f, err := s.parseListForm(ctx, r.URL.Query())
+	if err != nil {
+		return page{}, err
+	}
+	facet, err := s.reader.TagFacet(ctx, f.filter(), facetLimit)
+	if err != nil {
+		return page{}, err
+	}
+	d := facetData{ListHref: s.jobsHref(f.values())}
+	for _, b := range facet {
+		d.Facet = append(d.Facet, facetLink{Tag: b.Tag, Count: b.Count, Href: s.jobsHref(f.withTag(b.Tag)), Active: containsTag(f.Tags, b.Tag)})
+	}
+	return page{template: "facet", title: "Tag Facet", data: d, nav: "/jobs"}, nil
 }
 
 func containsState(sts []backwave.JobState, st backwave.JobState) bool {

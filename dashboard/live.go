@@ -170,6 +170,7 @@ func (s *server) registerBuiltins() {
 	s.get("/{$}", "", s.overview)
 	s.get("/jobs", "", s.jobList)
 	s.get("/jobs/{id}", "", s.jobDetail)
+	s.get("/jobs/facet", "", s.jobFacet)
 	s.get("/queues", "", s.queues)
 	s.get("/schedules", "", s.schedules)
 	s.get("/audit", "", s.audit)

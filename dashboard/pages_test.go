@@ -66,7 +66,9 @@ func TestPagesRender(t *testing.T) {
 		want []string
 	}{
 		{"/backwave/", []string{"dead-lettered", "quarantined", "Jobs by state", "mail", "Throughput, last hour", "At their Concurrency Limit"}},
-		{"/backwave/jobs", []string{"test.unrouted", "tenant=acme", "Tag Facet", "Requeue selected"}},
+		{"/backwave/jobs", []string{"test.unrouted", "tenant=acme", "Tag Facet", "Requeue selected", "/backwave/jobs/facet"}},
+		{"/backwave/jobs/facet", []string{"tenant=acme</a> <span class=\"count\">2</span>", "urgent"}},
+		{"/backwave/jobs/facet?queue=mail", []string{"tenant=globex</a> <span class=\"count\">1</span>"}},
 		{"/backwave/jobs?tk=tenant&tv=acme", []string{idPath(ids.deadLettered), idPath(ids.succeeded)}},
 		{"/backwave/jobs?state=dead_lettered", []string{idPath(ids.deadLettered)}},
 		{"/backwave/jobs?tagq=urgent", []string{idPath(ids.succeeded)}},

@@ -32,6 +32,7 @@
         main.setAttribute("data-refreshed", String(Number(main.getAttribute("data-refreshed")) + 1));
         say("Live: updated " + new Date().toLocaleTimeString());
         wireSuggest();
+        main.dispatchEvent(new Event("backwave:refreshed"));
       })
       .catch(function (e) { say("Live: refresh failed (" + e.message + ")"); });
   }
@@ -103,4 +104,32 @@
     });
   }
   wireSuggest();
+
+  // The Tag Facet of a job list is its own request, so the list never
+  // waits for it; without the script it is a link.
+  function loadFacets() {
+    var sections = document.querySelectorAll("section[data-facet]");
+    Array.prototype.forEach.call(sections, function (sec) {
+      fetch(sec.getAttribute("data-facet"), { headers: { "X-Backwave-Fragment": "1" }, credentials: "same-origin" })
+        .then(function (r) {
+          if (!r.ok) { throw new Error("status " + r.status); }
+          return r.text();
+        })
+        .then(function (html) {
+          var res = new DOMParser().parseFromString(html, "text/html").getElementById("facet-result");
+          if (!res) { return; }
+          var back = res.querySelector("p:last-child");
+          if (back) { back.parentNode.removeChild(back); }
+          var link = sec.querySelector(".facet-link");
+          if (link) { link.parentNode.removeChild(link); }
+          var old = sec.querySelector("#facet-result");
+          if (old) { old.parentNode.removeChild(old); }
+          sec.appendChild(document.importNode(res, true));
+          sec.setAttribute("data-loaded", "1");
+        })
+        .catch(function (e) { sec.setAttribute("data-error", e.message); });
+    });
+  }
+  loadFacets();
+  main.addEventListener("backwave:refreshed", loadFacets);
 })();
