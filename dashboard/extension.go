@@ -163,7 +163,7 @@ func (s *server) mountExtension(e Extension) error {
 		s.pages[key] = t
 		navKey := "/x/" + e.Name + "/" + pg.Path
 		load, title := pg.Load, pg.Title
-		s.get(route, e.Name, func(r *http.Request, c can) (page, error) {
+		err = s.get(route, e.Name, func(r *http.Request, c can) (page, error) {
 			data, err := load(permission.WithRequest(r.Context(), r), PageRequest{
 				Admin: s.reader, Query: r.URL.Query(), PathValue: r.PathValue, ViewSensitiveData: c.Sensitive,
 			})
@@ -172,6 +172,9 @@ func (s *server) mountExtension(e Extension) error {
 			}
 			return page{template: key, title: title, data: PageData{Data: data, Prefix: s.prefix, Base: base, Can: c}, nav: navKey}, nil
 		})
+		if err != nil {
+			return err
+		}
 	}
 	for _, a := range e.Actions {
 		if a.Handle == nil {

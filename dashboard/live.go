@@ -167,34 +167,34 @@ func (s *server) suggest(w http.ResponseWriter, r *http.Request) {
 
 // registerBuiltins registers every built-in page and Operator Action.
 func (s *server) registerBuiltins() {
-	s.get("/{$}", "", s.overview)
-	s.get("/jobs", "", s.jobList)
-	s.get("/jobs/{id}", "", s.jobDetail)
-	s.get("/jobs/facet", "", s.jobFacet)
-	s.get("/queues", "", s.queues)
-	s.get("/schedules", "", s.schedules)
-	s.get("/audit", "", s.audit)
-	s.getRaw("/events", s.events)
-	s.getRaw("/tags/suggest", s.suggest)
+	must(s.get("/{$}", "", s.overview))
+	must(s.get("/jobs", "", s.jobList))
+	must(s.get("/jobs/{id}", "", s.jobDetail))
+	must(s.get("/jobs/facet", "", s.jobFacet))
+	must(s.get("/queues", "", s.queues))
+	must(s.get("/schedules", "", s.schedules))
+	must(s.get("/audit", "", s.audit))
+	must(s.getRaw("/events", s.events))
+	must(s.getRaw("/tags/suggest", s.suggest))
 
-	s.mustPost("/jobs/{id}/requeue", permission.ActionRequeue, s.requeue)
-	s.mustPost("/jobs/{id}/cancel", permission.ActionCancel, s.cancel)
-	s.mustPost("/jobs/{id}/reschedule", permission.ActionReschedule, s.reschedule)
-	s.mustPost("/jobs/bulk/requeue", permission.ActionRequeue, s.bulk("requeue", func(r *http.Request, a *backwave.Admin, id backwave.JobID) error {
+	must(s.post("/jobs/{id}/requeue", "", permission.ActionRequeue.Permission(), s.requeue))
+	must(s.post("/jobs/{id}/cancel", "", permission.ActionCancel.Permission(), s.cancel))
+	must(s.post("/jobs/{id}/reschedule", "", permission.ActionReschedule.Permission(), s.reschedule))
+	must(s.post("/jobs/bulk/requeue", "", permission.ActionRequeue.Permission(), s.bulk("requeue", func(r *http.Request, a *backwave.Admin, id backwave.JobID) error {
 		_, err := a.Requeue(r.Context(), id)
 		return err
-	}))
-	s.mustPost("/jobs/bulk/cancel", permission.ActionCancel, s.bulk("cancel", func(r *http.Request, a *backwave.Admin, id backwave.JobID) error {
+	})))
+	must(s.post("/jobs/bulk/cancel", "", permission.ActionCancel.Permission(), s.bulk("cancel", func(r *http.Request, a *backwave.Admin, id backwave.JobID) error {
 		_, err := a.Cancel(r.Context(), id)
 		return err
-	}))
-	s.mustPost("/queues/pause", permission.ActionPauseQueue, s.pauseQueue)
-	s.mustPost("/queues/resume", permission.ActionResumeQueue, s.resumeQueue)
-	s.mustPost("/queues/limit", permission.ActionSetQueueLimit, s.setQueueLimit)
-	s.mustPost("/schedules/trigger", permission.ActionTriggerSchedule, s.triggerSchedule)
-	s.mustPost("/schedules/pause", permission.ActionPauseSchedule, s.pauseSchedule)
-	s.mustPost("/schedules/resume", permission.ActionResumeSchedule, s.resumeSchedule)
-	s.mustPost("/schedules/remove", permission.ActionRemoveSchedule, s.removeSchedule)
+	})))
+	must(s.post("/queues/pause", "", permission.ActionPauseQueue.Permission(), s.pauseQueue))
+	must(s.post("/queues/resume", "", permission.ActionResumeQueue.Permission(), s.resumeQueue))
+	must(s.post("/queues/limit", "", permission.ActionSetQueueLimit.Permission(), s.setQueueLimit))
+	must(s.post("/schedules/trigger", "", permission.ActionTriggerSchedule.Permission(), s.triggerSchedule))
+	must(s.post("/schedules/pause", "", permission.ActionPauseSchedule.Permission(), s.pauseSchedule))
+	must(s.post("/schedules/resume", "", permission.ActionResumeSchedule.Permission(), s.resumeSchedule))
+	must(s.post("/schedules/remove", "", permission.ActionRemoveSchedule.Permission(), s.removeSchedule))
 }
 
 func builtinNav() []navItem {

@@ -130,10 +130,25 @@ func newServer(st backwave.Store, opts Options) (*server, error) {
 // url returns the absolute path of p below the prefix.
 func (s *server) url(p string) string { return s.prefix + p }
 
+// handle registers pattern on the mux, turning the mux's refusal of a
+// malformed or conflicting pattern (a panic) into an error: an extension's
+// route shape is input.
+func (s *server) handle(rt route, h http.Handler) (err error) {
+	pattern := rt.method + " " + s.prefix + rt.path
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("dashboard: route %s: %v", pattern, v)
+		}
+	}()
+	s.mux.Handle(pattern, h)
+	s.routes = append(s.routes, rt)
+	return nil
+}
+
 // get registers a GET page gated by View.
-func (s *server) get(path, extension string, fn pageFunc) {
-	s.routes = append(s.routes, route{method: http.MethodGet, path: path, perm: permission.View, extension: extension})
-	s.mux.Handle("GET "+s.prefix+path, s.viewGate(func(w http.ResponseWriter, r *http.Request) {
+func (s *server) get(path, extension string, fn pageFunc) error {
+	rt := route{method: http.MethodGet, path: path, perm: permission.View, extension: extension}
+	return s.handle(rt, s.viewGate(func(w http.ResponseWriter, r *http.Request) {
 		c := s.canFor(r)
 		p, err := fn(r, c)
 		if err != nil {
@@ -146,9 +161,8 @@ func (s *server) get(path, extension string, fn pageFunc) {
 
 // getRaw registers a GET endpoint that writes its own response (the event
 // stream, Tag Suggest), gated by View like every page.
-func (s *server) getRaw(path string, fn http.HandlerFunc) {
-	s.routes = append(s.routes, route{method: http.MethodGet, path: path, perm: permission.View})
-	s.mux.Handle("GET "+s.prefix+path, s.viewGate(fn))
+func (s *server) getRaw(path string, fn http.HandlerFunc) error {
+	return s.handle(route{method: http.MethodGet, path: path, perm: permission.View}, s.viewGate(fn))
 }
 
 // viewGate refuses a caller without View.
@@ -171,8 +185,8 @@ func (s *server) post(path, extension string, perm permission.Permission, fn act
 	default:
 		return fmt.Errorf("dashboard: POST %s: %v is not a write Permission", path, perm)
 	}
-	s.routes = append(s.routes, route{method: http.MethodPost, path: path, perm: perm, extension: extension})
-	s.mux.Handle("POST "+s.prefix+path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rt := route{method: http.MethodPost, path: path, perm: perm, extension: extension}
+	return s.handle(rt, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.allowed(r, perm) {
 			http.Error(w, "forbidden: the "+perm.String()+" permission is needed", http.StatusForbidden)
 			return
@@ -200,14 +214,14 @@ func (s *server) post(path, extension string, perm permission.Permission, fn act
 		}
 		http.Redirect(w, r, s.url(localPath(to)), http.StatusSeeOther)
 	}))
-	return nil
 }
 
-// mustPost registers a built-in action; its Permission comes from the
-// permission package's own table, so it cannot be wrong.
-func (s *server) mustPost(path string, a permission.Action, fn actionFunc) {
-	if err := s.post(path, "", a.Permission(), fn); err != nil {
-		panic(err) // a built-in route with a bad gate is a bug of this package
+// must panics on a built-in route's registration error: the built-in
+// routes are fixed, and their Permissions come from the permission
+// package's own table, so an error is a bug of this package.
+func must(err error) {
+	if err != nil {
+		panic(err)
 	}
 }
 
