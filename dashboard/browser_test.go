@@ -240,16 +240,6 @@ func TestBrowser(t *testing.T) {
 		f.enqueue(anyJob{W: "test.mail"}, backwave.WithQueue("mail"))
 		want := fmt.Sprint(atoi(t, before) + 1)
 		waitJS(t, ctx, "the new count", `document.querySelector('[data-count="total"]').textContent === "`+want+`" && document.getElementById("live").dataset.refreshed > 0`)
-		if *screenshot != "" {
-			shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(*screenshot, shot, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("wrote %s", *screenshot)
-		}
 
 		if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("live-toggle"))); err != nil {
 			t.Fatal(err)
@@ -339,6 +329,39 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("%d pages of 100, want 10", pages)
 		}
 	})
+
+	if *screenshot != "" {
+		t.Run("screenshot", func(t *testing.T) {
+			// A dashboard without the test extension, over jobs finishing
+			// between two throughput samples.
+			_, plain := f.serve(Options{Policy: allowAll()})
+			ctx, _ := tab(t, browser)
+			navigate(t, ctx, plain.URL+"/backwave/")
+			var made []backwave.JobID
+			for i := range 40 {
+				made = append(made, f.enqueue(okJob{Out: "done"}, backwave.WithTags(backwave.Keyed("tenant", fmt.Sprintf("t%d", i%4)))))
+			}
+			for i := range 3 {
+				made = append(made, f.enqueue(failJob{Detail: fmt.Sprintf("timeout %d", i)}))
+			}
+			for _, id := range made[:40] {
+				f.waitState(id, backwave.StateSucceeded)
+			}
+			if err := chromedp.Do(ctx, chromedp.Sleep(sampleEvery+time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			navigate(t, ctx, plain.URL+"/backwave/")
+			waitJS(t, ctx, "live on", `document.getElementById("live-status").textContent === "Live: on"`)
+			shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(*screenshot, shot, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("wrote %s", *screenshot)
+		})
+	}
 }
 
 func atoi(t *testing.T, s string) int {

@@ -48,6 +48,7 @@ type navLink struct {
 
 var funcs = template.FuncMap{
 	"time":     fmtTime,
+	"clock":    func(t time.Time) string { return t.UTC().Format("15:04") },
 	"ago":      ago,
 	"join":     strings.Join,
 	"itoa":     strconv.Itoa,
