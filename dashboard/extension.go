@@ -101,7 +101,7 @@ type PageData struct {
 	Base   string
 	// Can says which write Permissions the caller holds, so the page
 	// shows only the controls it may use.
-	Can can
+	Can Capabilities
 }
 
 var extensionName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
@@ -163,7 +163,7 @@ func (s *server) mountExtension(e Extension) error {
 		s.pages[key] = t
 		navKey := "/x/" + e.Name + "/" + pg.Path
 		load, title := pg.Load, pg.Title
-		err = s.get(route, e.Name, func(r *http.Request, c can) (page, error) {
+		err = s.get(route, e.Name, func(r *http.Request, c Capabilities) (page, error) {
 			data, err := load(permission.WithRequest(r.Context(), r), PageRequest{
 				Admin: s.reader, Query: r.URL.Query(), PathValue: r.PathValue, ViewSensitiveData: c.Sensitive,
 			})

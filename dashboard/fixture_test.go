@@ -55,25 +55,37 @@ const servedQueue = "default"
 
 type fixture struct {
 	t      *testing.T
-	st     *memstore.Store
+	st     backwave.Store
 	client *backwave.Client
 	admin  *backwave.Admin
 	moved  chan struct{}
 }
 
-// newFixture starts a Client with the test handlers over a fresh store.
+// newFixture starts a Client with the test handlers over a fresh
+// In-Memory Store, whose transitions wake waitState.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{t: t, moved: make(chan struct{}, 1)}
-	f.st = memstore.New(memstore.Options{
+	moved := make(chan struct{}, 1)
+	st := memstore.New(memstore.Options{
 		Clock: backwave.WallClock{},
 		OnTransition: func(job.ID, core.Edge, job.Attempt) {
 			select {
-			case f.moved <- struct{}{}:
+			case moved <- struct{}{}:
 			default:
 			}
 		},
 	})
+	return newFixtureOn(t, st, moved)
+}
+
+// newFixtureOn starts a Client with the test handlers over st; moved, if
+// the store can signal its transitions, wakes waitState.
+func newFixtureOn(t *testing.T, st backwave.Store, moved chan struct{}) *fixture {
+	t.Helper()
+	if moved == nil {
+		moved = make(chan struct{})
+	}
+	f := &fixture{t: t, st: st, moved: moved}
 	hs := backwave.NewHandlers()
 	if err := backwave.AddHandlerFunc(hs, func(_ context.Context, j *backwave.Job[okJob]) error {
 		j.SetOutput([]byte(j.Args.Out))

@@ -79,10 +79,10 @@ type chip struct {
 }
 
 type jobListData struct {
-	Form      listForm
-	States    []stateOption
-	Queues    []string
-	Rows      []jobRow
+	Form   listForm
+	States []stateOption
+	Queues []string
+	Rows   []jobRow
 	// FacetHref is the Tag Facet of this slice, loaded beside the list
 	// by the script (or followed as a link): see jobFacet.
 	FacetHref string
@@ -101,7 +101,7 @@ type stateOption struct {
 	Checked bool
 }
 
-func (s *server) jobList(r *http.Request, _ can) (page, error) {
+func (s *server) jobList(r *http.Request, _ Capabilities) (page, error) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	f, err := s.parseListForm(ctx, q)
@@ -173,7 +173,7 @@ type facetData struct {
 // jobFacet is the Tag Facet of a job-list slice, its own request so that
 // the list never waits for it: the facet groups every Tag of the slice,
 // which on a large store takes longer than the page of jobs beside it.
-func (s *server) jobFacet(r *http.Request, _ can) (page, error) {
+func (s *server) jobFacet(r *http.Request, _ Capabilities) (page, error) {
 	ctx := r.Context()
 	f, err := s.parseListForm(ctx, r.URL.Query())
 	if err != nil {
@@ -249,7 +249,7 @@ type sensitive struct {
 	Empty bool
 }
 
-func gate(c can, b []byte) sensitive {
+func gate(c Capabilities, b []byte) sensitive {
 	if !c.Sensitive {
 		return sensitive{Empty: len(b) == 0}
 	}
@@ -293,7 +293,7 @@ type jobDetailData struct {
 	RescheduleValue string
 }
 
-func (s *server) jobDetail(r *http.Request, c can) (page, error) {
+func (s *server) jobDetail(r *http.Request, c Capabilities) (page, error) {
 	ctx := r.Context()
 	id, err := pathID(r)
 	if err != nil {

@@ -60,7 +60,7 @@ func (s *server) stateHref(queue string, st backwave.JobState) string {
 // overview is the landing page: counts by Queue and state (from the
 // store's maintained counters), throughput, the Retrying and Quarantined
 // call-outs, paused Queues and Queues at their Concurrency Limit.
-func (s *server) overview(r *http.Request, _ can) (page, error) {
+func (s *server) overview(r *http.Request, _ Capabilities) (page, error) {
 	ctx := r.Context()
 	byQueue, err := s.reader.CountByQueue(ctx)
 	if err != nil {

@@ -2,14 +2,17 @@ package dashboard
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/permission"
+	"github.com/backwave/backwave/store/sqlite"
 )
 
 // seeded names the jobs seed makes, one per interesting state.
@@ -57,7 +60,21 @@ func idPath(id backwave.JobID) string { return "/backwave/jobs/" + strconv.Forma
 // Schedule, No-Overlap).
 func TestPagesRender(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	testPagesRender(t, newFixture(t))
+}
+
+// TestPagesRenderSQLite renders the same pages over the Embedded Adapter.
+func TestPagesRenderSQLite(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "jobs.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	testPagesRender(t, newFixtureOn(t, st, nil))
+}
+
+func testPagesRender(t *testing.T, f *fixture) {
 	ids := seed(t, f)
 	_, ts := f.serve(Options{Policy: allowAll()})
 
@@ -247,6 +264,41 @@ func TestWriteNeedsActor(t *testing.T) {
 		_, ts := f.serve(Options{Policy: pol})
 		if resp := post(t, ts, idPath(ids.deadLettered)+"/requeue", nil); resp.StatusCode != http.StatusForbidden {
 			t.Errorf("%s ResolveActor: requeue status %d, want 403", name, resp.StatusCode)
+		}
+	}
+}
+
+// TestServe serves a dashboard on a listener until its context ends, and
+// mounts under another prefix.
+func TestServe(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	h, err := New(f.st, Options{Prefix: "/ops/jobs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serveListener(ctx, ln, h) }()
+	resp, err := http.Get("http://" + ln.Addr().String() + "/ops/jobs/queues")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /ops/jobs/queues: %d", resp.StatusCode)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Serve after its context ended: %v", err)
+	}
+	for _, bad := range []string{"ops", "/ops/", "/o ps", "//x"} {
+		if _, err := New(f.st, Options{Prefix: bad}); err == nil {
+			t.Errorf("prefix %q accepted", bad)
 		}
 	}
 }

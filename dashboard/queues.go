@@ -26,7 +26,7 @@ type queuesData struct {
 
 // queues lists every Queue with its settings, Running against its
 // Concurrency Limit, and its counts by state.
-func (s *server) queues(r *http.Request, _ can) (page, error) {
+func (s *server) queues(r *http.Request, _ Capabilities) (page, error) {
 	ctx := r.Context()
 	qs, err := s.reader.Queues(ctx)
 	if err != nil {

@@ -31,7 +31,7 @@ type layout struct {
 	Prefix  string
 	Nav     []navLink
 	Banners []string
-	Can     can
+	Can     Capabilities
 	// ReadOnly hides every control: the Policy denies all writes.
 	ReadOnly bool
 	// Self is the page's own path and query, the "back" of its forms.
@@ -84,7 +84,7 @@ func parseTemplates() (map[string]*template.Template, error) {
 
 // render writes p inside the frame, or the live region alone when the
 // request asks for a fragment.
-func (s *server) render(w http.ResponseWriter, r *http.Request, status int, p page, c can) {
+func (s *server) render(w http.ResponseWriter, r *http.Request, status int, p page, c Capabilities) {
 	t, ok := s.pages[p.template]
 	if !ok {
 		s.log.ErrorContext(r.Context(), "dashboard: no template", "template", p.template)

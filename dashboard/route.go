@@ -40,7 +40,7 @@ type page struct {
 }
 
 // pageFunc serves one GET page.
-type pageFunc func(r *http.Request, c can) (page, error)
+type pageFunc func(r *http.Request, c Capabilities) (page, error)
 
 // actionFunc performs one POST Operator Action as admin and returns the
 // path below the prefix to send the browser to.
@@ -278,7 +278,7 @@ func statusOf(err error) int {
 
 // fail renders err as an error page; a server error is logged and shown
 // without its internals.
-func (s *server) fail(w http.ResponseWriter, r *http.Request, c can, err error) {
+func (s *server) fail(w http.ResponseWriter, r *http.Request, c Capabilities, err error) {
 	status := statusOf(err)
 	msg := err.Error()
 	if status == http.StatusInternalServerError {

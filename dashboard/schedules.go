@@ -39,7 +39,7 @@ type schedulesData struct {
 
 // schedules lists every Recurring Schedule: its spec in words and in cron,
 // zone, last and next occurrence, recent skipped ticks and its controls.
-func (s *server) schedules(r *http.Request, _ can) (page, error) {
+func (s *server) schedules(r *http.Request, _ Capabilities) (page, error) {
 	ctx := r.Context()
 	list, err := s.reader.Schedules(ctx)
 	if err != nil {
@@ -134,7 +134,7 @@ type auditData struct {
 
 // audit lists the audit trail: who did what, when, to which job, Queue or
 // schedule; newest first, by keyset.
-func (s *server) audit(r *http.Request, _ can) (page, error) {
+func (s *server) audit(r *http.Request, _ Capabilities) (page, error) {
 	q := r.URL.Query()
 	var p backwave.AuditListParams
 	d := auditData{Job: q.Get("job"), Queue: q.Get("queue")}

@@ -104,18 +104,22 @@ func (s *server) allowed(r *http.Request, p permission.Permission) bool {
 	return s.policy.Allowed(permission.WithRequest(r.Context(), r), p)
 }
 
-// can is what the caller of one request may do, for the templates: a
-// control appears only when its action would be allowed.
-type can struct {
+// Capabilities is what the caller of one request may do beyond View, for
+// the templates (an extension page's PageData.Can among them): a control
+// appears only when its action would be allowed.
+type Capabilities struct {
+	// Sensitive is ViewSensitiveData: payloads, Failure Detail, Job Output.
 	Sensitive bool
-	Requeue   bool
-	Cancel    bool
-	Trigger   bool
-	Pause     bool
+	// Requeue, Cancel, Trigger (TriggerSchedule) and Pause (PauseQueue)
+	// are the write Permissions.
+	Requeue bool
+	Cancel  bool
+	Trigger bool
+	Pause   bool
 }
 
-func (s *server) canFor(r *http.Request) can {
-	return can{
+func (s *server) canFor(r *http.Request) Capabilities {
+	return Capabilities{
 		Sensitive: s.allowed(r, permission.ViewSensitiveData),
 		Requeue:   s.allowed(r, permission.Requeue),
 		Cancel:    s.allowed(r, permission.Cancel),
