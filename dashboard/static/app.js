@@ -14,11 +14,31 @@
 
   function say(text) { status.textContent = text; }
 
+  // dirty reports whether the operator has changed a field of the live
+  // region (a filter being typed, a job selected): a swap would lose it.
+  function dirty() {
+    var fields = main.querySelectorAll("input, select, textarea");
+    for (var i = 0; i < fields.length; i++) {
+      var el = fields[i];
+      if (el === document.activeElement) { return true; }
+      if (el.type === "checkbox" || el.type === "radio") {
+        if (el.checked !== el.defaultChecked) { return true; }
+      } else if (el.tagName === "SELECT") {
+        for (var j = 0; j < el.options.length; j++) {
+          if (el.options[j].selected !== el.options[j].defaultSelected) { return true; }
+        }
+      } else if (el.value !== el.defaultValue) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   function refresh() {
-    // Keep an operator's selection: swap only when nothing is checked.
-    if (main.querySelector("input[type=checkbox]:checked, input:focus, select:focus")) {
+    // Keep what the operator is doing: swap only an untouched region.
+    if (dirty()) {
       pending = true;
-      say("Live: update waiting (selection kept)");
+      say("Live: update waiting (your changes are kept)");
       return;
     }
     pending = false;
@@ -65,7 +85,7 @@
     if (paused) { stop(); } else { start(); refresh(); }
   });
   main.addEventListener("change", function () {
-    if (pending && !main.querySelector("input[type=checkbox]:checked")) { refresh(); }
+    if (pending && !paused && !dirty()) { refresh(); }
   });
   render();
   if (paused) { say("Live: paused"); } else { say("Live: connecting…"); start(); }
