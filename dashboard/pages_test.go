@@ -94,7 +94,7 @@ func testPagesRender(t *testing.T, f *fixture) {
 		{idPath(ids.parent), []string{idPath(ids.child)}},
 		{idPath(ids.child), []string{idPath(ids.parent), "when every parent succeeded", "awaiting parent"}},
 		{"/backwave/queues", []string{"mail", "0 / 3", "Pause"}},
-		{"/backwave/schedules", []string{"nightly-report", "30 2 * * 1-5", "at 02:30 on Monday to Friday", "Europe/Paris", "No-Overlap: on", "Trigger now"}},
+		{"/backwave/schedules", []string{"nightly-report", "30 2 * * 1-5", "at 02:30 on Monday to Friday, Europe/Paris time", "UTC (20", "No-Overlap: on", "Trigger now"}},
 		{"/backwave/audit", []string{"queue_set_limit", "test:setup", "limit 3"}},
 	}
 	for _, tt := range tests {

@@ -21,8 +21,11 @@ type scheduleRow struct {
 	Overdue      bool
 	Skips        []skipView
 	MoreSkips    bool
-	AuditHref    string
 	WireJobsHref string
+	// LastLocal and NextLocal are the occurrences in the schedule's own
+	// zone; empty for UTC or a zone this host cannot load.
+	LastLocal string
+	NextLocal string
 }
 
 // skipView is one skipped occurrence record: No-Overlap or missed.
@@ -55,6 +58,9 @@ func (s *server) schedules(r *http.Request, _ Capabilities) (page, error) {
 		}
 		if row.Zone == "" {
 			row.Zone = "UTC"
+		} else if loc, err := time.LoadLocation(sc.Zone); err == nil {
+			row.LastLocal = inZone(sc.Last, loc)
+			row.NextLocal = inZone(sc.Next, loc)
 		}
 		if sc.LastJob != 0 {
 			row.LastJobHref = s.jobHref(sc.LastJob)
@@ -76,6 +82,13 @@ func (s *server) schedules(r *http.Request, _ Capabilities) (page, error) {
 		d.Schedules = append(d.Schedules, row)
 	}
 	return page{template: "schedules", title: "Recurring Schedules", data: d, nav: "/schedules"}, nil
+}
+
+func inZone(t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.In(loc).Format("2006-01-02 15:04:05 MST")
 }
 
 func (s *server) triggerSchedule(r *http.Request, a *backwave.Admin) (string, error) {
