@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/backwave/backwave"
@@ -28,7 +29,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	ctx := r.Context()
-	last, err := s.fingerprint(ctx)
+	last, err := s.sharedFingerprint(ctx)
 	if err != nil {
 		s.log.WarnContext(ctx, "dashboard: live refresh", "err", err)
 	}
@@ -58,7 +59,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		if !s.allowed(r, permission.View) {
 			return
 		}
-		fp, err := s.fingerprint(ctx)
+		fp, err := s.sharedFingerprint(ctx)
 		if err != nil {
 			s.log.WarnContext(ctx, "dashboard: live refresh", "err", err)
 			continue
@@ -78,6 +79,30 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// sharedFingerprint returns the fingerprint of the store, reading it at
+// most once per half RefreshInterval however many pages are open: every
+// event stream of the dashboard shares the last reading.
+func (s *server) sharedFingerprint(ctx context.Context) (uint64, error) {
+	s.live.mu.Lock()
+	defer s.live.mu.Unlock()
+	if !s.live.at.IsZero() && time.Since(s.live.at) < s.refresh/2 {
+		return s.live.fp, nil
+	}
+	fp, err := s.fingerprint(ctx)
+	if err != nil {
+		return 0, err
+	}
+	s.live.fp, s.live.at = fp, time.Now()
+	return fp, nil
+}
+
+// liveCache is the last store fingerprint, shared by the event streams.
+type liveCache struct {
+	mu sync.Mutex
+	fp uint64
+	at time.Time
 }
 
 // fingerprint hashes what the live pages show from cheap reads: counts by

@@ -63,6 +63,7 @@ type server struct {
 	nav     []navItem
 	banners []string
 	rates   *throughput
+	live    liveCache
 	handler http.Handler
 }
 

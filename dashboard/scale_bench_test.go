@@ -149,14 +149,25 @@ func BenchmarkScale(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	h, err := New(st, Options{
+	srv, err := newServer(st, Options{
 		Policy: permission.Policy{Allow: func(context.Context, permission.Permission) bool { return true }},
 		Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
+	h := srv.handler
 	mid := strconv.Itoa(n / 2)
+	// One live-refresh check: what every open page's event stream reads
+	// each RefreshInterval.
+	b.Run("live_refresh_check", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := srv.fingerprint(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/check")
+	})
 	for _, bc := range []struct{ name, path string }{
 		{"overview", "/backwave/"},
 		{"jobs_first_page", "/backwave/jobs"},
