@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -187,6 +188,28 @@ func TestBrowser(t *testing.T) {
 		dialogs, exceptions := w.seen()
 		if len(dialogs)+len(exceptions) > 0 {
 			t.Errorf("dialogs %q, exceptions %q", dialogs, exceptions)
+		}
+	})
+
+	t.Run("reads without JavaScript", func(t *testing.T) {
+		ctx, _ := tab(t, browser)
+		if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+			t.Fatal(err)
+		}
+		navigate(t, ctx, ts.URL+"/backwave/jobs?tk=tenant&tv=acme")
+		if st := eval[string](t, ctx, `document.getElementById("live-status").textContent`); !strings.HasPrefix(st, "Live refresh needs JavaScript") {
+			t.Fatalf("the script ran with JavaScript off: status %q", st)
+		}
+		if n := eval[int](t, ctx, `document.querySelectorAll("tr[data-job]").length`); n != 2 {
+			t.Errorf("%d jobs listed for tenant=acme, want 2", n)
+		}
+		clickAndLoad(t, ctx, "a.facet-link")
+		if facet := eval[string](t, ctx, `document.getElementById("facet-result").textContent`); !strings.Contains(facet, "urgent") {
+			t.Errorf("the Tag Facet page without JavaScript: %q", facet)
+		}
+		clickAndLoad(t, ctx, `#facet-result a.tag`)
+		if n := eval[int](t, ctx, `document.querySelectorAll("tr[data-job]").length`); n != 1 {
+			t.Errorf("narrowing by a facet Tag lists %d jobs, want 1", n)
 		}
 	})
 
