@@ -90,7 +90,8 @@ type Options struct {
 	AnyHost bool
 
 	// RefreshInterval is how often a live page's event stream looks for
-	// changes (DefaultRefreshInterval if 0).
+	// changes (DefaultRefreshInterval if 0; at least 50ms otherwise). The
+	// open pages share one reading of the store per half interval.
 	RefreshInterval time.Duration
 
 	// Extensions are the Dashboard Extensions to mount, in nav order.

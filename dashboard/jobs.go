@@ -272,7 +272,6 @@ type edgeView struct {
 	Href    string
 	State   backwave.JobState
 	Counted bool
-	Known   bool
 }
 
 type jobDetailData struct {
@@ -326,7 +325,7 @@ func (s *server) jobDetail(r *http.Request, c Capabilities) (page, error) {
 		d.Mode = deps.Mode.String()
 	}
 	for _, p := range deps.Parents {
-		d.Parents = append(d.Parents, edgeView{ID: p.ID, Href: s.jobHref(p.ID), State: p.State, Counted: p.Counted, Known: true})
+		d.Parents = append(d.Parents, edgeView{ID: p.ID, Href: s.jobHref(p.ID), State: p.State, Counted: p.Counted})
 	}
 	for _, id := range deps.Dependents {
 		d.Dependents = append(d.Dependents, edgeView{ID: id, Href: s.jobHref(id)})

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/permission"
@@ -295,6 +296,9 @@ func TestServe(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Serve after its context ended: %v", err)
+	}
+	if _, err := New(f.st, Options{RefreshInterval: time.Millisecond}); err == nil {
+		t.Error("a 1ms RefreshInterval was accepted")
 	}
 	for _, bad := range []string{"ops", "/ops/", "/o ps", "//x"} {
 		if _, err := New(f.st, Options{Prefix: bad}); err == nil {

@@ -14,6 +14,10 @@ import (
 	"github.com/backwave/backwave/permission"
 )
 
+// minRefreshInterval keeps an open page from reading the store in a busy
+// loop.
+const minRefreshInterval = 50 * time.Millisecond
+
 // maxFormBytes bounds a POST body: the largest form is a bulk selection of
 // one page of job ids.
 const maxFormBytes = 1 << 20
@@ -85,8 +89,8 @@ func newServer(st backwave.Store, opts Options) (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: %w", err)
 	}
-	if opts.RefreshInterval < 0 {
-		return nil, fmt.Errorf("dashboard: RefreshInterval %s is negative", opts.RefreshInterval)
+	if opts.RefreshInterval < 0 || (opts.RefreshInterval > 0 && opts.RefreshInterval < minRefreshInterval) {
+		return nil, fmt.Errorf("dashboard: RefreshInterval %s: give 0 (the default, %s) or at least %s", opts.RefreshInterval, DefaultRefreshInterval, minRefreshInterval)
 	}
 	s := &server{
 		store: st, reader: reader, prefix: prefix, policy: opts.Policy,
