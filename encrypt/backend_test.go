@@ -16,11 +16,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/backwave/backwave/shell"
 	"github.com/backwave/backwave/store"
 	"github.com/backwave/backwave/store/memstore"
 	"github.com/backwave/backwave/store/postgres"
 	"github.com/backwave/backwave/store/sqlite"
-	"github.com/backwave/backwave/vtime"
 )
 
 // backend is one adapter under test: a fresh raw store, and the database's
@@ -48,7 +48,7 @@ const pgURLEnv = "BACKWAVE_TEST_POSTGRES_URL"
 func backends() []backend {
 	return []backend{
 		{"memstore", func(t *testing.T) opened {
-			return opened{raw: memstore.New(memstore.Options{Clock: vtime.NewManual(vtime.Epoch)})}
+			return opened{raw: memstore.New(memstore.Options{Clock: shell.WallClock{}})}
 		}},
 		{"sqlite", openSQLite},
 		{"postgres", openPostgres},

@@ -95,11 +95,19 @@ func ParseKeyRing(text string) (*KeyRing, error) {
 	return NewKeyRing(current, keys)
 }
 
-// CurrentKeyID returns the id of the current key.
-func (r *KeyRing) CurrentKeyID(context.Context) (string, error) { return r.current, nil }
+// CurrentKeyID returns the id of the current key. A nil ring has none.
+func (r *KeyRing) CurrentKeyID(context.Context) (string, error) {
+	if r == nil {
+		return "", fmt.Errorf("%w: a nil key ring", ErrNoKeyProvider)
+	}
+	return r.current, nil
+}
 
 // Key returns the key with that id.
 func (r *KeyRing) Key(_ context.Context, id string) ([]byte, error) {
+	if r == nil {
+		return nil, fmt.Errorf("%w: a nil key ring", ErrNoKeyProvider)
+	}
 	k, ok := r.keys[id]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrKeyNotFound, id)
