@@ -6,8 +6,10 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"testing"
 
+	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
 
@@ -145,5 +147,36 @@ func TestParseKeyRing(t *testing.T) {
 		if id, _ := r.CurrentKeyID(context.Background()); id != tc.current {
 			t.Errorf("ParseKeyRing(%q) current = %q, want %q", tc.text, id, tc.current)
 		}
+	}
+}
+
+// BenchmarkSealOpen measures one payload sealed and opened: the cost
+// Encryption at Rest adds per job to an insert and a claim.
+func BenchmarkSealOpen(b *testing.B) {
+	ctx := context.Background()
+	m := map[string][]byte{"k1": make([]byte, KeySize)}
+	r, err := NewKeyRing("k1", m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	k := &keys{provider: r, aeads: map[string]cipher.AEAD{}}
+	for _, size := range []int{64, 1024} {
+		payload := bytes.Repeat([]byte("x"), size)
+		b.Run(fmt.Sprint(size), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := range b.N {
+				s, err := k.current(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				env, err := s.seal(store.ChannelPayload, jobBound(job.ID(i+1)), payload)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, _, err := k.open(ctx, env, store.ChannelPayload, jobBound(job.ID(i+1))); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
