@@ -406,3 +406,28 @@ func TestPlaintextRowsStillRead(t *testing.T) {
 		})
 	}
 }
+
+// TestRejectPlaintext: with RejectPlaintext, a payload planted without an
+// envelope is refused like one that does not decrypt.
+func TestRejectPlaintext(t *testing.T) {
+	t.Parallel()
+	for _, reject := range []bool{false, true} {
+		t.Run(fmt.Sprint(reject), func(t *testing.T) {
+			t.Parallel()
+			raw := backends()[0].open(t).raw
+			planted := insert(t, raw, newJob("q", `{"planted":true}`))[0]
+			s, err := encrypt.WrapWith(raw, ring(t, "k1"), encrypt.Options{RejectPlaintext: reject})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := claim(t, s, "q", 10)
+			j, _ := raw.JobGet(t.Context(), planted)
+			switch {
+			case reject && (len(got) != 0 || j.State != job.StateQuarantined):
+				t.Fatalf("claimed %d, job %s; want the planted job Quarantined", len(got), j.State)
+			case !reject && (len(got) != 1 || string(got[0].Payload) != `{"planted":true}`):
+				t.Fatalf("claimed %+v; want the plaintext row read", got)
+			}
+		})
+	}
+}

@@ -129,6 +129,9 @@ func payloadBound(j *job.Job, env []byte) bound {
 // encryption was turned on is returned as stored.
 func (b *base) openPayload(ctx context.Context, j *job.Job) ([]byte, error) {
 	if !Sealed(j.Payload) {
+		if b.rejectPlaintext && len(j.Payload) > 0 {
+			return nil, fmt.Errorf("%w: the payload is stored without an envelope, and plaintext is rejected", ErrUndecryptable)
+		}
 		return j.Payload, nil
 	}
 	pb := payloadBound(j, j.Payload)
@@ -285,6 +288,9 @@ func (b *base) JobTransitions(ctx context.Context, id job.ID) ([]store.Transitio
 // that does not open is an error, because a handler reads it.
 func (b *base) openOutput(ctx context.Context, id job.ID, v []byte) ([]byte, error) {
 	if !Sealed(v) {
+		if b.rejectPlaintext {
+			return nil, fmt.Errorf("encrypt: job %d: Job Output: %w: stored without an envelope, and plaintext is rejected", id, ErrUndecryptable)
+		}
 		return v, nil
 	}
 	out, _, err := b.keys.open(ctx, v, store.ChannelOutput, jobBound(id))

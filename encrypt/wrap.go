@@ -16,6 +16,12 @@ type Options struct {
 	// Quarantined at claim because its payload does not decrypt, and a
 	// failed attempt to record that (slog.Default() if nil).
 	Logger *slog.Logger
+	// RejectPlaintext refuses a payload or Job Output stored without an
+	// envelope, as if it did not decrypt: a job carrying one is
+	// Quarantined at its claim. Set it once Rotate has sealed every row
+	// written before encryption was turned on, so that no one with write
+	// access to the database can plant a plaintext payload.
+	RejectPlaintext bool
 }
 
 // Wrap returns s with Encryption at Rest: every user-data channel written
@@ -47,7 +53,8 @@ func WrapWith(s store.Store, provider KeyProvider, o Options) (store.Store, erro
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	b := &base{Store: s, keys: &keys{provider: provider, aeads: make(map[string]cipher.AEAD)}, log: o.Logger}
+	b := &base{Store: s, keys: &keys{provider: provider, aeads: make(map[string]cipher.AEAD)}, log: o.Logger,
+		rejectPlaintext: o.RejectPlaintext}
 	if _, err := b.keys.current(context.Background()); err != nil {
 		return nil, fmt.Errorf("encrypt: wrap: the current key is unusable; refusing to start rather than store plaintext: %w", err)
 	}
@@ -106,8 +113,9 @@ func WrapWith(s store.Store, provider KeyProvider, o Options) (store.Store, erro
 // fails when the Storage Contract grows a method nobody has sorted.
 type base struct {
 	store.Store
-	keys *keys
-	log  *slog.Logger
+	keys            *keys
+	log             *slog.Logger
+	rejectPlaintext bool
 }
 
 // unwrapped returns the store under the encryption, for Rotate.
