@@ -61,7 +61,7 @@ func merged(t *testing.T, current *encrypt.KeyRing, currentID string, old *encry
 
 func wrap(t *testing.T, s store.Store, keys encrypt.KeyProvider) store.Store {
 	t.Helper()
-	w, err := encrypt.Wrap(s, keys)
+	w, err := encrypt.Wrap(t.Context(), s, keys)
 	if err != nil {
 		t.Fatalf("Wrap: %v", err)
 	}
@@ -416,7 +416,7 @@ func TestRejectPlaintext(t *testing.T) {
 			t.Parallel()
 			raw := backends()[0].open(t).raw
 			planted := insert(t, raw, newJob("q", `{"planted":true}`))[0]
-			s, err := encrypt.WrapWith(raw, ring(t, "k1"), encrypt.Options{RejectPlaintext: reject})
+			s, err := encrypt.WrapWith(t.Context(), raw, ring(t, "k1"), encrypt.Options{RejectPlaintext: reject})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -31,19 +31,21 @@ type Options struct {
 // stored as an AES-256-GCM envelope under the key provider's current key,
 // and every read opens it again. It fails closed: without a key provider,
 // or with one whose current key cannot be had, it returns an error and no
-// store, so nothing is ever written in plaintext by mistake.
+// store, so nothing is ever written in plaintext by mistake. ctx bounds
+// the key provider's first answer (a key management service may be
+// remote).
 //
 // The wrapped store has the optional capabilities s has — Wake-Up Hints
 // (store.HintSource), its own clock (store.ClockSource), Transactional
 // Enqueue (store.TxInserter) — and no others: it never claims one it cannot
 // honour. It does not offer store.Rewriter, the raw bytes; Rotate reaches
 // them through it.
-func Wrap(s store.Store, keys KeyProvider) (store.Store, error) {
-	return WrapWith(s, keys, Options{})
+func Wrap(ctx context.Context, s store.Store, keys KeyProvider) (store.Store, error) {
+	return WrapWith(ctx, s, keys, Options{})
 }
 
 // WrapWith is Wrap with Options.
-func WrapWith(s store.Store, provider KeyProvider, o Options) (store.Store, error) {
+func WrapWith(ctx context.Context, s store.Store, provider KeyProvider, o Options) (store.Store, error) {
 	if s == nil {
 		return nil, fmt.Errorf("encrypt: wrap: no store")
 	}
@@ -55,7 +57,7 @@ func WrapWith(s store.Store, provider KeyProvider, o Options) (store.Store, erro
 	}
 	b := &base{Store: s, keys: &keys{provider: provider, aeads: make(map[string]cipher.AEAD)}, log: o.Logger,
 		rejectPlaintext: o.RejectPlaintext}
-	if _, err := b.keys.current(context.Background()); err != nil {
+	if _, err := b.keys.current(ctx); err != nil {
 		return nil, fmt.Errorf("encrypt: wrap: the current key is unusable; refusing to start rather than store plaintext: %w", err)
 	}
 	h, hasHints := s.(store.HintSource)

@@ -48,7 +48,7 @@ func TestWrapFailsClosed(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s, err := encrypt.Wrap(raw, tc.keys)
+			s, err := encrypt.Wrap(t.Context(), raw, tc.keys)
 			if err == nil || s != nil {
 				t.Fatalf("Wrap = %v, %v; want an error and no store", s, err)
 			}

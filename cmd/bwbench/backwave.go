@@ -138,7 +138,7 @@ func (backwaveSystem) open(ctx context.Context, b *bench, sc, tg string) (instan
 		in.pendingQ = "SELECT count(*) FROM backwave_job WHERE state IN (1, 3)"
 	}
 	if sc == scEncrypted {
-		wrapped, err := encryptedStore(in.st)
+		wrapped, err := encryptedStore(ctx, in.st)
 		if err != nil {
 			_ = in.close(ctx)
 			return nil, "", err
@@ -273,7 +273,7 @@ func (in *backwaveInstance) close(ctx context.Context) error {
 }
 
 // encryptedStore wraps st in Encryption at Rest under one fresh random key.
-func encryptedStore(st store.Store) (store.Store, error) {
+func encryptedStore(ctx context.Context, st store.Store) (store.Store, error) {
 	key := make([]byte, encrypt.KeySize)
 	if _, err := rand.Read(key); err != nil {
 		return nil, fmt.Errorf("encryption key: %w", err)
@@ -282,5 +282,5 @@ func encryptedStore(st store.Store) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return encrypt.Wrap(st, keys)
+	return encrypt.Wrap(ctx, st, keys)
 }
