@@ -20,6 +20,9 @@ func (b *base) sealInsert(ctx context.Context, p store.InsertManyParams) (store.
 	if err := p.Validate(); err != nil {
 		return p, nil, err
 	}
+	if p.PayloadFor != nil {
+		return p, nil, fmt.Errorf("%w: the insert names its own PayloadFor, which Encryption at Rest would replace", store.ErrInvalidParams)
+	}
 	s, err := b.keys.current(ctx)
 	if err != nil {
 		return p, nil, err

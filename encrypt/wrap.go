@@ -49,6 +49,9 @@ func WrapWith(ctx context.Context, s store.Store, provider KeyProvider, o Option
 	if s == nil {
 		return nil, fmt.Errorf("encrypt: wrap: no store")
 	}
+	if _, ok := s.(wrapped); ok {
+		return nil, fmt.Errorf("encrypt: wrap: the store is encrypted already")
+	}
 	if provider == nil {
 		return nil, fmt.Errorf("encrypt: wrap: %w: Encryption at Rest needs a key provider; refusing to start rather than store plaintext", ErrNoKeyProvider)
 	}

@@ -59,6 +59,16 @@ func TestWrapFailsClosed(t *testing.T) {
 	}
 }
 
+// TestWrapTwiceRefused: wrapping an encrypted store again would seal the
+// placeholder, not the payload; it is refused.
+func TestWrapTwiceRefused(t *testing.T) {
+	t.Parallel()
+	once := wrap(t, memstore.New(memstore.Options{}), ring(t, "k1"))
+	if s, err := encrypt.Wrap(t.Context(), once, ring(t, "k2")); err == nil || s != nil {
+		t.Fatalf("Wrap of a wrapped store = %v, %v; want an error", s, err)
+	}
+}
+
 // ignoring is a store that drops InsertManyParams.PayloadFor, as an
 // adapter unaware of it would.
 type ignoring struct{ store.Store }
