@@ -143,7 +143,7 @@ func (s *Store) payloadsFor(p store.InsertManyParams, now time.Time) ([][]byte, 
 		}
 		b, err := p.PayloadFor(i, next)
 		if err != nil {
-			return nil, fmt.Errorf("memstore: insert: payload of job %d: %w", i, err)
+			return nil, fmt.Errorf("memstore: insert: jobs[%d]: payload: %w", i, err)
 		}
 		if len(b) > 0 {
 			out[i] = bytes.Clone(b)

@@ -231,7 +231,7 @@ func (s *Store) givenIDs(ctx context.Context, q querier, p store.InsertManyParam
 		given[i] = drawn[k]
 		b, err := p.PayloadFor(i, job.ID(drawn[k]))
 		if err != nil {
-			return nil, fmt.Errorf("postgres: insert: payload of job %d: %w", i, err)
+			return nil, fmt.Errorf("postgres: insert: jobs[%d]: payload: %w", i, err)
 		}
 		payloads[i] = nil
 		if len(b) > 0 {

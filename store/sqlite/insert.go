@@ -399,7 +399,7 @@ func payloadFor(p store.InsertManyParams, i int, id job.ID) ([]byte, error) {
 	}
 	b, err := p.PayloadFor(i, id)
 	if err != nil {
-		return nil, fmt.Errorf("job %d: payload: %w", i, err)
+		return nil, fmt.Errorf("jobs[%d]: payload: %w", i, err)
 	}
 	return b, nil
 }
