@@ -268,6 +268,17 @@ type NewJob struct {
 // InsertManyParams are the params of Inserter.JobInsertMany.
 type InsertManyParams struct {
 	Jobs []NewJob
+	// PayloadFor, if set, gives the payload the store writes for job i of
+	// Jobs in place of Jobs[i].Payload, now that the store has assigned it
+	// id: an insert whose payload depends on the job's own id (Encryption
+	// at Rest binds it in). The store calls it once per job it inserts,
+	// inside the insert's atomic step and before the insert is visible,
+	// with the id the job is inserted under; it may also call it for a job
+	// it then does not insert (its unique key was held), and discards that
+	// payload. A nil or empty result stores no payload. An error aborts
+	// the whole insert: nothing is written and the error is returned
+	// wrapped. Jobs[i].Payload is what Validate checks.
+	PayloadFor func(i int, id job.ID) ([]byte, error)
 }
 
 // ClaimParams are the params of Worker.JobClaim.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/encrypt"
 	"github.com/backwave/backwave/store"
 	"github.com/backwave/backwave/store/postgres"
 	"github.com/backwave/backwave/store/sqlite"
@@ -135,6 +137,15 @@ func (backwaveSystem) open(ctx context.Context, b *bench, sc, tg string) (instan
 		}
 		in.pendingQ = "SELECT count(*) FROM backwave_job WHERE state IN (1, 3)"
 	}
+	if sc == scEncrypted {
+		wrapped, err := encryptedStore(ctx, in.st)
+		if err != nil {
+			_ = in.close(ctx)
+			return nil, "", err
+		}
+		in.st = wrapped
+		k.set("encrypted", "aes-256-gcm")
+	}
 	if b.cfg.calls {
 		in.timed = newTimedStore(in.st)
 	}
@@ -259,4 +270,17 @@ func (in *backwaveInstance) close(ctx context.Context) error {
 		in.drop()
 	}
 	return errors.Join(errs...)
+}
+
+// encryptedStore wraps st in Encryption at Rest under one fresh random key.
+func encryptedStore(ctx context.Context, st store.Store) (store.Store, error) {
+	key := make([]byte, encrypt.KeySize)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("encryption key: %w", err)
+	}
+	keys, err := encrypt.NewKeyRing("bench", map[string][]byte{"bench": key})
+	if err != nil {
+		return nil, err
+	}
+	return encrypt.Wrap(ctx, st, keys)
 }

@@ -26,10 +26,11 @@ const (
 	scLatencyOff = "latency-hints-off"
 	scLimit      = "limit"
 	scHistoryOff = "drain-history-off"
+	scEncrypted  = "drain-encrypted"
 	scRSS        = "rss"
 )
 
-var allScenarios = []string{scInsert, scDrain, scHistoryOff, scSteady, scLatencyOn, scLatencyOff, scLimit, scDrainLag, scLatencyLag, scDrainIdleTx, scRSS}
+var allScenarios = []string{scInsert, scDrain, scHistoryOff, scEncrypted, scSteady, scLatencyOn, scLatencyOff, scLimit, scDrainLag, scLatencyLag, scDrainIdleTx, scRSS}
 
 // Target names.
 const (

@@ -3,6 +3,7 @@ package memstore
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/backwave/backwave/core"
@@ -45,6 +46,10 @@ func (s *Store) JobInsertManyResults(ctx context.Context, p store.InsertManyPara
 	}
 
 	now := s.clock.Now()
+	payloads, err := s.payloadsFor(p, now)
+	if err != nil {
+		return nil, err
+	}
 	var hs hintSet
 	ids := make([]job.ID, len(p.Jobs))
 	res := make([]store.InsertResult, len(p.Jobs))
@@ -59,7 +64,7 @@ func (s *Store) JobInsertManyResults(ctx context.Context, p store.InsertManyPara
 			ID:          id,
 			WireName:    nj.WireName,
 			Queue:       nj.Queue,
-			Payload:     bytes.Clone(nj.Payload),
+			Payload:     payloads[i],
 			MaxAttempts: nj.MaxAttempts,
 			ScheduledAt: core.DueAt(now, nj.ScheduledAt).Round(0),
 			CreatedAt:   now,
@@ -110,4 +115,40 @@ func (s *Store) insert(nj store.NewJob, now time.Time, hs *hintSet) *row {
 		hs.add(nj.Queue)
 	}
 	return r
+}
+
+// payloadsFor returns the payload each job of p is stored with: a copy of
+// its own, or, when p.PayloadFor is set, what PayloadFor gives for the id
+// the job will get. It runs before the insert changes anything, so an
+// error from PayloadFor leaves the store as it was: the ids are worked out
+// ahead by the same rule the insert follows (ids continue the sequence in
+// InsertOrder, a job whose unique key is held taking none). The caller
+// holds s.mu.
+func (s *Store) payloadsFor(p store.InsertManyParams, now time.Time) ([][]byte, error) {
+	out := make([][]byte, len(p.Jobs))
+	if p.PayloadFor == nil {
+		for i, nj := range p.Jobs {
+			out[i] = bytes.Clone(nj.Payload)
+		}
+		return out, nil
+	}
+	next := job.ID(len(s.jobs) + 1)
+	taken := make(map[string]bool)
+	for _, i := range p.InsertOrder() {
+		if k := p.Jobs[i].Unique.Key; k != "" {
+			if h, ok := s.holds[k]; taken[k] || ok && (h.until.IsZero() || now.Before(h.until)) {
+				continue
+			}
+			taken[k] = true
+		}
+		b, err := p.PayloadFor(i, next)
+		if err != nil {
+			return nil, fmt.Errorf("memstore: insert: jobs[%d]: payload: %w", i, err)
+		}
+		if len(b) > 0 {
+			out[i] = bytes.Clone(b)
+		}
+		next++
+	}
+	return out, nil
 }

@@ -140,6 +140,7 @@ func (s *Store) settle(ctx context.Context, q querier, candidates []int64) error
 //     awaiting_parent with that latch, and its edges ($16 dependent
 //     ordinal, $17 in-batch parent ordinal or 0, $18 stored parent id or 0)
 //     are written with its mode ($19);
+//   - ids drawn ahead ($23, see givenIDs), when given, are used instead;
 //   - the jobs take their unique keys ($21 keys, $22 periods; see
 //     uniqueSQL) in insert order, and a job whose key is held is not
 //     inserted, nor are its edges (no job of the batch names it as a
@@ -153,11 +154,11 @@ parents AS (
 ),
 ok AS (SELECT count(*) = coalesce(cardinality($20::bigint[]), 0) AS ok FROM parents),
 candidate AS (
-    SELECT nextval('backwave.job_id_seq') AS id, u.*
+    SELECT coalesce(u.given_id, nextval('backwave.job_id_seq')) AS id, u.*
     FROM (SELECT * FROM unnest($2::text[], $3::text[], $4::bytea[], $5::timestamptz[], $6::int[],
-                               $14::int[], $15::int[], $19::text[], $21::text[], $22::bigint[])
+                               $14::int[], $15::int[], $19::text[], $21::text[], $22::bigint[], $23::bigint[])
             WITH ORDINALITY AS u(wire_name, queue, payload, scheduled_at, max_attempts, pending, rank, mode,
-                                 unique_key, unique_period, ord)
+                                 unique_key, unique_period, given_id, ord)
           WHERE (SELECT ok FROM ok)
           ORDER BY rank) u
 ),

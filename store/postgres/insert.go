@@ -36,13 +36,14 @@ new_tag AS (
 // become known, each job inserted gets its hot row, its payload (if any)
 // and Tags in the side tables and its insert entry in the Transition Log,
 // and one NOTIFY goes out per Queue that got a job due now. Ids are drawn
-// in input order and returned with the input ordinal and whether the job
-// was inserted.
+// in input order, unless $16 gives them (drawn ahead: see givenIDs), and
+// returned with the input ordinal and whether the job was inserted.
 const insertSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
 candidate AS (
-    SELECT nextval('backwave.job_id_seq') AS id, u.ord AS rank, u.*
-    FROM (SELECT * FROM unnest($2::text[], $3::text[], $4::bytea[], $5::timestamptz[], $6::int[], $14::text[], $15::bigint[])
-            WITH ORDINALITY AS u(wire_name, queue, payload, scheduled_at, max_attempts, unique_key, unique_period, ord)
+    SELECT coalesce(u.given_id, nextval('backwave.job_id_seq')) AS id, u.ord AS rank, u.*
+    FROM (SELECT * FROM unnest($2::text[], $3::text[], $4::bytea[], $5::timestamptz[], $6::int[], $14::text[], $15::bigint[],
+                               $16::bigint[])
+            WITH ORDINALITY AS u(wire_name, queue, payload, scheduled_at, max_attempts, unique_key, unique_period, given_id, ord)
           ORDER BY ord) u
 ),
 ` + uniqueSQL + `,
@@ -144,17 +145,21 @@ func (s *Store) insertChecked(ctx context.Context, q querier, p store.InsertMany
 			due[i] = &t
 		}
 	}
+	given, err := s.givenIDs(ctx, q, p, payloads)
+	if err != nil {
+		return nil, err
+	}
 	ords, keys, values := tagArrays(n, func(i int) []job.Tag { return p.Jobs[i].Tags })
 	folded, display := foldArrays(keys, values)
 	uniqueKeys, uniquePeriods := uniqueArrays(p.Jobs)
 	if hasParents(p) {
 		return s.insertGraph(ctx, q, p, []any{s.nowArg(), wireNames, queues, payloads, due, maxAttempts, ords, keys, values,
-			!s.opts.DisableNotify, folded, display, s.opts.History.Records()}, []any{uniqueKeys, uniquePeriods})
+			!s.opts.DisableNotify, folded, display, s.opts.History.Records()}, []any{uniqueKeys, uniquePeriods, given})
 	}
 	res := make([]store.InsertResult, n)
-	err := q.query(ctx, s.sql(insertSQL),
+	err = q.query(ctx, s.sql(insertSQL),
 		[]any{s.nowArg(), wireNames, queues, payloads, due, maxAttempts, ords, keys, values, !s.opts.DisableNotify,
-			folded, display, s.opts.History.Records(), uniqueKeys, uniquePeriods},
+			folded, display, s.opts.History.Records(), uniqueKeys, uniquePeriods, given},
 		func(scan scanFunc) error { return scanResult(scan, res) })
 	if err != nil {
 		return nil, s.wrap(fmt.Sprintf("insert %d jobs", n), err)
@@ -189,4 +194,49 @@ func checkResults(res []store.InsertResult) error {
 		}
 	}
 	return nil
+}
+
+// drawIDsSQL draws $1 ids from the job id sequence, ascending.
+const drawIDsSQL = `SELECT nextval('backwave.job_id_seq') FROM generate_series(1, $1::int) ORDER BY 1`
+
+// givenIDs serves p.PayloadFor: when it is set, the batch's ids are drawn
+// ahead through q, in one statement, and handed out in p.InsertOrder() (so
+// a parent's id stays below its dependents'), and payloads[i] becomes
+// PayloadFor(i, id). It returns the ids to insert under, by input
+// ordinal, or nil when p.PayloadFor is nil and the insert draws its own. A
+// job whose unique key turns out held is not inserted; its id is never
+// used and its payload discarded.
+func (s *Store) givenIDs(ctx context.Context, q querier, p store.InsertManyParams, payloads [][]byte) ([]int64, error) {
+	if p.PayloadFor == nil {
+		return nil, nil
+	}
+	n := len(p.Jobs)
+	drawn := make([]int64, 0, n)
+	err := q.query(ctx, s.sql(drawIDsSQL), []any{n}, func(scan scanFunc) error {
+		var id int64
+		if err := scan(&id); err != nil {
+			return err
+		}
+		drawn = append(drawn, id)
+		return nil
+	})
+	if err != nil {
+		return nil, s.wrap(fmt.Sprintf("draw %d job ids", n), err)
+	}
+	if len(drawn) != n {
+		return nil, s.wrap("draw job ids", fmt.Errorf("%d ids for %d jobs", len(drawn), n))
+	}
+	given := make([]int64, n)
+	for k, i := range p.InsertOrder() {
+		given[i] = drawn[k]
+		b, err := p.PayloadFor(i, job.ID(drawn[k]))
+		if err != nil {
+			return nil, fmt.Errorf("postgres: insert: jobs[%d]: payload: %w", i, err)
+		}
+		payloads[i] = nil
+		if len(b) > 0 {
+			payloads[i] = b
+		}
+	}
+	return given, nil
 }

@@ -125,8 +125,12 @@ func (s *Store) insertResults(ctx context.Context, tx *sql.Tx, own bool, p store
 				return nil, nil, fmt.Errorf("jobs[%d]: %w", i, err)
 			}
 		}
-		if len(nj.Payload) > 0 {
-			if _, err := insPayload.ExecContext(ctx, id64, nj.Payload); err != nil {
+		payload, err := payloadFor(p, i, id)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(payload) > 0 {
+			if _, err := insPayload.ExecContext(ctx, id64, payload); err != nil {
 				return nil, nil, fmt.Errorf("job %d: payload: %w", i, err)
 			}
 		}
@@ -304,8 +308,12 @@ func (s *Store) insertFlat(ctx context.Context, tx *sql.Tx, own bool, p store.In
 	record := s.opts.History.Records()
 	for i, nj := range p.Jobs {
 		id := int64(ids[i])
-		if len(nj.Payload) > 0 {
-			payloads.hex(id, nj.Payload)
+		payload, err := payloadFor(p, i, ids[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(payload) > 0 {
+			payloads.hex(id, payload)
 			if payloads.full() {
 				if err := exec("payloads", s.q.payloadsIn, payloads.String()); err != nil {
 					return nil, nil, err
@@ -381,4 +389,17 @@ func appendTags(tags, known *jsonRows, seen map[job.Tag]bool, id int64, ts []job
 			known.str(t.String())
 		}
 	}
+}
+
+// payloadFor returns the payload job i of p is stored with under id: its
+// own, or what p.PayloadFor gives.
+func payloadFor(p store.InsertManyParams, i int, id job.ID) ([]byte, error) {
+	if p.PayloadFor == nil {
+		return p.Jobs[i].Payload, nil
+	}
+	b, err := p.PayloadFor(i, id)
+	if err != nil {
+		return nil, fmt.Errorf("jobs[%d]: payload: %w", i, err)
+	}
+	return b, nil
 }

@@ -129,6 +129,8 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Retention", testRetention},
 		{"SuggestPrune", testSuggestPrune},
 		{"Close", testClose},
+		{"PayloadFor", testPayloadFor},
+		{"Rewrite", testRewrite},
 	} {
 		t.Run(group.name, func(t *testing.T) { group.tests(t, s) })
 	}
