@@ -131,7 +131,7 @@ func expectedRows(tg string) []string {
 				}
 				continue
 			}
-			if s.supports(sc, tg) {
+			if measured(s, sc, tg) {
 				out = append(out, sc+"/"+tg+"/"+s.name())
 			}
 		}

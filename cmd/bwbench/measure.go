@@ -31,13 +31,9 @@ func (b *bench) measure(ctx context.Context, sc, tg string) ([]result, error) {
 	if sc == scRSS {
 		return b.measureRSS(ctx, tg)
 	}
-	if _, ok := variants[sc]; ok && tg != tgPostgres {
-		return nil, nil // a network or server condition: PostgreSQL only
-	}
 	var systems []system
 	for _, s := range b.systems {
-		_, variant := variants[sc]
-		if s.supports(baseScenario(sc), tg) && !(variant && s.name() == sysRaw) {
+		if measured(s, sc, tg) {
 			systems = append(systems, s)
 		}
 	}

@@ -35,6 +35,16 @@ var variants = map[string]string{scDrainLag: scDrain, scLatencyLag: scLatencyOn,
 // lagEachWay is the delay the proxy adds to each direction.
 const lagEachWay = time.Millisecond
 
+// measured reports whether system s has a row for scenario sc on target
+// tg: the condition scenarios run on PostgreSQL only, for BackWave and
+// River, where the base scenario does.
+func measured(s system, sc, tg string) bool {
+	if base, ok := variants[sc]; ok {
+		return tg == tgPostgres && s.name() != sysRaw && s.supports(base, tg)
+	}
+	return s.supports(sc, tg)
+}
+
 // baseScenario returns the scenario sc reruns, or sc itself.
 func baseScenario(sc string) string {
 	if base, ok := variants[sc]; ok {
