@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/dashboard"
+)
+
+// defaultDashboardAddr is where `backwave dashboard` listens by default:
+// loopback only, as the dashboard's own defaults expect.
+const defaultDashboardAddr = "127.0.0.1:8080"
+
+// dashboardCommand is `backwave dashboard`: the Monitor and the Operator
+// Actions in a browser, over an existing store.
+func dashboardCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "dashboard",
+		Usage: "serve the web dashboard over a store (read-only from this machine unless granted)",
+		Description: "Serves the dashboard on --addr (127.0.0.1:8080) until interrupted. With no --allow it is\n" +
+			"read-only: View for clients on this machine, payloads, Failure Detail and Job Output hidden.\n" +
+			"--allow grants Dashboard Permissions to every client that reaches it (e.g. --allow Requeue,Cancel);\n" +
+			"writes are audited as --actor. Serve it to others only behind your own authentication.",
+		Flags: []cli.Flag{
+			dbFlag(),
+			&cli.StringFlag{Name: "addr", Value: defaultDashboardAddr, Usage: "address to listen on"},
+			&cli.StringSliceFlag{Name: "allow", Usage: "Dashboard Permissions to grant: ViewSensitiveData, Requeue, Cancel, TriggerSchedule, PauseQueue"},
+			actorFlag(),
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			pol, err := grantPolicy(cmd)
+			if err != nil {
+				return err
+			}
+			t, err := targetOf(cmd)
+			if err != nil {
+				return err
+			}
+			st, err := openExisting(ctx, t)
+			if err != nil {
+				return err
+			}
+			defer func() { _ = st.Close() }()
+			h, err := dashboard.New(st, dashboard.Options{Policy: pol})
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", cmd.String("addr"))
+			if err != nil {
+				return fmt.Errorf("dashboard: listen on %s: %w", cmd.String("addr"), err)
+			}
+			fmt.Fprintf(cmd.Root().Writer, "dashboard: http://%s%s/ (Ctrl-C stops it)\n", ln.Addr(), dashboard.DefaultPrefix)
+			sigCtx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
+			defer stop()
+			return serveOn(sigCtx, ln, h)
+		},
+	}
+}
+
+// serveOn serves h on ln until ctx ends, then shuts down.
+func serveOn(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("dashboard: %w", err)
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		return nil
+	}
+}
+
+// demoDashboard serves the dashboard over the demo's store on a free
+// loopback port until ctx ends, read-only, and returns its URL: the
+// demo's dashboard hook.
+func demoDashboard(ctx context.Context, st backwave.Store) (string, error) {
+	h, err := dashboard.New(st, dashboard.Options{})
+	if err != nil {
+		return "", err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("listen: %w", err)
+	}
+	go func() { _ = serveOn(ctx, ln, h) }()
+	return fmt.Sprintf("http://%s%s/", ln.Addr(), dashboard.DefaultPrefix), nil
+}
