@@ -207,10 +207,17 @@ type AttemptInfo struct {
 	Queue          string
 	Attempt        Attempt
 	AttemptCeiling int
+	// TraceContext is the trace context stored with the job when it was
+	// enqueued (EnqueueJob.TraceContext); nil if none. Read it, do not
+	// change it: it is the job's own.
+	TraceContext map[string]string
 }
 
 func infoOf(j job.Job) AttemptInfo {
-	return AttemptInfo{ID: j.ID, WireName: j.WireName, Queue: j.Queue, Attempt: j.Attempt, AttemptCeiling: j.Ceiling()}
+	return AttemptInfo{
+		ID: j.ID, WireName: j.WireName, Queue: j.Queue, Attempt: j.Attempt, AttemptCeiling: j.Ceiling(),
+		TraceContext: j.TraceContext,
+	}
 }
 
 // Middleware wraps every Attempt's handler call: it runs code around next

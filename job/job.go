@@ -150,6 +150,12 @@ type Job struct {
 	// the next lease renewal tells its worker.
 	CancelRequested bool
 	Tags            []Tag
+	// TraceContext is the trace context the job was enqueued with: text
+	// propagation fields (such as W3C traceparent and tracestate) written at
+	// insert and never changed, in a field of its own rather than a Tag, so
+	// an Attempt's trace can name the enqueue as its parent. Nil when none
+	// was stored. Nothing below the determinism boundary reads it.
+	TraceContext map[string]string
 }
 
 // Lease returns the (job, Attempt) pair that fences this job's current

@@ -263,6 +263,10 @@ type NewJob struct {
 	// unique key may have parents, but no job of its own batch may name it
 	// as one.
 	Unique Unique
+	// TraceContext is the job's trace context (see job.Job.TraceContext),
+	// stored as given and returned on every read of the job; nil or empty
+	// stores none. It is bounded by MaxTraceContextBytes.
+	TraceContext map[string]string
 }
 
 // InsertManyParams are the params of Inserter.JobInsertMany.

@@ -78,6 +78,9 @@ func (p InsertManyParams) Validate() error {
 				return fmt.Errorf("job %d: %w: %w", i, ErrInvalidParams, err)
 			}
 		}
+		if err := ValidateTraceContext(j.TraceContext); err != nil {
+			return fmt.Errorf("job %d: %w", i, err)
+		}
 	}
 	if err := validateUnique(p.Jobs); err != nil {
 		return err

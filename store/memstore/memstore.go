@@ -340,6 +340,7 @@ func copyJob(j *job.Job) job.Job {
 	c := *j
 	c.Payload = bytes.Clone(j.Payload)
 	c.Tags = slices.Clone(j.Tags)
+	c.TraceContext = maps.Clone(j.TraceContext)
 	return c
 }
 
