@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"unicode/utf8"
@@ -50,4 +51,30 @@ func textOK(s string) bool {
 		}
 	}
 	return true
+}
+
+// EncodeTraceContext renders a trace context as the JSON object text the SQL
+// adapters store; "" for none.
+func EncodeTraceContext(tc map[string]string) string {
+	if len(tc) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(tc)
+	if err != nil {
+		// A map of strings always encodes: invalid UTF-8 is replaced.
+		panic(fmt.Sprintf("store: encode trace context: %v", err))
+	}
+	return string(b)
+}
+
+// DecodeTraceContext reads what EncodeTraceContext wrote; "" is none (nil).
+func DecodeTraceContext(s string) (map[string]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var tc map[string]string
+	if err := json.Unmarshal([]byte(s), &tc); err != nil {
+		return nil, fmt.Errorf("decode trace context: %w", err)
+	}
+	return NormalTraceContext(tc), nil
 }

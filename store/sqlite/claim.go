@@ -129,9 +129,10 @@ func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker j
 			finalized                                                         sql.NullInt64
 			cancelRequested                                                   bool
 			payload                                                           []byte
+			trace                                                             sql.NullString
 		)
 		if err := rows.Scan(&id, &wireName, &attempt, &maxAttempts, &scheduled, &created, &finalized,
-			&rc, &cc, &cancelRequested, &attemptBase, &payload); err != nil {
+			&rc, &cc, &cancelRequested, &attemptBase, &payload, &trace); err != nil {
 			return nil, err
 		}
 		if cap(out) == 0 {
@@ -153,6 +154,9 @@ func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker j
 			j.FinalizedAt = fromMicros(finalized.Int64)
 		}
 		var err error
+		if j.TraceContext, err = traceOf(id, trace); err != nil {
+			return nil, err
+		}
 		if j.RetryCause, err = decode(retryCauseCodes, "retry cause", rc); err != nil {
 			return nil, err
 		}

@@ -120,6 +120,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Monitor", testMonitor},
 		{"Dependency", testDependency},
 		{"Output", testOutput},
+		{"TraceContext", testTraceContext},
 		{"Graph", testGraph},
 		{"Validation", testValidation},
 		{"Unique", testUnique},
