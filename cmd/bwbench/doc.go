@@ -15,6 +15,8 @@
 //	                   raw COPY / one prepared-insert transaction)
 //	drain              N pre-inserted jobs, time until all are finalized in the database
 //	drain-history-off  BackWave's drain with the Job History Policy off (no Transition Log)
+//	drain-observers-idle  BackWave's drain with an Observer whose every callback does nothing,
+//	                   paired with the default drain run alternately (the ratio is the cost)
 //	steady             a producer keeps a backlog while workers drain; completed jobs/s over
 //	                   a window after a warm-up
 //	latency-hints-on   single enqueues at a fixed rate; enqueue → handler start p50/p90/p99,

@@ -26,10 +26,13 @@ const (
 	scLatencyOff = "latency-hints-off"
 	scLimit      = "limit"
 	scHistoryOff = "drain-history-off"
-	scRSS        = "rss"
+	// scObserversIdle is BackWave's drain with an Observer whose every
+	// callback does nothing: the cost of the Observer path itself.
+	scObserversIdle = "drain-observers-idle"
+	scRSS           = "rss"
 )
 
-var allScenarios = []string{scInsert, scDrain, scHistoryOff, scSteady, scLatencyOn, scLatencyOff, scLimit, scRSS}
+var allScenarios = []string{scInsert, scDrain, scHistoryOff, scObserversIdle, scSteady, scLatencyOn, scLatencyOff, scLimit, scRSS}
 
 // Target names.
 const (
