@@ -104,6 +104,7 @@ func AddHandler[T JobArgs](w *Handlers, h Handler[T], opts ...HandlerOption) err
 			Tags:           tagsOf(sj.Tags),
 			CreatedAt:      sj.CreatedAt,
 			deps:           e.deps,
+			progress:       shell.ProgressOf(ctx),
 		}
 		err := e.around(ctx, infoOf(sj), func(ctx context.Context) error { return h.Work(ctx, j) })
 		return resultOf(err, j.output, j.tags, e.maxOutput)

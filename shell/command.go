@@ -26,6 +26,7 @@ func (p *Pump) do(c node.Command) node.Event {
 			p.logReply(r)
 		}
 		now := p.now()
+		p.ackProgress(r)
 		p.countReply(r, now)
 		if p.cfg.Observer != nil {
 			p.observeReply(r)
@@ -169,6 +170,7 @@ func (p *Pump) execute(c node.Execute) {
 		}
 	}
 	a := &attempt{cancel: cancel, queue: j.Queue, wireName: j.WireName}
+	ctx = context.WithValue(ctx, progressKey{}, &a.progress)
 	p.attempts[l] = a
 	p.running++
 	if p.log.Enabled(ctx, slog.LevelDebug) {

@@ -78,6 +78,8 @@ type attempt struct {
 	queue    string
 	wireName string
 	done     bool
+	// progress is where the handler reports how far it got.
+	progress Progress
 	detail   string
 	output   []byte
 	tags     []job.Tag
@@ -136,6 +138,7 @@ func New(cfg Config) (*Pump, error) {
 		Schedules: cfg.Schedules,
 		Retention: cfg.Retention,
 		Detail:    p.detail,
+		Progress:  p.progress,
 		Zone:      p.zone,
 	}
 	return p, nil

@@ -107,6 +107,9 @@ func (p RenewParams) Validate() error {
 	if p.Worker == "" {
 		return fmt.Errorf("%w: renew without a worker id", ErrInvalidParams)
 	}
+	if err := validateProgress(p); err != nil {
+		return err
+	}
 	return validateLeaseDuration(p.LeaseDuration)
 }
 

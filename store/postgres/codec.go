@@ -20,7 +20,8 @@ const jobColumns = `j.id, j.queue, j.wire_name, j.state, j.attempt, j.max_attemp
     j.worker, j.lease_expires_at, j.cancel_requested, j.attempt_base,
     (SELECT p.payload FROM backwave.job_payload p WHERE p.job_id = j.id),
     (SELECT json_agg(json_build_array(t.key, t.value))::text FROM backwave.job_tag t WHERE t.job_id = j.id),
-    (SELECT c.trace_context FROM backwave.job_trace c WHERE c.job_id = j.id)`
+    (SELECT c.trace_context FROM backwave.job_trace c WHERE c.job_id = j.id),
+    ` + progressColumn
 
 // jobRow receives one row of jobColumns.
 type jobRow struct {
@@ -33,6 +34,7 @@ type jobRow struct {
 	leaseExpiry sql.NullTime
 	tags        sql.NullString
 	trace       sql.NullString
+	progress    sql.NullString
 }
 
 // dest returns the scan destinations of jobColumns, followed by extra.
@@ -41,7 +43,7 @@ func (r *jobRow) dest(extra ...any) []any {
 		&r.j.ID, &r.j.Queue, &r.j.WireName, &r.state, &r.j.Attempt, &r.j.MaxAttempts,
 		&r.j.ScheduledAt, &r.j.CreatedAt, &r.finalizedAt, &r.retryCause, &r.cancelCause,
 		&r.worker, &r.leaseExpiry, &r.j.CancelRequested, &r.j.AttemptBase,
-		&r.j.Payload, &r.tags, &r.trace,
+		&r.j.Payload, &r.tags, &r.trace, &r.progress,
 	}, extra...)
 }
 
@@ -76,6 +78,11 @@ func (r *jobRow) job() (job.Job, error) {
 	}
 	if r.trace.Valid {
 		if j.TraceContext, err = store.DecodeTraceContext(r.trace.String); err != nil {
+			return job.Job{}, fmt.Errorf("job %d: %w", j.ID, err)
+		}
+	}
+	if r.progress.Valid {
+		if j.Progress, err = decodeProgress(r.progress.String); err != nil {
 			return job.Job{}, fmt.Errorf("job %d: %w", j.ID, err)
 		}
 	}

@@ -3,7 +3,7 @@ package postgres
 import "github.com/backwave/backwave/store"
 
 // traceSideSQL is the CTE of insertSQL that stores the trace contexts of its
-// jobs in job_trace (migration/008_trace_context.sql), from $16 (input
+// jobs in job_trace (migration/008_trace_progress.sql), from $16 (input
 // ordinals) and $17 (their contexts, store.EncodeTraceContext). Only jobs
 // the statement inserts (its input CTE) get a row, so a job whose unique
 // key is held stores none.

@@ -129,10 +129,13 @@ func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker j
 			finalized                                                         sql.NullInt64
 			cancelRequested                                                   bool
 			payload                                                           []byte
-			trace                                                             sql.NullString
+			trace, progressNote                                               sql.NullString
+			progressAttempt, progressAt                                       sql.NullInt64
+			progressFraction                                                  sql.NullFloat64
 		)
 		if err := rows.Scan(&id, &wireName, &attempt, &maxAttempts, &scheduled, &created, &finalized,
-			&rc, &cc, &cancelRequested, &attemptBase, &payload, &trace); err != nil {
+			&rc, &cc, &cancelRequested, &attemptBase, &payload, &trace,
+			&progressAttempt, &progressFraction, &progressNote, &progressAt); err != nil {
 			return nil, err
 		}
 		if cap(out) == 0 {
@@ -157,6 +160,7 @@ func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker j
 		if j.TraceContext, err = traceOf(id, trace); err != nil {
 			return nil, err
 		}
+		j.Progress = progressOf(progressAttempt, progressFraction, progressNote, progressAt)
 		if j.RetryCause, err = decode(retryCauseCodes, "retry cause", rc); err != nil {
 			return nil, err
 		}

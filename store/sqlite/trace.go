@@ -11,7 +11,7 @@ import (
 	"github.com/backwave/backwave/store"
 )
 
-// Trace contexts live in backwave_job_trace (migrations/0008_trace_context.sql),
+// Trace contexts live in backwave_job_trace (migrations/0008_trace_progress.sql),
 // one row per job that has one, written at insert and read with the job.
 const (
 	// sqlTracesIn stores trace contexts from ?1: job id → the context's

@@ -121,6 +121,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Dependency", testDependency},
 		{"Output", testOutput},
 		{"TraceContext", testTraceContext},
+		{"Progress", testProgress},
 		{"Graph", testGraph},
 		{"Validation", testValidation},
 		{"Unique", testUnique},
