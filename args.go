@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/shell"
 	"github.com/backwave/backwave/store"
 )
 
@@ -87,6 +88,8 @@ type Job[T JobArgs] struct {
 	tags   []job.Tag
 	// deps reads ancestors' Job Output (AncestorOutput).
 	deps store.Dependencies
+	// progress is where ReportProgress goes; nil outside a Pump.
+	progress *shell.Progress
 }
 
 // SetOutput records the Job Output of this Attempt, stored with its outcome

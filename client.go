@@ -40,6 +40,14 @@ type Client struct {
 	clock       vtime.Clock
 	maxAttempts int
 	pumps       []*shell.Pump
+	// groups are the Worker Groups with their Pumps, in Config order, for
+	// Stats.
+	groups []groupPumps
+	// obs fans the Client's events out to Config.Observers; nil when there
+	// are none.
+	obs *observers
+	// enqueueMiddleware is Config.EnqueueMiddleware.
+	enqueueMiddleware []EnqueueMiddleware
 	// wakeBy lists the Pumps serving each Queue, woken after a local
 	// enqueue when the store announces no Wake-Up Hints itself.
 	wakeBy map[string][]*shell.Pump
@@ -91,6 +99,8 @@ func NewClient(s Store, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("%w: MaxOutputBytes %d (want ≥ 0)", ErrInvalidConfig, cfg.MaxOutputBytes)
 	case slices.ContainsFunc(cfg.Middleware, func(m Middleware) bool { return m == nil }):
 		return nil, fmt.Errorf("%w: nil Middleware", ErrInvalidConfig)
+	case slices.ContainsFunc(cfg.EnqueueMiddleware, func(m EnqueueMiddleware) bool { return m == nil }):
+		return nil, fmt.Errorf("%w: nil EnqueueMiddleware", ErrInvalidConfig)
 	}
 	regs, err := cfg.Handlers.snapshot()
 	if err != nil {
@@ -102,6 +112,9 @@ func NewClient(s Store, cfg Config) (*Client, error) {
 		clock:       cfg.Clock,
 		maxAttempts: cfg.MaxAttempts,
 		wakeBy:      make(map[string][]*shell.Pump),
+		obs:         newObservers(slices.Clone(cfg.Observers), cfg.Logger),
+
+		enqueueMiddleware: slices.Clone(cfg.EnqueueMiddleware),
 	}
 	if err := c.checkMaintenance(cfg); err != nil {
 		return nil, err
@@ -173,6 +186,13 @@ func clockFor(s Store, configured Clock) (Clock, error) {
 	return WallClock{}, nil
 }
 
+// groupPumps is one Worker Group's Pumps.
+type groupPumps struct {
+	name   string
+	queues []string
+	pumps  []*shell.Pump
+}
+
 // pumpSet is what every Pump of a Client shares.
 type pumpSet struct {
 	store  store.Store
@@ -192,12 +212,17 @@ func (c *Client) addGroup(p *pumpSet, g WorkerGroupOptions) error {
 	if err != nil {
 		return err
 	}
+	gp := groupPumps{name: g.Name, queues: g.Policy.QueueNames()}
 	for i := range n {
 		drv := g.driver()
 		drv.Worker = job.WorkerID(p.nodeID + "/" + g.Name + "/" + strconv.Itoa(i))
 		drv.RetryPolicy = core.RetryPolicy(p.cfg.RetryPolicy)
 		drv.RetryPolicies = p.retry
 		p.setAttemptTimeouts(&drv)
+		var obs shell.Observer
+		if o := c.obs.forPump(g.Name, drv.Worker); o != nil {
+			obs = o
+		}
 		// One Pump per Client mints and purges: minting is idempotent
 		// across nodes, so one per node is plenty.
 		drv.Schedules = len(c.pumps) == 0
@@ -214,17 +239,20 @@ func (c *Client) addGroup(p *pumpSet, g WorkerGroupOptions) error {
 			FailureDetailLimit: p.cfg.FailureDetailLimit,
 			FailureDetailOff:   p.cfg.FailureDetailOff,
 			Logger:             p.cfg.Logger.With("group", g.Name),
+			Observer:           obs,
 		})
 		if err != nil {
 			return err
 		}
 		c.pumps = append(c.pumps, pump)
+		gp.pumps = append(gp.pumps, pump)
 		if p.hints == nil {
 			for _, q := range g.Policy.QueueNames() {
 				c.wakeBy[q] = append(c.wakeBy[q], pump)
 			}
 		}
 	}
+	c.groups = append(c.groups, gp)
 	return nil
 }
 

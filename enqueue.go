@@ -105,9 +105,11 @@ func (c *Client) enqueue(ctx context.Context, params []EnqueueParams) ([]store.I
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.store.JobInsertManyResults(ctx, store.InsertManyParams{Jobs: jobs})
+	res, err := c.insertThrough(ctx, jobs, false, "", func(ctx context.Context) ([]store.InsertResult, error) {
+		return c.store.JobInsertManyResults(ctx, store.InsertManyParams{Jobs: jobs})
+	})
 	if err != nil {
-		return nil, insertError("", len(jobs), err)
+		return nil, err
 	}
 	if c.log.Enabled(ctx, levelDebug) {
 		for i, r := range res {

@@ -74,10 +74,14 @@ func (c *Client) EnqueueManyTx(ctx context.Context, tx Tx, params []EnqueueParam
 	if err != nil {
 		return nil, err
 	}
-	ids, err := ins.JobInsertManyInTx(ctx, tx, store.InsertManyParams{Jobs: jobs})
+	res, err := c.insertThrough(ctx, jobs, true, " in the caller's transaction", func(ctx context.Context) ([]store.InsertResult, error) {
+		ids, err := ins.JobInsertManyInTx(ctx, tx, store.InsertManyParams{Jobs: jobs})
+		return insertedResults(ids), err
+	})
 	if err != nil {
-		return nil, insertError(" in the caller's transaction", len(jobs), err)
+		return nil, err
 	}
+	ids := store.ResultIDs(res)
 	c.logEnqueued(ctx, "job enqueued in the caller's transaction", jobs, ids)
 	return ids, nil
 }

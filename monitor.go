@@ -46,6 +46,9 @@ type JobInfo struct {
 	Tags            []Tag
 	// Payload is the encoded job args (JSON), written once at enqueue.
 	Payload []byte
+	// Progress is what the job's handler last reported with
+	// Job.ReportProgress, nil if nothing was.
+	Progress *Progress
 }
 
 // Retrying reports whether the job is in the Retrying view: Scheduled and
@@ -59,7 +62,7 @@ func jobInfoOf(j job.Job) JobInfo {
 		ScheduledAt: j.ScheduledAt, CreatedAt: j.CreatedAt, FinalizedAt: j.FinalizedAt,
 		RetryCause: RetryCause(j.RetryCause), CancelCause: CancelCause(j.CancelCause),
 		Worker: string(j.Worker), LeaseExpiresAt: j.LeaseExpiresAt, CancelRequested: j.CancelRequested,
-		Tags: tagsOf(j.Tags), Payload: j.Payload,
+		Tags: tagsOf(j.Tags), Payload: j.Payload, Progress: progressOf(j.Progress),
 	}
 }
 

@@ -199,6 +199,12 @@ type Config struct {
 	// Middleware wraps every Attempt's handler call, first listed
 	// outermost.
 	Middleware []Middleware
+	// EnqueueMiddleware wraps every enqueue call's store insert, first
+	// listed outermost; see EnqueueMiddleware.
+	EnqueueMiddleware []EnqueueMiddleware
+	// Observers are told, in process and in order, what this Client
+	// enqueues and what its Pumps do (see Observer). None costs nothing.
+	Observers []Observer
 	// NodeID names this process in the Worker ids of its Pumps
 	// ("<NodeID>/<group>/<pump>"). Default: host name plus a random suffix.
 	// Worker ids must be unique across the cluster.

@@ -104,6 +104,7 @@ func AddHandler[T JobArgs](w *Handlers, h Handler[T], opts ...HandlerOption) err
 			Tags:           tagsOf(sj.Tags),
 			CreatedAt:      sj.CreatedAt,
 			deps:           e.deps,
+			progress:       shell.ProgressOf(ctx),
 		}
 		err := e.around(ctx, infoOf(sj), func(ctx context.Context) error { return h.Work(ctx, j) })
 		return resultOf(err, j.output, j.tags, e.maxOutput)
@@ -207,10 +208,17 @@ type AttemptInfo struct {
 	Queue          string
 	Attempt        Attempt
 	AttemptCeiling int
+	// TraceContext is the trace context stored with the job when it was
+	// enqueued (EnqueueJob.TraceContext); nil if none. Read it, do not
+	// change it: it is the job's own.
+	TraceContext map[string]string
 }
 
 func infoOf(j job.Job) AttemptInfo {
-	return AttemptInfo{ID: j.ID, WireName: j.WireName, Queue: j.Queue, Attempt: j.Attempt, AttemptCeiling: j.Ceiling()}
+	return AttemptInfo{
+		ID: j.ID, WireName: j.WireName, Queue: j.Queue, Attempt: j.Attempt, AttemptCeiling: j.Ceiling(),
+		TraceContext: j.TraceContext,
+	}
 }
 
 // Middleware wraps every Attempt's handler call: it runs code around next

@@ -150,6 +150,27 @@ type Job struct {
 	// the next lease renewal tells its worker.
 	CancelRequested bool
 	Tags            []Tag
+	// TraceContext is the trace context the job was enqueued with: text
+	// propagation fields (such as W3C traceparent and tracestate) written at
+	// insert and never changed, in a field of its own rather than a Tag, so
+	// an Attempt's trace can name the enqueue as its parent. Nil when none
+	// was stored. Nothing below the determinism boundary reads it.
+	TraceContext map[string]string
+	// Progress is the last progress a handler of the job reported, nil if
+	// none: observational, like a Tag, and never read by the Core.
+	Progress *Progress
+}
+
+// Progress is what a handler last reported of how far its Attempt got.
+type Progress struct {
+	// Attempt is the Attempt that reported it.
+	Attempt Attempt
+	// Fraction is how much of the work is done, from 0 to 1.
+	Fraction float64
+	// Note is a short text about it; may be empty.
+	Note string
+	// At is when the store recorded it, on its clock.
+	At time.Time
 }
 
 // Lease returns the (job, Attempt) pair that fences this job's current

@@ -36,6 +36,10 @@ type Caller struct {
 	// determinism boundary — onto the outcome before it is reported. Nil
 	// reports outcomes without them.
 	Detail func(o *store.Outcome)
+	// Progress returns what the caller keeps of handlers' progress for the
+	// Leases of a renewal, sent with it (RenewParams.Progress) so that
+	// progress costs no store call of its own. Nil sends none.
+	Progress func(leases []job.Lease) []store.ProgressReport
 	// Zone loads a Recurring Schedule's IANA time zone ("" is UTC). Zone
 	// data is I/O, so the caller supplies it; an error leaves that schedule
 	// out of the load (the caller logs it), so one bad row never stops the
@@ -91,9 +95,11 @@ func (cl *Caller) Call(ctx context.Context, c StoreCommand) Reply {
 			Worker: cl.Worker, Queues: c.Queues, Limit: c.Limit, LeaseDuration: c.LeaseDuration,
 		})
 	case Renew:
-		r.Renewed, r.Err = cl.Store.LeaseRenew(ctx, store.RenewParams{
-			Worker: cl.Worker, Leases: c.Leases, LeaseDuration: c.LeaseDuration,
-		})
+		p := store.RenewParams{Worker: cl.Worker, Leases: c.Leases, LeaseDuration: c.LeaseDuration}
+		if cl.Progress != nil {
+			p.Progress = cl.Progress(c.Leases)
+		}
+		r.Renewed, r.Err = cl.Store.LeaseRenew(ctx, p)
 	case Report:
 		outs := make([]store.Outcome, len(c.Outcomes))
 		for i, o := range c.Outcomes {

@@ -25,7 +25,13 @@ func (p *Pump) do(c node.Command) node.Event {
 		if !cut {
 			p.logReply(r)
 		}
-		return r.Event(p.now())
+		now := p.now()
+		p.ackProgress(r)
+		p.countReply(r, now)
+		if p.cfg.Observer != nil {
+			p.observeReply(r)
+		}
+		return r.Event(now)
 	case node.Execute:
 		p.execute(c)
 		return nil
@@ -89,7 +95,16 @@ func (p *Pump) call(c node.StoreCommand) (node.Reply, bool) {
 	limit := p.callTimeout(c)
 	ctx, cancel := context.WithTimeoutCause(p.ioCtx, limit, errCallTimeout)
 	defer cancel()
+	var start time.Time
+	if p.cfg.Observer != nil {
+		start = time.Now()
+	}
 	r := p.caller.Call(ctx, c)
+	if p.cfg.Observer != nil {
+		// The error the Observer sees is the store's own; a call cut
+		// short gets its cause added below, for the logs and the Driver.
+		p.cfg.Observer.StoreCall(p.ioCtx, Operation(c), time.Since(start), r.Err)
+	}
 	if r.Err == nil || ctx.Err() == nil {
 		return r, false
 	}
@@ -158,7 +173,9 @@ func (p *Pump) execute(c node.Execute) {
 		}
 	}
 	a := &attempt{cancel: cancel, queue: j.Queue, wireName: j.WireName}
+	ctx = context.WithValue(ctx, progressKey{}, &a.progress)
 	p.attempts[l] = a
+	p.running++
 	if p.log.Enabled(ctx, slog.LevelDebug) {
 		p.log.Debug("attempt started", p.attrs(l, a, "timeout", c.Timeout)...)
 	}
@@ -213,11 +230,22 @@ func (p *Pump) retireIdle() {
 
 // run runs t's Attempt. An Attempt that fails after its timeout cancelled
 // its context gets Failure Detail naming the timeout (TimeoutDetail).
+//
+// The Observer, if any, is told of the start and the end here, on the
+// handler goroutine, so it never holds the loop.
 func (p *Pump) run(t task) Result {
+	var start time.Time
+	if p.cfg.Observer != nil {
+		p.cfg.Observer.AttemptStarted(t.ctx, t.job)
+		start = time.Now()
+	}
 	r := p.runExecutor(t.ctx, t.job)
 	failed := r.Result != core.ResultSucceeded && r.Result != core.ResultUnroutable
 	if failed && context.Cause(t.ctx) == ErrAttemptTimeout {
 		r.FailureDetail = TimeoutDetail(t.timeout, r.FailureDetail)
+	}
+	if p.cfg.Observer != nil {
+		p.cfg.Observer.AttemptFinished(t.ctx, t.job, r, time.Since(start))
 	}
 	return r
 }
@@ -251,12 +279,21 @@ func (p *Pump) letLapse(c node.LetLapse) {
 func (p *Pump) abandon(c node.Abandon) {
 	a := p.attempts[c.Lease]
 	delete(p.attempts, c.Lease)
+	if a != nil && !a.done {
+		p.running--
+	}
 	cause := ErrShutdown
 	if c.Reason == node.AbandonLeaseLost {
 		cause = ErrLeaseLost
 		p.log.Warn("lease lost: abandoning attempt", p.attrs(c.Lease, a)...)
+		if p.cfg.Observer != nil && a != nil {
+			p.cfg.Observer.LeaseLost(p.ioCtx, c.Lease, a.queue, a.wireName)
+		}
 	} else {
 		p.log.Info("drain period over: abandoning attempt", p.attrs(c.Lease, a)...)
+		if p.handedBack != nil && a != nil {
+			p.handedBack[c.Lease] = a
+		}
 	}
 	if a != nil {
 		a.cancel(cause)

@@ -118,6 +118,9 @@ type Config struct {
 	FailureDetailOff bool
 	// Logger receives the Pump's logs (slog.Default() if nil).
 	Logger *slog.Logger
+	// Observer, if set, is told what the Pump does as it happens (see
+	// Observer). Nil costs nothing: no clock is read for it.
+	Observer Observer
 }
 
 // withDefaults fills zero fields and validates. Driver and Pacing are

@@ -63,6 +63,14 @@ type Pump struct {
 	zones    map[string]*time.Location
 
 	manual *Manual // set when the Pump is driven by hand (manual.go)
+	// running counts the Attempts the Driver counts as executing: started
+	// and neither finished nor abandoned.
+	running int
+	// handedBack keeps the Attempts abandoned at the end of the drain
+	// until the Relinquish that follows answers, for the Observer only.
+	handedBack map[job.Lease]*attempt
+
+	stats stats
 }
 
 // attempt is the Shell's side of one Attempt: its handler's cancel func and,
@@ -72,6 +80,8 @@ type attempt struct {
 	queue    string
 	wireName string
 	done     bool
+	// progress is where the handler reports how far it got.
+	progress Progress
 	detail   string
 	output   []byte
 	tags     []job.Tag
@@ -117,6 +127,10 @@ func New(cfg Config) (*Pump, error) {
 		attempts: make(map[job.Lease]*attempt),
 		zones:    make(map[string]*time.Location),
 	}
+	p.stats.free.Store(int64(cfg.Driver.PoolSize))
+	if cfg.Observer != nil {
+		p.handedBack = make(map[job.Lease]*attempt)
+	}
 	for _, q := range cfg.Driver.Policy.QueueNames() {
 		p.serves[q] = true
 	}
@@ -126,6 +140,7 @@ func New(cfg Config) (*Pump, error) {
 		Schedules: cfg.Schedules,
 		Retention: cfg.Retention,
 		Detail:    p.detail,
+		Progress:  p.progress,
 		Zone:      p.zone,
 	}
 	return p, nil
@@ -147,6 +162,9 @@ func (p *Pump) Start(ctx context.Context) error {
 		return errors.New("shell: pump was stopped before it started")
 	}
 	p.started = true
+	p.stats.mu.Lock()
+	p.stats.since = p.now()
+	p.stats.mu.Unlock()
 	base := context.WithoutCancel(ctx)
 	p.handlerCtx = base
 	p.ioCtx, p.ioCancel = context.WithCancelCause(base)
@@ -210,6 +228,7 @@ func (p *Pump) Done() <-chan struct{} { return p.exited }
 // call cannot push the end of the drain back.
 func (p *Pump) beginStop() {
 	p.stopOnce.Do(func() {
+		p.stats.stopping.Store(true)
 		close(p.stopCh)
 		p.mu.Lock()
 		p.drainTimer = time.AfterFunc(p.cfg.DrainTimeout, p.endDrain)
@@ -320,6 +339,7 @@ func (p *Pump) step(ev node.Event) {
 		}
 	}
 	p.queue, p.head = p.queue[:0], 0
+	p.publish()
 }
 
 // queueResult queues a handler's result for the loop and wakes it; a wake
@@ -354,6 +374,7 @@ func (p *Pump) finish(f finished) {
 		return // abandoned: its result is dropped
 	}
 	a.done = true
+	p.running--
 	a.cancel(nil) // release the context's resources
 	r := f.result
 	if r.Result == 0 {

@@ -144,6 +144,10 @@ type Worker interface {
 	// now + LeaseDuration and answers per Lease, in input order: renewed,
 	// lost (the job is no longer Running under this worker and Attempt), or
 	// cancel requested (renewed, and an operator asked the job to stop).
+	// Each of p.Progress whose Lease it renews (renewed or cancel
+	// requested) becomes the job's progress, stamped with the store's now,
+	// atomically with the renewal; one whose Lease is lost changes nothing
+	// (the same (worker, Attempt) fence as every write).
 	LeaseRenew(ctx context.Context, p RenewParams) ([]RenewResult, error)
 
 	// OutcomeReport applies a batch of Attempt outcomes, each fenced by
@@ -263,6 +267,10 @@ type NewJob struct {
 	// unique key may have parents, but no job of its own batch may name it
 	// as one.
 	Unique Unique
+	// TraceContext is the job's trace context (see job.Job.TraceContext),
+	// stored as given and returned on every read of the job; nil or empty
+	// stores none. It is bounded by MaxTraceContextBytes.
+	TraceContext map[string]string
 }
 
 // InsertManyParams are the params of Inserter.JobInsertMany.
@@ -297,6 +305,9 @@ type RenewParams struct {
 	Worker        job.WorkerID
 	Leases        []job.Lease
 	LeaseDuration time.Duration
+	// Progress is what handlers reported since the last renewal, at most
+	// one per Lease, each naming one of Leases (see ProgressReport).
+	Progress []ProgressReport
 }
 
 // RenewStatus is a store's answer about one Lease in a renewal.

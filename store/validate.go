@@ -78,6 +78,9 @@ func (p InsertManyParams) Validate() error {
 				return fmt.Errorf("job %d: %w: %w", i, ErrInvalidParams, err)
 			}
 		}
+		if err := ValidateTraceContext(j.TraceContext); err != nil {
+			return fmt.Errorf("job %d: %w", i, err)
+		}
 	}
 	if err := validateUnique(p.Jobs); err != nil {
 		return err
@@ -103,6 +106,9 @@ func (p ClaimParams) Validate() error {
 func (p RenewParams) Validate() error {
 	if p.Worker == "" {
 		return fmt.Errorf("%w: renew without a worker id", ErrInvalidParams)
+	}
+	if err := validateProgress(p); err != nil {
+		return err
 	}
 	return validateLeaseDuration(p.LeaseDuration)
 }

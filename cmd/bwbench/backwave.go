@@ -46,6 +46,8 @@ func backwaveKnobs(sc, tg string, sz sizes) *knobs {
 	switch sc {
 	case scHistoryOff:
 		k.set("history", store.HistoryOff.String())
+	case scObserversIdle:
+		k.set("observers", "1")
 	case scLatencyOn:
 		k.set("pool", "100")
 		k.set("claim", "100")
@@ -209,10 +211,17 @@ func (in *backwaveInstance) start(ctx context.Context, onWork func(int64)) error
 	if in.sc == scLatencyOff {
 		worker = storeNoHints{worker}
 	}
+	var observers []backwave.Observer
+	if in.k.str("observers") != "" {
+		for range in.k.int("observers") {
+			observers = append(observers, idleObserver())
+		}
+	}
 	c, err := backwave.NewClient(worker, backwave.Config{
-		Handlers: h,
-		Logger:   in.b.quietLogger(sysBackWave),
-		NodeID:   "bwbench",
+		Observers: observers,
+		Handlers:  h,
+		Logger:    in.b.quietLogger(sysBackWave),
+		NodeID:    "bwbench",
 		Groups: []backwave.WorkerGroupOptions{{
 			Name:            "bench",
 			Policy:          backwave.Strict(backwave.DefaultQueue),
@@ -283,4 +292,21 @@ func encryptedStore(ctx context.Context, st store.Store) (store.Store, error) {
 		return nil, err
 	}
 	return encrypt.Wrap(ctx, st, keys)
+}
+
+// idleObserver is an Observer whose every callback is set and does nothing:
+// what the drain-observers-idle scenario pays is the Observer path itself
+// (the clock reads, the fan-out, the panic guard), not any work of its own.
+func idleObserver() backwave.Observer {
+	return backwave.Observer{
+		JobsEnqueued:    func(context.Context, backwave.EnqueueEvent) {},
+		AttemptStarted:  func(context.Context, backwave.AttemptEvent) {},
+		AttemptFinished: func(context.Context, backwave.AttemptEvent) {},
+		RetryScheduled:  func(context.Context, backwave.OutcomeEvent) {},
+		DeadLettered:    func(context.Context, backwave.OutcomeEvent) {},
+		Quarantined:     func(context.Context, backwave.OutcomeEvent) {},
+		LeaseLost:       func(context.Context, backwave.LeaseEvent) {},
+		Relinquished:    func(context.Context, backwave.LeaseEvent) {},
+		StoreCall:       func(context.Context, backwave.StoreCallEvent) {},
+	}
 }

@@ -17,6 +17,8 @@
 //	drain-history-off  BackWave's drain with the Job History Policy off (no Transition Log)
 //	drain-encrypted    BackWave's drain through Encryption at Rest (package encrypt): every
 //	                   payload sealed at insert and opened at claim, AES-256-GCM
+//	drain-observers-idle  BackWave's drain with an Observer whose every callback does nothing,
+//	                   paired with the default drain run alternately (the ratio is the cost)
 //	steady             a producer keeps a backlog while workers drain; completed jobs/s over
 //	                   a window after a warm-up
 //	latency-hints-on   single enqueues at a fixed rate; enqueue → handler start p50/p90/p99,

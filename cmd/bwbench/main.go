@@ -27,10 +27,13 @@ const (
 	scLimit      = "limit"
 	scHistoryOff = "drain-history-off"
 	scEncrypted  = "drain-encrypted"
-	scRSS        = "rss"
+	// scObserversIdle is BackWave's drain with an Observer whose every
+	// callback does nothing: the cost of the Observer path itself.
+	scObserversIdle = "drain-observers-idle"
+	scRSS           = "rss"
 )
 
-var allScenarios = []string{scInsert, scDrain, scHistoryOff, scEncrypted, scSteady, scLatencyOn, scLatencyOff, scLimit, scDrainLag, scLatencyLag, scDrainIdleTx, scRSS}
+var allScenarios = []string{scInsert, scDrain, scHistoryOff, scEncrypted, scObserversIdle, scSteady, scLatencyOn, scLatencyOff, scLimit, scDrainLag, scLatencyLag, scDrainIdleTx, scRSS}
 
 // Target names.
 const (

@@ -153,9 +153,9 @@ func (r report) ratios() []string {
 			return "—"
 		}
 		river, raw := find(x.Scenario, x.Target, sysRiver), find(x.Scenario, x.Target, sysRaw)
-		if x.Scenario == scLimit || x.Scenario == scHistoryOff || x.Scenario == scEncrypted {
+		if x.Scenario == scLimit || x.Scenario == scHistoryOff || x.Scenario == scEncrypted || x.Scenario == scObserversIdle {
 			river, raw = nil, find(scDrain, x.Target, sysRaw)
-			if x.Scenario == scHistoryOff {
+			if x.Scenario == scHistoryOff || x.Scenario == scObserversIdle {
 				river = find(scDrain, x.Target, sysRiver)
 			}
 			if x.baseline > 0 {
@@ -165,6 +165,8 @@ func (r report) ratios() []string {
 					what = "history off/on"
 				case scEncrypted:
 					what = "encrypted/plain"
+				case scObserversIdle:
+					what = "observers idle/none"
 				}
 				out = append(out, fmt.Sprintf("| %s | %s | %s (%s drain, paired: %.2f×) | %s |", x.Scenario, x.Target, ratio(river), what, x.JobsPerSec/x.baseline, ratio(raw)))
 				continue

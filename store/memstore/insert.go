@@ -68,6 +68,8 @@ func (s *Store) JobInsertManyResults(ctx context.Context, p store.InsertManyPara
 			MaxAttempts: nj.MaxAttempts,
 			ScheduledAt: core.DueAt(now, nj.ScheduledAt).Round(0),
 			CreatedAt:   now,
+			// The trace context is stored as given, none when empty.
+			TraceContext: store.NormalTraceContext(nj.TraceContext),
 		}}
 		if nj.Unique.Scope == store.UniqueWhileLive {
 			r.unique = nj.Unique.Key

@@ -33,6 +33,10 @@ func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.Re
 			continue
 		}
 		r.job.LeaseExpiresAt = now.Add(p.LeaseDuration)
+		if k := slices.IndexFunc(p.Progress, func(pr store.ProgressReport) bool { return pr.Lease == l }); k >= 0 {
+			pr := p.Progress[k]
+			r.job.Progress = &job.Progress{Attempt: l.Attempt, Fraction: pr.Fraction, Note: pr.Note, At: now}
+		}
 		out[i].Status = store.RenewRenewed
 		if r.job.CancelRequested {
 			out[i].Status = store.RenewCancelRequested

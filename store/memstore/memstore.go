@@ -340,6 +340,11 @@ func copyJob(j *job.Job) job.Job {
 	c := *j
 	c.Payload = bytes.Clone(j.Payload)
 	c.Tags = slices.Clone(j.Tags)
+	c.TraceContext = maps.Clone(j.TraceContext)
+	if j.Progress != nil {
+		p := *j.Progress
+		c.Progress = &p
+	}
 	return c
 }
 

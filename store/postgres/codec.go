@@ -19,7 +19,9 @@ const jobColumns = `j.id, j.queue, j.wire_name, j.state, j.attempt, j.max_attemp
     j.scheduled_at, j.created_at, j.finalized_at, j.retry_cause, j.cancel_cause,
     j.worker, j.lease_expires_at, j.cancel_requested, j.attempt_base,
     (SELECT p.payload FROM backwave.job_payload p WHERE p.job_id = j.id),
-    (SELECT json_agg(json_build_array(t.key, t.value))::text FROM backwave.job_tag t WHERE t.job_id = j.id)`
+    (SELECT json_agg(json_build_array(t.key, t.value))::text FROM backwave.job_tag t WHERE t.job_id = j.id),
+    (SELECT c.trace_context FROM backwave.job_trace c WHERE c.job_id = j.id),
+    ` + progressColumn
 
 // jobRow receives one row of jobColumns.
 type jobRow struct {
@@ -31,6 +33,8 @@ type jobRow struct {
 	worker      sql.NullString
 	leaseExpiry sql.NullTime
 	tags        sql.NullString
+	trace       sql.NullString
+	progress    sql.NullString
 }
 
 // dest returns the scan destinations of jobColumns, followed by extra.
@@ -39,7 +43,7 @@ func (r *jobRow) dest(extra ...any) []any {
 		&r.j.ID, &r.j.Queue, &r.j.WireName, &r.state, &r.j.Attempt, &r.j.MaxAttempts,
 		&r.j.ScheduledAt, &r.j.CreatedAt, &r.finalizedAt, &r.retryCause, &r.cancelCause,
 		&r.worker, &r.leaseExpiry, &r.j.CancelRequested, &r.j.AttemptBase,
-		&r.j.Payload, &r.tags,
+		&r.j.Payload, &r.tags, &r.trace, &r.progress,
 	}, extra...)
 }
 
@@ -69,6 +73,16 @@ func (r *jobRow) job() (job.Job, error) {
 	}
 	if r.tags.Valid {
 		if j.Tags, err = store.DecodeTags(r.tags.String); err != nil {
+			return job.Job{}, fmt.Errorf("job %d: %w", j.ID, err)
+		}
+	}
+	if r.trace.Valid {
+		if j.TraceContext, err = store.DecodeTraceContext(r.trace.String); err != nil {
+			return job.Job{}, fmt.Errorf("job %d: %w", j.ID, err)
+		}
+	}
+	if r.progress.Valid {
+		if j.Progress, err = decodeProgress(r.progress.String); err != nil {
 			return job.Job{}, fmt.Errorf("job %d: %w", j.ID, err)
 		}
 	}

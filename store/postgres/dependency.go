@@ -164,6 +164,7 @@ candidate AS (
 ),
 ` + uniqueSQL + `,
 ` + insertSideSQL + `,
+` + traceGraphSQL + `,
 new_job AS (
     INSERT INTO backwave.job (id, queue, wire_name, state, max_attempts, scheduled_at, created_at, pending_parents)
     SELECT i.id, i.queue, i.wire_name, CASE WHEN i.pending > 0 THEN 'awaiting_parent' ELSE 'scheduled' END,

@@ -48,6 +48,7 @@ candidate AS (
 ),
 ` + uniqueSQL + `,
 ` + insertSideSQL + `,
+` + traceSideSQL + `,
 new_job AS (
     INSERT INTO backwave.job (id, queue, wire_name, state, max_attempts, scheduled_at, created_at)
     SELECT i.id, i.queue, i.wire_name, 'scheduled', i.max_attempts, coalesce(i.scheduled_at, now.t), now.t
@@ -152,14 +153,15 @@ func (s *Store) insertChecked(ctx context.Context, q querier, p store.InsertMany
 	ords, keys, values := tagArrays(n, func(i int) []job.Tag { return p.Jobs[i].Tags })
 	folded, display := foldArrays(keys, values)
 	uniqueKeys, uniquePeriods := uniqueArrays(p.Jobs)
+	traceOrds, traces := traceArrays(p.Jobs)
 	if hasParents(p) {
 		return s.insertGraph(ctx, q, p, []any{s.nowArg(), wireNames, queues, payloads, due, maxAttempts, ords, keys, values,
-			!s.opts.DisableNotify, folded, display, s.opts.History.Records()}, []any{uniqueKeys, uniquePeriods, given})
+			!s.opts.DisableNotify, folded, display, s.opts.History.Records()}, []any{uniqueKeys, uniquePeriods, given, traceOrds, traces})
 	}
 	res := make([]store.InsertResult, n)
 	err = q.query(ctx, s.sql(insertSQL),
 		[]any{s.nowArg(), wireNames, queues, payloads, due, maxAttempts, ords, keys, values, !s.opts.DisableNotify,
-			folded, display, s.opts.History.Records(), uniqueKeys, uniquePeriods, given},
+			folded, display, s.opts.History.Records(), uniqueKeys, uniquePeriods, given, traceOrds, traces},
 		func(scan scanFunc) error { return scanResult(scan, res) })
 	if err != nil {
 		return nil, s.wrap(fmt.Sprintf("insert %d jobs", n), err)

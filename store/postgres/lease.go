@@ -52,9 +52,10 @@ func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.Re
 	}
 	ids, attempts := leaseArrays(p.Leases)
 	status := make(map[job.Lease]store.RenewStatus, len(p.Leases))
+	query, progress := renewStatement(p)
 	err := s.db.batch(ctx, stmt{sql: genericPlanSQL}, stmt{
-		sql:  s.sql(renewSQL),
-		args: []any{s.nowArg(), ids, attempts, string(p.Worker), micros(p.LeaseDuration)},
+		sql:  s.sql(query),
+		args: append([]any{s.nowArg(), ids, attempts, string(p.Worker), micros(p.LeaseDuration)}, progress...),
 		each: func(scan scanFunc) error {
 			var l job.Lease
 			var cancel bool

@@ -129,9 +129,13 @@ func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker j
 			finalized                                                         sql.NullInt64
 			cancelRequested                                                   bool
 			payload                                                           []byte
+			trace, progressNote                                               sql.NullString
+			progressAttempt, progressAt                                       sql.NullInt64
+			progressFraction                                                  sql.NullFloat64
 		)
 		if err := rows.Scan(&id, &wireName, &attempt, &maxAttempts, &scheduled, &created, &finalized,
-			&rc, &cc, &cancelRequested, &attemptBase, &payload); err != nil {
+			&rc, &cc, &cancelRequested, &attemptBase, &payload, &trace,
+			&progressAttempt, &progressFraction, &progressNote, &progressAt); err != nil {
 			return nil, err
 		}
 		if cap(out) == 0 {
@@ -153,6 +157,10 @@ func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker j
 			j.FinalizedAt = fromMicros(finalized.Int64)
 		}
 		var err error
+		if j.TraceContext, err = traceOf(id, trace); err != nil {
+			return nil, err
+		}
+		j.Progress = progressOf(progressAttempt, progressFraction, progressNote, progressAt)
 		if j.RetryCause, err = decode(retryCauseCodes, "retry cause", rc); err != nil {
 			return nil, err
 		}

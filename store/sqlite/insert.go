@@ -54,7 +54,7 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, own bool, p store.Insert
 	return store.ResultIDs(res), due, err
 }
 
-// insertResults writes the jobs in tx, in p.InsertOrder() (every in-batch
+// insertJobs writes the jobs in tx, in p.InsertOrder() (every in-batch
 // parent before its dependents, so ids follow), and answers per job in
 // input order, with the Queues that got a job due now, sorted. own tells
 // whether tx is one of the store's own write transactions. A batch without
@@ -63,7 +63,7 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, own bool, p store.Insert
 // first takes it (takeUnique) and is skipped if it is held, a job with
 // parents is inserted Awaiting Parent with its edges, then every parent
 // already terminal is counted against its latch (settle).
-func (s *Store) insertResults(ctx context.Context, tx *sql.Tx, own bool, p store.InsertManyParams) ([]store.InsertResult, []string, error) {
+func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, own bool, p store.InsertManyParams) ([]store.InsertResult, []string, error) {
 	if !slices.ContainsFunc(p.Jobs, func(nj store.NewJob) bool { return len(nj.Dependency.Parents) > 0 || nj.Unique.Key != "" }) {
 		ids, due, err := s.insertFlat(ctx, tx, own, p)
 		if err != nil {

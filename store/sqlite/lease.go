@@ -47,7 +47,7 @@ func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.Re
 				out[i].Status = store.RenewRenewed
 			}
 		}
-		return nil
+		return s.setProgress(ctx, tx, p, out, micros(s.clock.Now()))
 	})
 	if err != nil {
 		return nil, err

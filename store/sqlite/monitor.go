@@ -305,6 +305,12 @@ func (s *Store) attach(ctx context.Context, tx *sql.Tx, jobs []job.Job) error {
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return fmt.Errorf("read payloads: %w", err)
 	}
+	if err := s.attachTraces(ctx, tx, jobs, index, arg); err != nil {
+		return err
+	}
+	if err := s.attachProgress(ctx, tx, jobs, index, arg); err != nil {
+		return err
+	}
 	return s.attachTags(ctx, tx, jobs, index, arg, func(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
 		return tx.QueryContext(ctx, query, args...)
 	})

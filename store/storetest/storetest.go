@@ -120,6 +120,8 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Monitor", testMonitor},
 		{"Dependency", testDependency},
 		{"Output", testOutput},
+		{"TraceContext", testTraceContext},
+		{"Progress", testProgress},
 		{"Graph", testGraph},
 		{"Validation", testValidation},
 		{"Unique", testUnique},

@@ -1,0 +1,77 @@
+package shell
+
+import (
+	"context"
+	"sync"
+
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/node"
+	"github.com/backwave/backwave/store"
+)
+
+// Progress is where the handler of one Attempt reports how far it got. The
+// Pump sends the latest report with the next renewal of the Attempt's
+// Lease, which the store applies under the renewal's fence: no store call
+// of its own, and a report made after the last renewal is never sent.
+type Progress struct {
+	mu       sync.Mutex
+	fraction float64
+	note     string
+	version  uint64 // reports made
+	// Owned by the Pump's loop.
+	sent, acked uint64
+}
+
+type progressKey struct{}
+
+// ProgressOf returns the Progress of the Attempt whose handler context ctx
+// is, or nil outside one.
+func ProgressOf(ctx context.Context) *Progress {
+	p, _ := ctx.Value(progressKey{}).(*Progress)
+	return p
+}
+
+// Report records fraction (the caller checks it lies in [0, 1]) and note,
+// cut to store.MaxProgressNoteBytes at a rune boundary and marked as
+// Failure Detail is. The last report before a renewal is the one sent.
+func (p *Progress) Report(fraction float64, note string) {
+	note = TruncateDetail(note, store.MaxProgressNoteBytes)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.fraction, p.note = fraction, note
+	p.version++
+}
+
+// progress collects, for a renewal of leases, the reports made since the
+// last renewal that reached the store; the Caller calls it.
+func (p *Pump) progress(leases []job.Lease) []store.ProgressReport {
+	var out []store.ProgressReport
+	for _, l := range leases {
+		a := p.attempts[l]
+		if a == nil {
+			continue
+		}
+		pr := &a.progress
+		pr.mu.Lock()
+		if pr.version > pr.acked {
+			out = append(out, store.ProgressReport{Lease: l, Fraction: pr.fraction, Note: pr.note})
+			pr.sent = pr.version
+		}
+		pr.mu.Unlock()
+	}
+	return out
+}
+
+// ackProgress marks the reports a successful renewal carried as delivered;
+// after a failed one they go again with the next.
+func (p *Pump) ackProgress(r node.Reply) {
+	c, ok := r.Command.(node.Renew)
+	if !ok || r.Err != nil {
+		return
+	}
+	for _, l := range c.Leases {
+		if a := p.attempts[l]; a != nil {
+			a.progress.acked = a.progress.sent
+		}
+	}
+}
