@@ -30,11 +30,13 @@ func usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
 
-// run runs the command line args (args[0] is the program name), writing
-// output to stdout and errors to stderr, and returns the exit status. A
+// run runs the command line args (args[0] is the program name), reading
+// stdin (enqueue --payload -), writing output to stdout and errors to
+// stderr, and returns the exit status. A
 // failure prints exactly one line: "backwave: <error>".
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
+	app.Reader = stdin
 	err := checkCommandPath(app, args[1:])
 	if err == nil {
 		err = app.Run(ctx, args)

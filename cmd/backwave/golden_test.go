@@ -175,7 +175,7 @@ func runGoldenCase(t *testing.T, line string, vars map[string]string) []string {
 	code := 0
 	switch args[0] {
 	case "backwave":
-		code = run(context.Background(), args, &stdout, &stderr)
+		code = run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
 	case "ls":
 		entries, err := os.ReadDir(args[1])
 		if err != nil {

@@ -22,7 +22,7 @@ type result struct {
 func runCLI(t *testing.T, args ...string) result {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), append([]string{"backwave"}, args...), &out, &errOut)
+	code := run(context.Background(), append([]string{"backwave"}, args...), strings.NewReader(""), &out, &errOut)
 	return result{code: code, stdout: out.String(), stderr: errOut.String()}
 }
 
