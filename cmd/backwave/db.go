@@ -236,7 +236,6 @@ func actorOf(cmd *cli.Command) (backwave.Actor, error) {
 	return a, nil
 }
 
-
 // validName checks a Queue or schedule name as the store will, before
 // anything is opened.
 func validName(what, name string) error {

@@ -259,7 +259,7 @@ func (n *normalizer) add(text, placeholder string) { n.literal = append(n.litera
 
 var (
 	// A time as stamp writes it, optionally with a zone offset (zoned).
-	tableTime = regexp.MustCompile(`\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{3})?( [-+]\d{2}:\d{2})?`)
+	tableStamp = regexp.MustCompile(`\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{3})?( [-+]\d{2}:\d{2})?`)
 	// A time as stampJSON writes it.
 	jsonTime = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[-+]\d{2}:\d{2})`)
 	// The schema version this build migrates to, where the commands print it.
@@ -276,7 +276,7 @@ func (n *normalizer) output(lines []string, shape bool) []string {
 		for i := 0; i < len(n.literal); i += 2 {
 			l = strings.ReplaceAll(l, n.literal[i], n.literal[i+1])
 		}
-		l = tableTime.ReplaceAllStringFunc(l, func(s string) string {
+		l = tableStamp.ReplaceAllStringFunc(l, func(s string) string {
 			mask := "YYYY-MM-DD hh:mm:ss"
 			if len(s) == len("2006-01-02 15:04:05.000") || len(s) == len("2006-01-02 15:04:05.000 -07:00") {
 				mask += ".mmm"

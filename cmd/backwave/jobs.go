@@ -78,7 +78,6 @@ func statesOf(cmd *cli.Command) ([]backwave.JobState, error) {
 	return out, nil
 }
 
-
 func jobsList(ctx context.Context, cmd *cli.Command) error {
 	if err := noArgs(cmd); err != nil {
 		return err
@@ -313,8 +312,6 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-
-
 func dash(s string) string {
 	if s == "" {
 		return "-"
@@ -326,4 +323,3 @@ func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
 }
-

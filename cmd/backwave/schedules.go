@@ -71,7 +71,7 @@ func schedulesCommand() *cli.Command {
 					&cli.Int64Flag{Name: "before", Usage: "list older records (the next page: the cursor a cut list printed)"},
 					jsonFlag(),
 				},
-				Action:    scheduleOccurrences,
+				Action: scheduleOccurrences,
 			},
 		},
 	}
@@ -181,7 +181,6 @@ func schedulesList(ctx context.Context, cmd *cli.Command) error {
 	}
 	return nil
 }
-
 
 func scheduleOccurrences(ctx context.Context, cmd *cli.Command) error {
 	name, err := nameArg(cmd)
