@@ -79,6 +79,7 @@ func commands() []*cli.Command {
 		{categoryStore, queuesCommand()},
 		{categoryStore, schedulesCommand()},
 		{categoryStore, tagsCommand()},
+		{categoryStore, mcpCommand()},
 	} {
 		e.cmd.Category = e.category
 		out = append(out, e.cmd)
