@@ -39,7 +39,9 @@ var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.txt with the outpu
 // PATH" (the names in a directory) or "touch PATH" (an empty file). Output
 // is normalized before it is compared: the temporary directory reads $DIR,
 // a time reads as its layout (YYYY-MM-DD hh:mm:ss.mmm), the schema versions
-// this build migrates to as $V, the Go release as $GO. A "$~" line instead
+// this build migrates to as $V, the Go release as $GO, and the way the
+// demo says to run this command (selfCommand, which depends on the PATH)
+// as $SELF. A "$~" line instead
 // of "$" compares only the shape of the output, for a command whose numbers
 // vary from run to run (the demo): every number reads N, runs of spaces are
 // one space, and a line that repeats the line before is dropped.
@@ -119,6 +121,9 @@ func runGoldenFile(t *testing.T, path string) {
 	vars := map[string]string{"$DIR": dir}
 	var norm normalizer
 	norm.add(dir, "$DIR")
+	// How the demo tells the user to run this command depends on the PATH.
+	norm.add(selfCommand()+" jobs ", "$SELF jobs ")
+	norm.add(selfCommand()+" tags ", "$SELF tags ")
 	if filepath.Base(path) == "postgres.txt" {
 		url, schema := postgresForGolden(t)
 		vars["$PG"] = url

@@ -85,9 +85,10 @@ func TestBadInput(t *testing.T) {
 		{"NoDB", []string{"jobs", "list"}, "needs --db"},
 		{"BadState", []string{"jobs", "list", "--db", db, "--state", "failed"}, "not a state"},
 		{"BadID", []string{"jobs", "show", "--db", db, "seven"}, "not a job id"},
-		{"UnknownJob", []string{"jobs", "show", "--db", db, "7"}, "not found"},
+		{"UnknownJob", []string{"jobs", "show", "--db", db, "7"}, "no such job 7"},
 		{"UnknownCommand", []string{"frobnicate"}, "unknown command"},
-		{"UnknownFlag", []string{"jobs", "list", "--frob"}, "not defined"},
+		{"UnknownFlag", []string{"jobs", "list", "--frob"}, "unknown flag --frob"},
+		{"UnknownSubcommand", []string{"jobs", "lst", "--db", db}, `unknown command "lst" for backwave jobs (its commands: list, show,`},
 		{"BadDuration", []string{"demo", "--for", "soon"}, "invalid"},
 		{"NegativeDuration", []string{"demo", "--for", "-1s"}, "negative"},
 		{"BadLimit", []string{"queues", "limit", "--db", db, "q", "-3"}, "non-negative"},
@@ -143,7 +144,7 @@ func TestCommands(t *testing.T) {
 		t.Fatalf("migrate again: %s", out)
 	}
 	id := strings.TrimSpace(ok(t, "enqueue", "--db", uri, "--wire-name", "email.send", "--payload", `{"to":"a@example.com"}`,
-		"--queue", "mail", "--max-attempts", "3", "--tag", "urgent", "--tag", "tenant=acme"))
+		"--queue", "mail", "--max-attempts", "3", "--label", "urgent", "--tag", "tenant=acme", "-q"))
 	ok(t, "enqueue", "--db", db, "--wire-name", "report.build", "--delay", "1h")
 
 	var listed []jobView
