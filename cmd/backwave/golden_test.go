@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,12 +37,14 @@ var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.txt with the outpu
 // "> " lines are stdout, "! " lines stderr (">" and "!" alone are empty
 // lines), and "exit N" the exit status. A command line is split like a
 // shell's, with single and double quotes; besides backwave it may be "ls
-// PATH" (the names in a directory) or "touch PATH" (an empty file). Output
+// PATH" (the names in a directory), "touch PATH" (an empty file), "write
+// PATH TEXT" (a file holding TEXT) or "fixture NAME PATH" (see runFixture).
+// "backwave … < PATH" gives the command PATH as its standard input. Output
 // is normalized before it is compared: the temporary directory reads $DIR,
 // a time reads as its layout (YYYY-MM-DD hh:mm:ss.mmm), the schema versions
 // this build migrates to as $V, the Go release as $GO, and the way the
 // demo says to run this command (selfCommand, which depends on the PATH)
-// as $SELF. A "$~" line instead
+// as backwave. A "$~" line instead
 // of "$" compares only the shape of the output, for a command whose numbers
 // vary from run to run (the demo): every number reads N, runs of spaces are
 // one space, and a line that repeats the line before is dropped.
@@ -122,8 +125,10 @@ func runGoldenFile(t *testing.T, path string) {
 	var norm normalizer
 	norm.add(dir, "$DIR")
 	// How the demo tells the user to run this command depends on the PATH.
-	norm.add(selfCommand()+" jobs ", "$SELF jobs ")
-	norm.add(selfCommand()+" tags ", "$SELF tags ")
+	if self := selfCommand(); self != "backwave" {
+		norm.add(self+" jobs ", "backwave jobs ")
+		norm.add(self+" tags ", "backwave tags ")
+	}
 	if filepath.Base(path) == "postgres.txt" {
 		url, schema := postgresForGolden(t)
 		vars["$PG"] = url
@@ -177,10 +182,18 @@ func runGoldenCase(t *testing.T, line string, vars map[string]string) []string {
 		args[i] = a
 	}
 	var stdout, stderr bytes.Buffer
+	var stdin io.Reader = strings.NewReader("")
+	if n := len(args); n > 2 && args[n-2] == "<" {
+		b, err := os.ReadFile(args[n-1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdin, args = bytes.NewReader(b), args[:n-2]
+	}
 	code := 0
 	switch args[0] {
 	case "backwave":
-		code = run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+		code = run(context.Background(), args, stdin, &stdout, &stderr)
 	case "ls":
 		entries, err := os.ReadDir(args[1])
 		if err != nil {
@@ -188,6 +201,12 @@ func runGoldenCase(t *testing.T, line string, vars map[string]string) []string {
 		}
 		for _, e := range entries {
 			fmt.Fprintln(&stdout, e.Name())
+		}
+	case "fixture":
+		runFixture(t, args[1], args[2])
+	case "write":
+		if err := os.WriteFile(args[1], []byte(args[2]), 0o600); err != nil {
+			t.Fatal(err)
 		}
 	case "touch":
 		if err := os.WriteFile(args[1], nil, 0o600); err != nil {

@@ -144,8 +144,8 @@ func schedulesList(ctx context.Context, cmd *cli.Command) error {
 			CatchUp      string `json:"catch_up"`
 			NoOverlap    bool   `json:"no_overlap"`
 			Paused       bool   `json:"paused"`
-			Last         string `json:"last"`
-			Next         string `json:"next"`
+			Last         string `json:"last,omitempty"`
+			Next         string `json:"next,omitempty"`
 			LastJob      int64  `json:"last_job,omitempty"`
 			InstanceLive bool   `json:"instance_live"`
 		}
