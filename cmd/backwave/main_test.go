@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/backwave/backwave/store"
 )
 
 // result is one in-process run of the command.
@@ -199,5 +201,37 @@ func TestCommands(t *testing.T) {
 	}
 	if r := runCLI(t, "jobs", "cancel", "--db", db, id); r.code == 0 || !strings.Contains(r.stderr, "illegal transition") {
 		t.Fatalf("cancelling a cancelled job: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// TestPayloadLimit: a payload from a file or standard input may be as
+// large as the store allows (1 MiB, beyond what argv carries), and no
+// larger.
+func TestPayloadLimit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "jobs.db")
+	body := func(n int) []byte { // a JSON object of exactly n bytes
+		return []byte(`{"pad":"` + strings.Repeat("x", n-len(`{"pad":""}`)) + `"}`)
+	}
+	fits, over := filepath.Join(dir, "fits.json"), filepath.Join(dir, "over.json")
+	if err := os.WriteFile(fits, body(store.MaxPayloadBytes), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(over, body(store.MaxPayloadBytes+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := ok(t, "enqueue", "--db", db, "--wire-name", "w", "--payload", "@"+fits, "-q"); strings.TrimSpace(got) != "1" {
+		t.Fatalf("enqueue of a 1 MiB payload printed %q", got)
+	}
+	r := runCLI(t, "enqueue", "--db", db, "--wire-name", "w", "--payload", "@"+over)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "over the store's 1048576-byte payload limit") {
+		t.Fatalf("enqueue of 1 MiB + 1: exit %d, %q", r.code, r.stderr)
+	}
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"backwave", "enqueue", "--db", db, "--wire-name", "w", "--payload", "-", "-q"},
+		bytes.NewReader(body(store.MaxPayloadBytes)), &out, &errOut)
+	if code != exitOK || strings.TrimSpace(out.String()) != "2" {
+		t.Fatalf("enqueue of 1 MiB from stdin: exit %d, %q %q", code, out.String(), errOut.String())
 	}
 }
