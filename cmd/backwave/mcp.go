@@ -26,10 +26,11 @@ func mcpCommand() *cli.Command {
 			"Operator Actions — to one MCP client over standard input and output: configure the agent to run\n" +
 			"this command. Standard output carries the protocol; logs go to standard error. Without --allow\n" +
 			"only the reads are offered, without payloads, Failure Detail or Job Output. --allow grants, by\n" +
-			"name: " + strings.Join(grantable(), ", ") + " (case-insensitive); every write is\n" +
-			"recorded in the audit trail as the --actor. --http serves the streamable-HTTP endpoint instead,\n" +
-			"on a loopback address only (it has no authentication of its own). The store is opened as it is:\n" +
-			"never created or migrated.",
+			"name (case-insensitive):\n" +
+			"  " + strings.Join(grantable(), ", ") + "\n" +
+			"and every write is recorded in the audit trail as the --actor. --http serves the streamable-HTTP\n" +
+			"endpoint instead, on a loopback address only (it has no authentication of its own). The store is\n" +
+			"opened as it is: never created or migrated.",
 		Flags: []cli.Flag{
 			dbFlag(),
 			&cli.StringSliceFlag{Name: "allow", Usage: "grant these Permissions beyond View (repeatable or comma-separated): " + strings.Join(grantable(), ", ")},
@@ -61,8 +62,11 @@ func allowedOf(cmd *cli.Command) ([]permission.Permission, error) {
 	var out []permission.Permission
 	for _, raw := range cmd.StringSlice("allow") {
 		i := slices.IndexFunc(permission.All(), func(p permission.Permission) bool { return fold(p.String()) == fold(raw) })
-		if i < 0 || permission.All()[i] == permission.View {
+		switch {
+		case i < 0:
 			return nil, usagef("--allow %q is not a Permission to grant (want %s)", raw, strings.Join(grantable(), ", "))
+		case permission.All()[i] == permission.View:
+			return nil, usagef("--allow %q: View is always granted; grant any of %s", raw, strings.Join(grantable(), ", "))
 		}
 		out = append(out, permission.All()[i])
 	}

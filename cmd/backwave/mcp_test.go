@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,5 +91,53 @@ func TestMCPStdio(t *testing.T) {
 				t.Errorf("count_by_queue over stdio: error %v, %s", call.IsError, b)
 			}
 		})
+	}
+}
+
+// TestMCPHTTP serves "backwave mcp --http 127.0.0.1:0" in-process, reads
+// the address it announces on stderr, and lists the tools with the SDK's
+// streamable-HTTP client; cancelling the context stops it cleanly.
+func TestMCPHTTP(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "jobs.db")
+	ok(t, "migrate", "--db", db)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errR, errW := io.Pipe()
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, []string{"backwave", "mcp", "--db", db, "--http", "127.0.0.1:0"}, strings.NewReader(""), io.Discard, errW)
+		_ = errW.Close()
+	}()
+	lines := bufio.NewScanner(errR)
+	if !lines.Scan() {
+		t.Fatalf("backwave mcp --http said nothing on stderr (exit %d)", <-code)
+	}
+	first := lines.Text()
+	go func() { // drain the rest of stderr
+		for lines.Scan() {
+			t.Log(lines.Text())
+		}
+	}()
+	_, rest, found := strings.Cut(first, "serving ")
+	url, _, _ := strings.Cut(rest, " ")
+	if !found || !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/backwave-mcp") {
+		t.Fatalf("stderr's first line = %q, want the URL it serves", first)
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "clitest", Version: "v0"}, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tools) != 13 {
+		t.Errorf("over HTTP, read-only: %d tools, want the 13 reads", len(res.Tools))
+	}
+	_ = cs.Close()
+	cancel()
+	if c := <-code; c != exitOK {
+		t.Errorf("backwave mcp --http exited %d after its context ended", c)
 	}
 }
