@@ -117,7 +117,7 @@ func workJobs(t *testing.T, s *sqlite.Store) {
 		t.Fatal(err)
 	}
 	want := map[backwave.JobID]backwave.JobState{1: backwave.StateSucceeded, 2: backwave.StateDeadLettered, 3: backwave.StateScheduled}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		done := true
 		var last string
@@ -134,7 +134,7 @@ func workJobs(t *testing.T, s *sqlite.Store) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("fixture worked: %s after 30s", last)
+			t.Fatalf("fixture worked: %s after 2 minutes", last)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
