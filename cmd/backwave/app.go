@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -29,12 +30,17 @@ func usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
 
-// run runs the command line args (args[0] is the program name), writing
-// output to stdout and errors to stderr, and returns the exit status. A
+// run runs the command line args (args[0] is the program name), reading
+// stdin (enqueue --payload -), writing output to stdout and errors to
+// stderr, and returns the exit status. A
 // failure prints exactly one line: "backwave: <error>".
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
-	err := app.Run(ctx, args)
+	app.Reader = stdin
+	err := checkCommandPath(app, args[1:])
+	if err == nil {
+		err = app.Run(ctx, args)
+	}
 	if err == nil {
 		return exitOK
 	}
@@ -73,6 +79,7 @@ func commands() []*cli.Command {
 		{categoryStore, queuesCommand()},
 		{categoryStore, schedulesCommand()},
 		{categoryStore, tagsCommand()},
+		{categoryStore, mcpCommand()},
 	} {
 		e.cmd.Category = e.category
 		out = append(out, e.cmd)
@@ -82,7 +89,7 @@ func commands() []*cli.Command {
 
 // newApp builds the command tree.
 func newApp(stdout, stderr io.Writer) *cli.Command {
-	onUsage := func(_ context.Context, _ *cli.Command, err error, _ bool) error { return usageError{err} }
+	onUsage := func(_ context.Context, _ *cli.Command, err error, _ bool) error { return usageError{flagSpelling(err)} }
 	app := &cli.Command{
 		Name:  "backwave",
 		Usage: "a background job system for Go: run the demo, migrate a store, look inside it, enqueue jobs",
@@ -103,9 +110,6 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 			if cmd.Bool("version") {
 				return printVersion(cmd.Root().Writer)
 			}
-			if cmd.Args().Len() > 0 {
-				return usagef("unknown command %q; see backwave --help", cmd.Args().First())
-			}
 			return cli.ShowAppHelp(cmd)
 		},
 		Commands: commands(),
@@ -114,13 +118,68 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 	return app
 }
 
-// setUsageHandler gives every subcommand the same usage-error handler.
+// setUsageHandler gives every subcommand the same usage-error handler, and
+// every command with subcommands an action that shows its help.
 func setUsageHandler(cmd *cli.Command, h cli.OnUsageErrorFunc) {
 	for _, sub := range cmd.Commands {
 		sub.OnUsageError = h
 		sub.HideHelpCommand = true
+		if len(sub.Commands) > 0 && sub.Action == nil {
+			sub.Action = func(_ context.Context, cmd *cli.Command) error { return cli.ShowSubcommandHelp(cmd) }
+		}
 		setUsageHandler(sub, h)
 	}
+}
+
+// checkCommandPath walks args down the command tree before anything runs
+// and refuses a word that names no subcommand where one is expected, with
+// the valid ones: "jobs lst --db x" is an unknown command, not an unknown
+// flag. A command with subcommands takes no flag with a value (only --help
+// and --version), so every word not starting with "-" is a command name
+// until a command without subcommands is reached.
+func checkCommandPath(cmd *cli.Command, args []string) error {
+	path := cmd.Name
+	for _, a := range args {
+		if a == "--" || len(cmd.Commands) == 0 {
+			return nil
+		}
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		sub := cmd.Command(a)
+		if sub == nil {
+			names := make([]string, 0, len(cmd.Commands))
+			for _, c := range cmd.Commands {
+				if !c.Hidden {
+					names = append(names, c.Name)
+				}
+			}
+			return usagef("unknown command %q for %s (its commands: %s; see %s --help)",
+				a, path, strings.Join(names, ", "), path)
+		}
+		cmd, path = sub, path+" "+sub.Name
+	}
+	return nil
+}
+
+var (
+	// The flag parser's own messages spell a flag with one dash.
+	oneDashFlag = regexp.MustCompile(`(flag(?: needs an argument:)?|provided but not defined:) -([A-Za-z][\w-]*)`)
+	// "invalid value "x" for flag -limit: strconv.ParseInt: parsing "x": invalid syntax"
+	invalidValue = regexp.MustCompile(`^invalid value "(.*)" for flag -+([\w-]+): (?:strconv\.\w+: parsing "(?:.*)": )?(.*)$`)
+)
+
+// flagSpelling rewrites the flag parser's messages to spell flags the way
+// the help does, with two dashes, and in plain words.
+func flagSpelling(err error) error {
+	msg := err.Error()
+	if m := invalidValue.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("--%s %q is not a valid value (%s)", m[2], m[1], m[3])
+	}
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return fmt.Errorf("unknown flag --%s", strings.TrimLeft(name, "-"))
+	}
+	return errors.New(oneDashFlag.ReplaceAllString(msg, "$1 --$2"))
 }
 
 // noArgs fails if the command got positional arguments it does not take.

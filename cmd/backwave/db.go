@@ -204,7 +204,7 @@ type transition struct {
 func transitionsOf(trs []backwave.Transition) []transition {
 	var log []transition
 	for _, t := range trs {
-		log = append(log, transition{At: stamp(t.At), From: t.From.String(), State: t.State.String(), Via: t.Via.String(),
+		log = append(log, transition{At: stampJSON(t.At), From: t.From.String(), State: t.State.String(), Via: t.Via.String(),
 			Attempt: int(t.Attempt), FailureDetail: t.FailureDetail})
 	}
 	return log
@@ -234,15 +234,6 @@ func actorOf(cmd *cli.Command) (backwave.Actor, error) {
 		return "", usageError{err}
 	}
 	return a, nil
-}
-
-// parseTag reads a command-line Tag: KEY=VALUE is a Keyed Tag, anything
-// else a Label.
-func parseTag(raw string) backwave.Tag {
-	if k, v, ok := strings.Cut(raw, "="); ok {
-		return backwave.Keyed(k, v)
-	}
-	return backwave.Label(raw)
 }
 
 // validName checks a Queue or schedule name as the store will, before

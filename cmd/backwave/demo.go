@@ -101,6 +101,7 @@ func demoCommand() *cli.Command {
 					return usageError{err}
 				}
 			}
+			o.self = selfCommand()
 			o.tty = isTerminal(o.out)
 			o.colour = palette{on: o.tty && colourWanted()}
 			return runDemo(ctx, o)
@@ -116,6 +117,9 @@ type demoOptions struct {
 	lite     sqlite.Options
 	duration time.Duration // 0: until ctx is done
 	out      io.Writer
+	// self is how the user runs this command, for the commands printed at
+	// the end (selfCommand); empty: "backwave".
+	self string
 	// tty redraws the progress in place; colour paints it.
 	tty    bool
 	colour palette
@@ -135,6 +139,9 @@ func runDemo(ctx context.Context, o demoOptions) error {
 			return fmt.Errorf("create a directory for the demo database: %w", err)
 		}
 		o.path = filepath.Join(dir, "demo.db")
+	}
+	if o.self == "" {
+		o.self = "backwave"
 	}
 	// Say something at once: opening and migrating the file comes next.
 	until := "until Ctrl-C"
@@ -226,7 +233,7 @@ func runDemo(ctx context.Context, o demoOptions) error {
 	if runErr != nil {
 		return runErr
 	}
-	st := story{out: o.out, colour: o.colour, path: o.path, before: before, enqueued: enqueued.get(), ran: ran, stopped: time.Since(start) - ran}
+	st := story{out: o.out, colour: o.colour, path: o.path, self: o.self, before: before, enqueued: enqueued.get(), ran: ran, stopped: time.Since(start) - ran}
 	return st.tell(context.WithoutCancel(ctx), admin)
 }
 

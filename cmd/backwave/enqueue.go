@@ -1,36 +1,44 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/store"
 )
 
 func enqueueCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "enqueue",
 		Usage:     "insert one job (creating and migrating the store if it is missing)",
-		UsageText: "backwave enqueue --db URI --wire-name NAME [--payload JSON] [--queue Q] [--max-attempts N] [--delay D] [--tag T]…",
-		Description: "Prints the new job's id. The payload must be valid JSON (BackWave stores job args as JSON).\n" +
-			"A tag is a Label (urgent) or a Keyed Tag (tenant=acme). A Queue the store has never seen is\n" +
-			"warned about on stderr: the job waits there until a Worker Group serves that Queue.",
-		Flags: []cli.Flag{
+		UsageText: "backwave enqueue --db URI --wire-name NAME [--payload JSON|@FILE|-] [--raw] [--queue Q] [--max-attempts N] [--delay D] [--label TEXT]… [--tag KEY=VALUE]… [-q]",
+		Description: "Prints \"enqueued job 42 (send_email, queue default)\", or the id alone with -q. The payload is\n" +
+			"the job's args: a JSON object, given inline, read from a file (@FILE) or from standard input\n" +
+			"(-), up to " + strconv.Itoa(store.MaxPayloadBytes) + " bytes. Any other JSON value (a string, an array) is refused unless\n" +
+			"--raw: a handler decoding args into a struct would quarantine it. A Queue the store has never\n" +
+			"seen is warned about on stderr: the job waits there until a Worker Group serves that Queue.",
+		Flags: append([]cli.Flag{
 			dbFlag(),
 			&cli.StringFlag{Name: "wire-name", Usage: "the job type's Wire Name (required)"},
-			&cli.StringFlag{Name: "payload", Value: "{}", Usage: "the job args as JSON"},
+			&cli.StringFlag{Name: "payload", Value: "{}", Usage: "the job args: a JSON object, @FILE to read it from a file, - to read it from standard input"},
+			&cli.BoolFlag{Name: "raw", Usage: "accept a payload that is valid JSON but not an object"},
 			&cli.StringFlag{Name: "queue", Value: backwave.DefaultQueue, Usage: "the Queue"},
 			&cli.IntFlag{Name: "max-attempts", Value: backwave.DefaultMaxAttempts, Usage: "the attempt budget"},
 			&cli.DurationFlag{Name: "delay", Usage: "run no earlier than this long from now"},
-			&cli.StringSliceFlag{Name: "tag", Usage: "a tag: LABEL or KEY=VALUE (repeatable)"},
-		},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the new job's id"},
+		}, tagFlags("tag the job with")...),
 		Action: enqueue,
 	}
 }
@@ -51,13 +59,15 @@ func enqueue(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	// Check everything that needs no store before anything is created.
-	args := rawArgs{wire: cmd.String("wire-name"), payload: json.RawMessage(cmd.String("payload"))}
+	payload, err := payloadOf(cmd)
+	if err != nil {
+		return err
+	}
+	args := rawArgs{wire: cmd.String("wire-name"), payload: payload}
 	queue := cmd.String("queue")
 	switch {
 	case args.wire == "":
 		return usagef("enqueue needs --wire-name")
-	case !json.Valid(args.payload):
-		return usagef("--payload is not valid JSON: %s", jsonProblem(string(args.payload)))
 	case cmd.Int("max-attempts") < 1:
 		return usagef("--max-attempts %d: the attempt budget is at least 1", cmd.Int("max-attempts"))
 	case cmd.Duration("delay") < 0:
@@ -70,13 +80,9 @@ func enqueue(ctx context.Context, cmd *cli.Command) error {
 	if d := cmd.Duration("delay"); d > 0 {
 		opts = append(opts, backwave.WithDelay(d))
 	}
-	var tags []backwave.Tag
-	for _, raw := range cmd.StringSlice("tag") {
-		t := parseTag(raw)
-		if err := t.Validate(); err != nil {
-			return usageError{err}
-		}
-		tags = append(tags, t)
+	tags, err := tagsOf(cmd)
+	if err != nil {
+		return err
 	}
 	if len(tags) > 0 {
 		opts = append(opts, backwave.WithTags(tags...))
@@ -120,7 +126,11 @@ func enqueue(ctx context.Context, cmd *cli.Command) error {
 	} else if err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.Root().Writer, "%d\n", id)
+	if cmd.Bool("quiet") {
+		fmt.Fprintf(cmd.Root().Writer, "%d\n", id)
+	} else {
+		fmt.Fprintf(cmd.Root().Writer, "enqueued job %d (%s, queue %s)\n", id, args.wire, queue)
+	}
 	if hint, unseen := unseenQueue(queue, known); unseen {
 		fmt.Fprintf(stderr, "backwave: warning: job %d went to Queue %q, which this store had never seen (%s); "+
 			"it waits until a Worker Group serves that Queue\n", id, queue, hint)
@@ -172,6 +182,65 @@ func editDistance(a, b string) int {
 		prev = cur
 	}
 	return prev[len(b)]
+}
+
+// payloadOf reads --payload: inline JSON, @FILE or - (standard input),
+// checked to be valid JSON of at most the store's payload limit, and a JSON
+// object unless --raw.
+func payloadOf(cmd *cli.Command) (json.RawMessage, error) {
+	raw := cmd.String("payload")
+	from := "--payload"
+	var b []byte
+	switch {
+	case raw == "-":
+		from = "--payload - (standard input)"
+		r := cmd.Root().Reader
+		if r == nil {
+			r = os.Stdin
+		}
+		var err error
+		if b, err = io.ReadAll(io.LimitReader(r, store.MaxPayloadBytes+1)); err != nil {
+			return nil, fmt.Errorf("--payload -: read standard input: %w", err)
+		}
+	case strings.HasPrefix(raw, "@"):
+		from = "--payload " + raw
+		f, err := os.Open(raw[1:])
+		if err != nil {
+			return nil, usagef("--payload %s: %v", raw, err)
+		}
+		defer func() { _ = f.Close() }()
+		if b, err = io.ReadAll(io.LimitReader(f, store.MaxPayloadBytes+1)); err != nil {
+			return nil, fmt.Errorf("--payload %s: %w", raw, err)
+		}
+	default:
+		b = []byte(raw)
+	}
+	if len(b) > store.MaxPayloadBytes {
+		return nil, usagef("%s is over the store's %d-byte payload limit", from, store.MaxPayloadBytes)
+	}
+	if !json.Valid(b) {
+		return nil, usagef("%s is not valid JSON: %s", from, jsonProblem(string(b)))
+	}
+	if trimmed := bytes.TrimSpace(b); !cmd.Bool("raw") && (len(trimmed) == 0 || trimmed[0] != '{') {
+		return nil, usagef("%s is %s, not a JSON object: job args decode into a struct, and such a job would quarantine (--raw to enqueue it anyway)",
+			from, jsonKind(trimmed))
+	}
+	return b, nil
+}
+
+// jsonKind names the kind of a valid JSON value.
+func jsonKind(b []byte) string {
+	switch b[0] {
+	case '"':
+		return "a JSON string"
+	case '[':
+		return "a JSON array"
+	case 't', 'f':
+		return "a JSON boolean"
+	case 'n':
+		return "JSON null"
+	}
+	return "a JSON number"
 }
 
 // jsonProblem says what is wrong with text as JSON, in one line.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -161,6 +162,31 @@ func TestShellQuote(t *testing.T) {
 	} {
 		if got := shellQuote(in); got != want {
 			t.Errorf("shellQuote(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestSelfCommand: the commands the demo prints run from where the user
+// is: the installed command, go run in a checkout, or this executable.
+func TestSelfCommand(t *testing.T) {
+	t.Parallel()
+	found := func(string) (string, error) { return "/home/u/go/bin/backwave", nil }
+	missing := func(string) (string, error) { return "", errors.New("not found") }
+	for _, tc := range []struct {
+		exe        string
+		lookPath   func(string) (string, error)
+		inCheckout bool
+		want       string
+	}{
+		{"/tmp/go-build123/b001/exe/backwave", found, true, "backwave"},
+		{"/tmp/go-build123/b001/exe/backwave", missing, true, "go run ./cmd/backwave"},
+		{"/tmp/go-build123/b001/exe/backwave", missing, false, "go run github.com/backwave/backwave/cmd/backwave@latest"},
+		{"/home/u/go/bin/backwave", found, false, "backwave"},
+		{"/home/u/src/bw", found, false, "/home/u/src/bw"},
+		{"/home/u/my tools/bw", missing, false, "'/home/u/my tools/bw'"},
+	} {
+		if got := selfCommandFor(tc.exe, tc.lookPath, tc.inCheckout); got != tc.want {
+			t.Errorf("selfCommandFor(%q, in checkout %v) = %q, want %q", tc.exe, tc.inCheckout, got, tc.want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,10 +37,14 @@ var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.txt with the outpu
 // "> " lines are stdout, "! " lines stderr (">" and "!" alone are empty
 // lines), and "exit N" the exit status. A command line is split like a
 // shell's, with single and double quotes; besides backwave it may be "ls
-// PATH" (the names in a directory) or "touch PATH" (an empty file). Output
+// PATH" (the names in a directory), "touch PATH" (an empty file), "write
+// PATH TEXT" (a file holding TEXT) or "fixture NAME PATH" (see runFixture).
+// "backwave … < PATH" gives the command PATH as its standard input. Output
 // is normalized before it is compared: the temporary directory reads $DIR,
 // a time reads as its layout (YYYY-MM-DD hh:mm:ss.mmm), the schema versions
-// this build migrates to as $V, the Go release as $GO. A "$~" line instead
+// this build migrates to as $V, the Go release as $GO, and the way the
+// demo says to run this command (selfCommand, which depends on the PATH)
+// as backwave. A "$~" line instead
 // of "$" compares only the shape of the output, for a command whose numbers
 // vary from run to run (the demo): every number reads N, runs of spaces are
 // one space, and a line that repeats the line before is dropped.
@@ -119,6 +124,11 @@ func runGoldenFile(t *testing.T, path string) {
 	vars := map[string]string{"$DIR": dir}
 	var norm normalizer
 	norm.add(dir, "$DIR")
+	// How the demo tells the user to run this command depends on the PATH.
+	if self := selfCommand(); self != "backwave" {
+		norm.add(self+" jobs ", "backwave jobs ")
+		norm.add(self+" tags ", "backwave tags ")
+	}
 	if filepath.Base(path) == "postgres.txt" {
 		url, schema := postgresForGolden(t)
 		vars["$PG"] = url
@@ -172,10 +182,18 @@ func runGoldenCase(t *testing.T, line string, vars map[string]string) []string {
 		args[i] = a
 	}
 	var stdout, stderr bytes.Buffer
+	var stdin io.Reader = strings.NewReader("")
+	if n := len(args); n > 2 && args[n-2] == "<" {
+		b, err := os.ReadFile(args[n-1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdin, args = bytes.NewReader(b), args[:n-2]
+	}
 	code := 0
 	switch args[0] {
 	case "backwave":
-		code = run(context.Background(), args, &stdout, &stderr)
+		code = run(context.Background(), args, stdin, &stdout, &stderr)
 	case "ls":
 		entries, err := os.ReadDir(args[1])
 		if err != nil {
@@ -183,6 +201,12 @@ func runGoldenCase(t *testing.T, line string, vars map[string]string) []string {
 		}
 		for _, e := range entries {
 			fmt.Fprintln(&stdout, e.Name())
+		}
+	case "fixture":
+		runFixture(t, args[1], args[2])
+	case "write":
+		if err := os.WriteFile(args[1], []byte(args[2]), 0o600); err != nil {
+			t.Fatal(err)
 		}
 	case "touch":
 		if err := os.WriteFile(args[1], nil, 0o600); err != nil {
@@ -259,7 +283,7 @@ func (n *normalizer) add(text, placeholder string) { n.literal = append(n.litera
 
 var (
 	// A time as stamp writes it, optionally with a zone offset (zoned).
-	tableTime = regexp.MustCompile(`\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{3})?( [-+]\d{2}:\d{2})?`)
+	tableStamp = regexp.MustCompile(`\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{3})?( [-+]\d{2}:\d{2})?`)
 	// A time as stampJSON writes it.
 	jsonTime = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[-+]\d{2}:\d{2})`)
 	// The schema version this build migrates to, where the commands print it.
@@ -276,7 +300,7 @@ func (n *normalizer) output(lines []string, shape bool) []string {
 		for i := 0; i < len(n.literal); i += 2 {
 			l = strings.ReplaceAll(l, n.literal[i], n.literal[i+1])
 		}
-		l = tableTime.ReplaceAllStringFunc(l, func(s string) string {
+		l = tableStamp.ReplaceAllStringFunc(l, func(s string) string {
 			mask := "YYYY-MM-DD hh:mm:ss"
 			if len(s) == len("2006-01-02 15:04:05.000") || len(s) == len("2006-01-02 15:04:05.000 -07:00") {
 				mask += ".mmm"

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -24,25 +23,27 @@ func jobsCommand() *cli.Command {
 			{
 				Name:      "list",
 				Usage:     "list jobs, newest first",
-				UsageText: "backwave jobs list --db URI [--state S] [--queue Q] [--wire-name NAME] [--tag T]… [--retrying] [--limit N] [--before ID] [--json]",
-				Flags: []cli.Flag{
+				UsageText: "backwave jobs list --db URI [--state S] [--queue Q] [--wire-name NAME] [--label TEXT]… [--tag KEY=VALUE]… [--retrying] [--limit N] [--before ID] [--json]",
+				Description: "The RETRY CAUSE column shows why a job went back to Scheduled only where that explains its\n" +
+					"state: a retrying (Scheduled) or Dead-Lettered job. A job that succeeded after a retry keeps\n" +
+					"its Retry Cause as a record (jobs show, --json), but its row reads as what it is.",
+				Flags: append([]cli.Flag{
 					dbFlag(),
-					&cli.StringSliceFlag{Name: "tag", Usage: "keep jobs carrying this exact Tag: LABEL or KEY=VALUE (repeatable: all must match)"},
 					&cli.BoolFlag{Name: "retrying", Usage: "the Retrying view: Scheduled jobs with a Retry Cause"},
 					&cli.StringSliceFlag{Name: "state", Usage: "keep jobs in this state (repeatable or comma-separated): " + stateNames()},
 					&cli.StringFlag{Name: "queue", Usage: "keep jobs of this Queue"},
 					&cli.StringFlag{Name: "wire-name", Usage: "keep jobs of this Wire Name"},
-					&cli.IntFlag{Name: "limit", Value: 50, Usage: "the most jobs to list (at most 10000)"},
+					limitFlag("jobs", 50, backwave.MaxPageLimit),
 					&cli.Int64Flag{Name: "before", Usage: "list jobs with a smaller id (the next page: the last id shown)"},
-					&cli.BoolFlag{Name: "json", Usage: "print a JSON array instead of a table"},
-				},
+					jsonFlag(),
+				}, tagFlags("keep jobs carrying")...),
 				Action: jobsList,
 			},
 			{
 				Name:      "show",
 				Usage:     "show one job, with its Dependency parents and dependents, and its Transition Log and Job Output where the store keeps them",
 				UsageText: "backwave jobs show --db URI [--json] ID",
-				Flags:     []cli.Flag{dbFlag(), &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+				Flags:     []cli.Flag{dbFlag(), jsonFlag()},
 				Action:    jobsShow,
 			},
 			{
@@ -77,31 +78,25 @@ func statesOf(cmd *cli.Command) ([]backwave.JobState, error) {
 	return out, nil
 }
 
-// tagsOf parses the --tag values.
-func tagsOf(cmd *cli.Command) []backwave.Tag {
-	var out []backwave.Tag
-	for _, raw := range cmd.StringSlice("tag") {
-		out = append(out, parseTag(raw))
-	}
-	return out
-}
-
 func jobsList(ctx context.Context, cmd *cli.Command) error {
 	if err := noArgs(cmd); err != nil {
 		return err
 	}
 	p := backwave.JobListParams{
-		JobFilter:  backwave.JobFilter{Queue: cmd.String("queue"), WireName: cmd.String("wire-name"), Retrying: cmd.Bool("retrying"), Tags: tagsOf(cmd)},
-		PageParams: backwave.PageParams{Before: backwave.Cursor(cmd.Int64("before")), Limit: cmd.Int("limit")},
+		JobFilter:  backwave.JobFilter{Queue: cmd.String("queue"), WireName: cmd.String("wire-name"), Retrying: cmd.Bool("retrying")},
+		PageParams: backwave.PageParams{Before: backwave.Cursor(cmd.Int64("before"))},
 	}
-	if p.Limit < 1 || p.Limit > backwave.MaxPageLimit {
-		return usagef("--limit %d is not between 1 and %d", p.Limit, backwave.MaxPageLimit)
+	var err error
+	if p.Limit, err = limitOf(cmd, backwave.MaxPageLimit); err != nil {
+		return err
 	}
 	if p.Before < 0 {
 		return usagef("--before %d is negative", p.Before)
 	}
-	var err error
 	if p.States, err = statesOf(cmd); err != nil {
+		return err
+	}
+	if p.Tags, err = tagsOf(cmd); err != nil {
 		return err
 	}
 	a, done, err := openAdmin(ctx, cmd)
@@ -126,7 +121,7 @@ func jobsList(ctx context.Context, cmd *cli.Command) error {
 	fmt.Fprintln(tw, "ID\tSTATE\tQUEUE\tWIRE NAME\tATTEMPT\tSCHEDULED AT\tRETRY CAUSE")
 	for _, j := range jobs {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\t%s\t%s\n", j.ID, j.State, j.Queue, j.WireName, j.Attempt, j.MaxAttempts,
-			stamp(j.ScheduledAt), dash(j.RetryCause.String()))
+			stamp(j.ScheduledAt), dash(explainingCause(&j)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -137,6 +132,18 @@ func jobsList(ctx context.Context, cmd *cli.Command) error {
 		fmt.Fprintf(w, "(more: --before %d)\n", page.Next)
 	}
 	return nil
+}
+
+// explainingCause is a job's Retry Cause where it explains the job's
+// state: a retrying (Scheduled) or a Dead-Lettered job. A Retry Cause is
+// sticky, so a job that succeeded after a retry still has one; in a list
+// it would read as a failure.
+func explainingCause(j *backwave.JobInfo) string {
+	switch j.State {
+	case backwave.StateScheduled, backwave.StateDeadLettered:
+		return j.RetryCause.String()
+	}
+	return ""
 }
 
 // idArg parses the one positional job id.
@@ -163,7 +170,7 @@ func jobsShow(ctx context.Context, cmd *cli.Command) error {
 	defer done()
 	d, err := a.Job(ctx, id)
 	if err != nil {
-		return err
+		return noSuchJob(err, id)
 	}
 	j, output, log := d.Job, d.Output, transitionsOf(d.Transitions)
 	v := viewOf(&j)
@@ -188,7 +195,7 @@ func jobsShow(ctx context.Context, cmd *cli.Command) error {
 	row("scheduled at", stamp(j.ScheduledAt))
 	row("created at", stamp(j.CreatedAt))
 	row("finalized at", stamp(j.FinalizedAt))
-	row("retry cause", dash(j.RetryCause.String()))
+	row(retryCauseLabel(&j), dash(j.RetryCause.String()))
 	row("cancel cause", dash(j.CancelCause.String()))
 	if j.State == backwave.StateRunning {
 		row("worker", j.Worker)
@@ -209,14 +216,23 @@ func jobsShow(ctx context.Context, cmd *cli.Command) error {
 	fmt.Fprintln(w, "\ntransition log:")
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  AT\tFROM\tTO\tBY\tATTEMPT\tFAILURE DETAIL")
-	for _, t := range log {
-		from := t.From
-		if from == backwave.StateUnknown.String() { // the insert: no state before it
+	for _, t := range d.Transitions {
+		from := t.From.String()
+		if t.From == backwave.StateUnknown { // the insert: no state before it
 			from = "-"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%s\n", t.At, from, t.State, t.Via, t.Attempt, dash(firstLine(t.FailureDetail)))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%s\n", stamp(t.At), from, t.State, t.Via, t.Attempt, dash(firstLine(t.FailureDetail)))
 	}
 	return tw.Flush()
+}
+
+// retryCauseLabel names the Retry Cause row of jobs show: where the cause
+// does not explain the state, it is the record of the last retry.
+func retryCauseLabel(j *backwave.JobInfo) string {
+	if j.RetryCause.String() != "" && explainingCause(j) == "" {
+		return "last retry cause"
+	}
+	return "retry cause"
 }
 
 func jobsCancel(ctx context.Context, cmd *cli.Command) error {
@@ -231,7 +247,7 @@ func jobsCancel(ctx context.Context, cmd *cli.Command) error {
 	defer done()
 	j, err := a.Cancel(ctx, id)
 	if err != nil {
-		return err
+		return noSuchJob(err, id)
 	}
 	if j.State == backwave.StateRunning {
 		fmt.Fprintf(cmd.Root().Writer, "job %d: cancel requested; its worker stops it at the next heartbeat\n", id)
@@ -257,7 +273,7 @@ type jobView struct {
 	Worker          string          `json:"worker,omitempty"`
 	LeaseExpiresAt  string          `json:"lease_expires_at,omitempty"`
 	CancelRequested bool            `json:"cancel_requested,omitempty"`
-	Tags            []string        `json:"tags,omitempty"`
+	Tags            []tagView       `json:"tags,omitempty"`
 	Payload         json.RawMessage `json:"payload,omitempty"`
 	Output          json.RawMessage `json:"output,omitempty"`
 	Transitions     []transition    `json:"transitions,omitempty"`
@@ -273,7 +289,7 @@ func viewOf(j *backwave.JobInfo) jobView {
 		Worker: j.Worker, LeaseExpiresAt: stampJSON(j.LeaseExpiresAt), CancelRequested: j.CancelRequested,
 	}
 	for _, t := range j.Tags {
-		v.Tags = append(v.Tags, t.String())
+		v.Tags = append(v.Tags, tagViewOf(t))
 	}
 	if len(j.Payload) > 0 {
 		v.Payload = rawOrString(j.Payload)
@@ -296,22 +312,6 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// stamp renders a time for a table, "-" for none.
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.Local().Format("2006-01-02 15:04:05.000")
-}
-
-// stampJSON renders a time as RFC 3339 in UTC, "" for none.
-func stampJSON(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339Nano)
-}
-
 func dash(s string) string {
 	if s == "" {
 		return "-"
@@ -322,12 +322,4 @@ func dash(s string) string {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
-}
-
-func tagList(tags []backwave.Tag) string {
-	out := make([]string, len(tags))
-	for i, t := range tags {
-		out[i] = t.String()
-	}
-	return strings.Join(out, ", ")
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/backwave/backwave/store"
 )
 
 // result is one in-process run of the command.
@@ -22,7 +24,7 @@ type result struct {
 func runCLI(t *testing.T, args ...string) result {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), append([]string{"backwave"}, args...), &out, &errOut)
+	code := run(context.Background(), append([]string{"backwave"}, args...), strings.NewReader(""), &out, &errOut)
 	return result{code: code, stdout: out.String(), stderr: errOut.String()}
 }
 
@@ -85,9 +87,10 @@ func TestBadInput(t *testing.T) {
 		{"NoDB", []string{"jobs", "list"}, "needs --db"},
 		{"BadState", []string{"jobs", "list", "--db", db, "--state", "failed"}, "not a state"},
 		{"BadID", []string{"jobs", "show", "--db", db, "seven"}, "not a job id"},
-		{"UnknownJob", []string{"jobs", "show", "--db", db, "7"}, "not found"},
+		{"UnknownJob", []string{"jobs", "show", "--db", db, "7"}, "no such job 7"},
 		{"UnknownCommand", []string{"frobnicate"}, "unknown command"},
-		{"UnknownFlag", []string{"jobs", "list", "--frob"}, "not defined"},
+		{"UnknownFlag", []string{"jobs", "list", "--frob"}, "unknown flag --frob"},
+		{"UnknownSubcommand", []string{"jobs", "lst", "--db", db}, `unknown command "lst" for backwave jobs (its commands: list, show,`},
 		{"BadDuration", []string{"demo", "--for", "soon"}, "invalid"},
 		{"NegativeDuration", []string{"demo", "--for", "-1s"}, "negative"},
 		{"BadLimit", []string{"queues", "limit", "--db", db, "q", "-3"}, "non-negative"},
@@ -143,7 +146,7 @@ func TestCommands(t *testing.T) {
 		t.Fatalf("migrate again: %s", out)
 	}
 	id := strings.TrimSpace(ok(t, "enqueue", "--db", uri, "--wire-name", "email.send", "--payload", `{"to":"a@example.com"}`,
-		"--queue", "mail", "--max-attempts", "3", "--tag", "urgent", "--tag", "tenant=acme"))
+		"--queue", "mail", "--max-attempts", "3", "--label", "urgent", "--tag", "tenant=acme", "-q"))
 	ok(t, "enqueue", "--db", db, "--wire-name", "report.build", "--delay", "1h")
 
 	var listed []jobView
@@ -198,5 +201,37 @@ func TestCommands(t *testing.T) {
 	}
 	if r := runCLI(t, "jobs", "cancel", "--db", db, id); r.code == 0 || !strings.Contains(r.stderr, "illegal transition") {
 		t.Fatalf("cancelling a cancelled job: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// TestPayloadLimit: a payload from a file or standard input may be as
+// large as the store allows (1 MiB, beyond what argv carries), and no
+// larger.
+func TestPayloadLimit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "jobs.db")
+	body := func(n int) []byte { // a JSON object of exactly n bytes
+		return []byte(`{"pad":"` + strings.Repeat("x", n-len(`{"pad":""}`)) + `"}`)
+	}
+	fits, over := filepath.Join(dir, "fits.json"), filepath.Join(dir, "over.json")
+	if err := os.WriteFile(fits, body(store.MaxPayloadBytes), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(over, body(store.MaxPayloadBytes+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := ok(t, "enqueue", "--db", db, "--wire-name", "w", "--payload", "@"+fits, "-q"); strings.TrimSpace(got) != "1" {
+		t.Fatalf("enqueue of a 1 MiB payload printed %q", got)
+	}
+	r := runCLI(t, "enqueue", "--db", db, "--wire-name", "w", "--payload", "@"+over)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "over the store's 1048576-byte payload limit") {
+		t.Fatalf("enqueue of 1 MiB + 1: exit %d, %q", r.code, r.stderr)
+	}
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"backwave", "enqueue", "--db", db, "--wire-name", "w", "--payload", "-", "-q"},
+		bytes.NewReader(body(store.MaxPayloadBytes)), &out, &errOut)
+	if code != exitOK || strings.TrimSpace(out.String()) != "2" {
+		t.Fatalf("enqueue of 1 MiB from stdin: exit %d, %q %q", code, out.String(), errOut.String())
 	}
 }

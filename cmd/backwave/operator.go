@@ -58,18 +58,20 @@ func operatorCommands() []*cli.Command {
 		{
 			Name:      "counts",
 			Usage:     "count jobs by Queue and state",
-			UsageText: "backwave jobs counts --db URI",
-			Flags:     []cli.Flag{dbFlag()},
+			UsageText: "backwave jobs counts --db URI [--json]",
+			Flags:     []cli.Flag{dbFlag(), jsonFlag()},
 			Action:    jobsCounts,
 		},
 		{
 			Name:      "audit",
 			Usage:     "list the audit trail of Operator Actions, newest first",
-			UsageText: "backwave jobs audit --db URI [--job ID] [--queue Q] [--limit N]",
+			UsageText: "backwave jobs audit --db URI [--job ID] [--queue Q] [--limit N] [--before CURSOR] [--json]",
 			Flags: []cli.Flag{dbFlag(),
 				&cli.Int64Flag{Name: "job", Usage: "only actions on this job"},
 				&cli.StringFlag{Name: "queue", Usage: "only actions on this Queue or its jobs"},
-				&cli.IntFlag{Name: "limit", Value: 50, Usage: "the most entries"},
+				limitFlag("entries", 50, backwave.MaxPageLimit),
+				&cli.Int64Flag{Name: "before", Usage: "list older entries (the next page: the cursor a cut list printed)"},
+				jsonFlag(),
 			},
 			Action: jobsAudit,
 		},
@@ -99,7 +101,7 @@ func jobAction(prepare func(cmd *cli.Command) (jobFunc, error)) cli.ActionFunc {
 		defer done()
 		j, err := fn(ctx, a, id)
 		if err != nil {
-			return err
+			return noSuchJob(err, id)
 		}
 		fmt.Fprintf(cmd.Root().Writer, "job %d: %s, due %s\n", id, j.State, stamp(j.ScheduledAt))
 		return nil
@@ -119,7 +121,24 @@ func jobsCounts(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(cmd.Root().Writer, 0, 4, 2, ' ', 0)
+	w := cmd.Root().Writer
+	if cmd.Bool("json") {
+		type view struct {
+			Queue string `json:"queue"`
+			State string `json:"state"`
+			Jobs  int    `json:"jobs"`
+		}
+		out := make([]view, len(counts))
+		for i, c := range counts {
+			out[i] = view{c.Queue, c.State.String(), c.Count}
+		}
+		return writeJSON(w, out)
+	}
+	if len(counts) == 0 {
+		fmt.Fprintln(w, "(no jobs)")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "QUEUE\tSTATE\tJOBS")
 	for _, c := range counts {
 		fmt.Fprintf(tw, "%s\t%s\t%d\n", c.Queue, c.State, c.Count)
@@ -131,30 +150,69 @@ func jobsAudit(ctx context.Context, cmd *cli.Command) error {
 	if err := noArgs(cmd); err != nil {
 		return err
 	}
-	if n := cmd.Int("limit"); n < 1 {
-		return usagef("--limit %d is below 1", n)
+	limit, err := limitOf(cmd, backwave.MaxPageLimit)
+	if err != nil {
+		return err
+	}
+	if n := cmd.Int64("job"); n < 0 {
+		return usagef("--job %d is not a job id (a positive integer)", n)
+	}
+	if n := cmd.Int64("before"); n < 0 {
+		return usagef("--before %d is negative", n)
+	}
+	if q := cmd.String("queue"); q != "" {
+		if err := validName("queue", q); err != nil {
+			return err
+		}
 	}
 	a, done, err := openAdmin(ctx, cmd)
 	if err != nil {
 		return err
 	}
 	defer done()
-	entries, err := a.Audit(ctx, backwave.AuditListParams{
-		JobID: backwave.JobID(cmd.Int64("job")), Queue: cmd.String("queue"), PageParams: backwave.PageParams{Limit: cmd.Int("limit")},
+	page, err := a.Audit(ctx, backwave.AuditListParams{
+		JobID: backwave.JobID(cmd.Int64("job")), Queue: cmd.String("queue"),
+		PageParams: backwave.PageParams{Limit: limit, Before: backwave.Cursor(cmd.Int64("before"))},
 	})
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(cmd.Root().Writer, 0, 4, 2, ' ', 0)
+	w := cmd.Root().Writer
+	if cmd.Bool("json") {
+		type view struct {
+			At     string `json:"at"`
+			Actor  string `json:"actor"`
+			Action string `json:"action"`
+			Job    int64  `json:"job,omitempty"`
+			Queue  string `json:"queue,omitempty"`
+			Detail string `json:"detail,omitempty"`
+		}
+		out := make([]view, len(page.Items))
+		for i, e := range page.Items {
+			out[i] = view{stampJSON(e.At), string(e.Actor), e.Action.String(), int64(e.JobID), e.Queue, e.Detail}
+		}
+		return writeJSON(w, out)
+	}
+	if len(page.Items) == 0 {
+		fmt.Fprintln(w, "(no audit entries)")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "AT\tACTOR\tACTION\tJOB\tQUEUE\tDETAIL")
-	for _, e := range entries.Items {
+	for _, e := range page.Items {
 		id := "-"
 		if e.JobID != 0 {
 			id = e.JobID.String()
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", stamp(e.At), e.Actor, e.Action, id, dash(e.Queue), dash(e.Detail))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if page.Next != 0 {
+		fmt.Fprintf(w, "(more: --before %d)\n", page.Next)
+	}
+	return nil
 }
 
 // tagsCommand is Tag Facet and Tag Suggest.
@@ -167,66 +225,105 @@ func tagsCommand() *cli.Command {
 			{
 				Name:      "facet",
 				Usage:     "the top Tags of the jobs a filter keeps, by count",
-				UsageText: "backwave tags facet --db URI [--state S] [--queue Q] [--tag T]… [--limit N]",
-				Flags: []cli.Flag{dbFlag(),
-					&cli.StringSliceFlag{Name: "state", Usage: "keep jobs in this state"},
+				UsageText: "backwave tags facet --db URI [--state S] [--queue Q] [--label TEXT]… [--tag KEY=VALUE]… [--limit N] [--json]",
+				Flags: append([]cli.Flag{dbFlag(),
+					&cli.StringSliceFlag{Name: "state", Usage: "keep jobs in this state (repeatable or comma-separated): " + stateNames()},
 					&cli.StringFlag{Name: "queue", Usage: "keep jobs of this Queue"},
-					&cli.StringSliceFlag{Name: "tag", Usage: "keep jobs carrying this exact Tag"},
-					&cli.IntFlag{Name: "limit", Value: 10, Usage: "how many buckets"},
-				},
-				Action: func(ctx context.Context, cmd *cli.Command) error {
-					f := backwave.JobFilter{Queue: cmd.String("queue"), Tags: tagsOf(cmd)}
-					var err error
-					if f.States, err = statesOf(cmd); err != nil {
-						return err
-					}
-					if n := cmd.Int("limit"); n < 1 {
-						return usagef("--limit %d is below 1", n)
-					}
-					a, done, err := openAdmin(ctx, cmd)
-					if err != nil {
-						return err
-					}
-					defer done()
-					buckets, err := a.TagFacet(ctx, f, cmd.Int("limit"))
-					if err != nil {
-						return err
-					}
-					tw := tabwriter.NewWriter(cmd.Root().Writer, 0, 4, 2, ' ', 0)
-					fmt.Fprintln(tw, "TAG\tJOBS")
-					for _, b := range buckets {
-						fmt.Fprintf(tw, "%s\t%d\n", b.Tag, b.Count)
-					}
-					return tw.Flush()
-				},
+					limitFlag("Tags", 10, maxTagLimit),
+					jsonFlag(),
+				}, tagFlags("keep jobs carrying")...),
+				Action: tagsFacet,
 			},
 			{
 				Name:      "suggest",
 				Usage:     "complete a Tag prefix, case-insensitively, over every Tag in the store",
-				UsageText: "backwave tags suggest --db URI [--limit N] PREFIX",
-				Flags:     []cli.Flag{dbFlag(), &cli.IntFlag{Name: "limit", Value: 20, Usage: "how many Tags"}},
-				Action: func(ctx context.Context, cmd *cli.Command) error {
-					if cmd.Args().Len() > 1 {
-						return usagef("usage: %s", cmd.UsageText)
-					}
-					if n := cmd.Int("limit"); n < 1 {
-						return usagef("--limit %d is below 1", n)
-					}
-					a, done, err := openAdmin(ctx, cmd)
-					if err != nil {
-						return err
-					}
-					defer done()
-					tags, err := a.TagSuggest(ctx, cmd.Args().First(), cmd.Int("limit"))
-					if err != nil {
-						return err
-					}
-					for _, t := range tags {
-						fmt.Fprintln(cmd.Root().Writer, t)
-					}
-					return nil
-				},
+				UsageText: "backwave tags suggest --db URI [--limit N] [--json] [PREFIX]",
+				Flags:     []cli.Flag{dbFlag(), limitFlag("Tags", 20, maxTagLimit), jsonFlag()},
+				Action:    tagsSuggest,
 			},
 		},
 	}
+}
+
+func tagsFacet(ctx context.Context, cmd *cli.Command) error {
+	if err := noArgs(cmd); err != nil {
+		return err
+	}
+	f := backwave.JobFilter{Queue: cmd.String("queue")}
+	limit, err := limitOf(cmd, maxTagLimit)
+	if err != nil {
+		return err
+	}
+	if f.States, err = statesOf(cmd); err != nil {
+		return err
+	}
+	if f.Tags, err = tagsOf(cmd); err != nil {
+		return err
+	}
+	a, done, err := openAdmin(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	defer done()
+	buckets, err := a.TagFacet(ctx, f, limit)
+	if err != nil {
+		return err
+	}
+	w := cmd.Root().Writer
+	if cmd.Bool("json") {
+		type view struct {
+			Tag  tagView `json:"tag"`
+			Jobs int     `json:"jobs"`
+		}
+		out := make([]view, len(buckets))
+		for i, b := range buckets {
+			out[i] = view{tagViewOf(b.Tag), b.Count}
+		}
+		return writeJSON(w, out)
+	}
+	if len(buckets) == 0 {
+		fmt.Fprintln(w, "(no tags)")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TAG\tJOBS")
+	for _, b := range buckets {
+		fmt.Fprintf(tw, "%s\t%d\n", tagText(b.Tag), b.Count)
+	}
+	return tw.Flush()
+}
+
+func tagsSuggest(ctx context.Context, cmd *cli.Command) error {
+	if cmd.Args().Len() > 1 {
+		return usagef("usage: %s", cmd.UsageText)
+	}
+	limit, err := limitOf(cmd, maxTagLimit)
+	if err != nil {
+		return err
+	}
+	a, done, err := openAdmin(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	defer done()
+	tags, err := a.TagSuggest(ctx, cmd.Args().First(), limit)
+	if err != nil {
+		return err
+	}
+	w := cmd.Root().Writer
+	if cmd.Bool("json") {
+		out := make([]tagView, len(tags))
+		for i, t := range tags {
+			out[i] = tagViewOf(t)
+		}
+		return writeJSON(w, out)
+	}
+	if len(tags) == 0 {
+		fmt.Fprintln(w, "(no tags)")
+		return nil
+	}
+	for _, t := range tags {
+		fmt.Fprintln(w, tagText(t))
+	}
+	return nil
 }

@@ -20,15 +20,15 @@ func queuesCommand() *cli.Command {
 			{
 				Name:      "list",
 				Usage:     "list every known Queue with its settings and Running count",
-				UsageText: "backwave queues list --db URI [--json]",
-				Flags:     []cli.Flag{dbFlag(), &cli.BoolFlag{Name: "json", Usage: "print a JSON array"}},
+				UsageText: "backwave queues list --db URI [--limit N] [--json]",
+				Flags:     []cli.Flag{dbFlag(), limitFlag("Queues", 50, backwave.MaxPageLimit), jsonFlag()},
 				Action:    queuesList,
 			},
 			{
 				Name:      "pause",
 				Usage:     "stop claims from a Queue (running jobs are unaffected)",
-				UsageText: "backwave queues pause --db URI [--actor WHO] QUEUE",
-				Flags:     []cli.Flag{dbFlag(), actorFlag()},
+				UsageText: "backwave queues pause --db URI [--actor WHO] [--create] QUEUE",
+				Flags:     []cli.Flag{dbFlag(), actorFlag(), createFlag()},
 				Action: queueAction(0, func(q string, _ []string) (queueFunc, error) {
 					return func(ctx context.Context, a *backwave.Admin) (string, error) {
 						return "paused " + q, a.PauseQueue(ctx, q)
@@ -38,8 +38,8 @@ func queuesCommand() *cli.Command {
 			{
 				Name:      "resume",
 				Usage:     "let claims from a Queue start again",
-				UsageText: "backwave queues resume --db URI [--actor WHO] QUEUE",
-				Flags:     []cli.Flag{dbFlag(), actorFlag()},
+				UsageText: "backwave queues resume --db URI [--actor WHO] [--create] QUEUE",
+				Flags:     []cli.Flag{dbFlag(), actorFlag(), createFlag()},
 				Action: queueAction(0, func(q string, _ []string) (queueFunc, error) {
 					return func(ctx context.Context, a *backwave.Admin) (string, error) {
 						return "resumed " + q, a.ResumeQueue(ctx, q)
@@ -49,8 +49,8 @@ func queuesCommand() *cli.Command {
 			{
 				Name:      "limit",
 				Usage:     "set a Queue's cluster-wide Concurrency Limit; 0 removes it",
-				UsageText: "backwave queues limit --db URI [--actor WHO] QUEUE N",
-				Flags:     []cli.Flag{dbFlag(), actorFlag()},
+				UsageText: "backwave queues limit --db URI [--actor WHO] [--create] QUEUE N",
+				Flags:     []cli.Flag{dbFlag(), actorFlag(), createFlag()},
 				Action: queueAction(1, func(q string, rest []string) (queueFunc, error) {
 					n, err := strconv.Atoi(rest[0])
 					if err != nil || n < 0 {
@@ -65,6 +65,11 @@ func queuesCommand() *cli.Command {
 			},
 		},
 	}
+}
+
+// createFlag lets a Queue action set up a Queue the store has never seen.
+func createFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "create", Usage: "act on a Queue the store has never seen (no job, no setting), setting it up; without it such a name is refused as a likely typo"}
 }
 
 // queueFunc performs one Operator Action on a Queue and says what it did.
@@ -91,6 +96,9 @@ func queueAction(extra int, prepare func(queue string, rest []string) (queueFunc
 			return err
 		}
 		defer done()
+		if err := queueExists(ctx, a, args[0], cmd.Bool("create")); err != nil {
+			return err
+		}
 		msg, err := fn(ctx, a)
 		if err != nil {
 			return err
@@ -104,6 +112,10 @@ func queuesList(ctx context.Context, cmd *cli.Command) error {
 	if err := noArgs(cmd); err != nil {
 		return err
 	}
+	limit, err := limitOf(cmd, backwave.MaxPageLimit)
+	if err != nil {
+		return err
+	}
 	a, done, err := openAdmin(ctx, cmd)
 	if err != nil {
 		return err
@@ -113,6 +125,8 @@ func queuesList(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	total := len(qs)
+	qs = qs[:min(limit, total)]
 	w := cmd.Root().Writer
 	if cmd.Bool("json") {
 		type view struct {
@@ -140,5 +154,11 @@ func queuesList(ctx context.Context, cmd *cli.Command) error {
 		}
 		fmt.Fprintf(tw, "%s\t%t\t%s\t%d\n", q.Name, q.Paused, limit, q.Running)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if total > len(qs) {
+		fmt.Fprintln(w, more(cmd, len(qs), total))
+	}
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -23,8 +22,8 @@ func schedulesCommand() *cli.Command {
 			{
 				Name:      "list",
 				Usage:     "list every schedule with its last and next occurrence",
-				UsageText: "backwave schedules list --db URI [--json]",
-				Flags:     []cli.Flag{dbFlag(), &cli.BoolFlag{Name: "json", Usage: "print a JSON array"}},
+				UsageText: "backwave schedules list --db URI [--limit N] [--json]",
+				Flags:     []cli.Flag{dbFlag(), limitFlag("schedules", 50, backwave.MaxPageLimit), jsonFlag()},
 				Action:    schedulesList,
 			},
 			{
@@ -67,9 +66,12 @@ func schedulesCommand() *cli.Command {
 			{
 				Name:      "occurrences",
 				Usage:     "show what became of a schedule's occurrences, newest first: minted, made up, skipped, triggered",
-				UsageText: "backwave schedules occurrences --db URI [--limit N] NAME",
-				Flags:     []cli.Flag{dbFlag(), &cli.IntFlag{Name: "limit", Value: 50, Usage: "the most records"}},
-				Action:    scheduleOccurrences,
+				UsageText: "backwave schedules occurrences --db URI [--limit N] [--before SEQ] [--json] NAME",
+				Flags: []cli.Flag{dbFlag(), limitFlag("records", 50, backwave.MaxPageLimit),
+					&cli.Int64Flag{Name: "before", Usage: "list older records (the next page: the cursor a cut list printed)"},
+					jsonFlag(),
+				},
+				Action: scheduleOccurrences,
 			},
 		},
 	}
@@ -100,6 +102,9 @@ func scheduleAction(fn func(ctx context.Context, a *backwave.Admin, name string)
 			return err
 		}
 		defer done()
+		if err := scheduleExists(ctx, admin, name); err != nil {
+			return err
+		}
 		msg, err := fn(ctx, admin, name)
 		if err != nil {
 			return err
@@ -113,6 +118,10 @@ func schedulesList(ctx context.Context, cmd *cli.Command) error {
 	if err := noArgs(cmd); err != nil {
 		return err
 	}
+	limit, err := limitOf(cmd, backwave.MaxPageLimit)
+	if err != nil {
+		return err
+	}
 	a, done, err := openAdmin(ctx, cmd)
 	if err != nil {
 		return err
@@ -122,6 +131,8 @@ func schedulesList(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	total := len(list)
+	list = list[:min(limit, total)]
 	w := cmd.Root().Writer
 	if cmd.Bool("json") {
 		type view struct {
@@ -133,8 +144,8 @@ func schedulesList(ctx context.Context, cmd *cli.Command) error {
 			CatchUp      string `json:"catch_up"`
 			NoOverlap    bool   `json:"no_overlap"`
 			Paused       bool   `json:"paused"`
-			Last         string `json:"last"`
-			Next         string `json:"next"`
+			Last         string `json:"last,omitempty"`
+			Next         string `json:"next,omitempty"`
 			LastJob      int64  `json:"last_job,omitempty"`
 			InstanceLive bool   `json:"instance_live"`
 		}
@@ -162,15 +173,13 @@ func schedulesList(ctx context.Context, cmd *cli.Command) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%t\t%t\t%s\t%s\t%s\n", s.Name, s.Cron, dash(s.Zone), s.WireName, s.Queue,
 			s.CatchUp, s.NoOverlap, s.Paused, zoned(s.Last), zoned(s.Next), lastJob)
 	}
-	return tw.Flush()
-}
-
-// zoned renders an occurrence in its schedule's zone, with the offset.
-func zoned(t time.Time) string {
-	if t.IsZero() {
-		return "-"
+	if err := tw.Flush(); err != nil {
+		return err
 	}
-	return t.Format("2006-01-02 15:04:05 -07:00")
+	if total > len(list) {
+		fmt.Fprintln(w, more(cmd, len(list), total))
+	}
+	return nil
 }
 
 func scheduleOccurrences(ctx context.Context, cmd *cli.Command) error {
@@ -178,20 +187,53 @@ func scheduleOccurrences(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	if cmd.Int("limit") < 1 {
-		return usagef("--limit %d is below 1", cmd.Int("limit"))
+	limit, err := limitOf(cmd, backwave.MaxPageLimit)
+	if err != nil {
+		return err
+	}
+	if n := cmd.Int64("before"); n < 0 {
+		return usagef("--before %d is negative", n)
 	}
 	a, done, err := openAdmin(ctx, cmd)
 	if err != nil {
 		return err
 	}
 	defer done()
-	page, err := a.ScheduleOccurrences(ctx, name, backwave.OccurrenceListParams{PageParams: backwave.PageParams{Limit: cmd.Int("limit")}})
+	if err := scheduleExists(ctx, a, name); err != nil {
+		return err
+	}
+	page, err := a.ScheduleOccurrences(ctx, name, backwave.OccurrenceListParams{
+		PageParams: backwave.PageParams{Limit: limit, Before: backwave.Cursor(cmd.Int64("before"))},
+	})
 	if err != nil {
 		return err
 	}
 	occ := page.Items
 	w := cmd.Root().Writer
+	if cmd.Bool("json") {
+		type view struct {
+			Seq        int64  `json:"seq"`
+			Kind       string `json:"kind"`
+			At         string `json:"at"`
+			First      string `json:"first,omitempty"`
+			Reason     string `json:"reason,omitempty"`
+			Job        int64  `json:"job,omitempty"`
+			Actor      string `json:"actor,omitempty"`
+			RecordedAt string `json:"recorded_at"`
+		}
+		out := make([]view, len(occ))
+		for i, o := range occ {
+			v := view{Seq: int64(o.Seq), Kind: o.Kind.String(), At: stampJSON(o.At), Job: int64(o.Job), Actor: string(o.Actor), RecordedAt: stampJSON(o.RecordedAt)}
+			if !o.First.Equal(o.At) {
+				v.First = stampJSON(o.First)
+			}
+			if o.Reason != 0 {
+				v.Reason = o.Reason.String()
+			}
+			out[i] = v
+		}
+		return writeJSON(w, out)
+	}
 	if len(occ) == 0 {
 		fmt.Fprintln(w, "(no occurrence records)")
 		return nil
@@ -211,5 +253,11 @@ func scheduleOccurrences(ctx context.Context, cmd *cli.Command) error {
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.Seq, o.Kind, stamp(o.At), from, reason, jobID, dash(string(o.Actor)), stamp(o.RecordedAt))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if page.Next != 0 {
+		fmt.Fprintf(w, "(more: --before %d)\n", page.Next)
+	}
+	return nil
 }

@@ -50,7 +50,7 @@ func TestSchedulesCommands(t *testing.T) {
 	if len(listed) != 1 || listed[0].Name != "nightly" || listed[0].Queue != "reports" || !listed[0].NoOverlap || listed[0].Next == "" || listed[0].Last != "" {
 		t.Fatalf("schedules list --json = %+v", listed)
 	}
-	if got := ok(t, "schedules", "list", "--db", db); !strings.Contains(got, "America/New_York") || !strings.Contains(got, "02:30:00 -0") {
+	if got := ok(t, "schedules", "list", "--db", db); !strings.Contains(got, "America/New_York") || !strings.Contains(got, "02:30:00.000 -0") {
 		t.Fatalf("schedules list:\n%s", got)
 	}
 	if got := ok(t, "schedules", "trigger", "--db", db, "--actor", "alice", "nightly"); !strings.Contains(got, "triggered nightly: job 1") {
@@ -81,7 +81,8 @@ func TestSchedulesCommands(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"schedules", "pause", "--db", db, "nightly"}, 1, "not found"},
+		{[]string{"schedules", "pause", "--db", db, "nightly"}, 1, `no such schedule "nightly"`},
+		{[]string{"schedules", "occurrences", "--db", db, "nightly"}, 1, `no such schedule "nightly"`},
 		{[]string{"schedules", "trigger", "--db", db}, 2, "usage"},
 		{[]string{"schedules", "pause", "--db", db, " bad"}, 2, "schedule name"},
 		{[]string{"schedules", "occurrences", "--db", db, "--limit", "0", "x"}, 2, "--limit"},

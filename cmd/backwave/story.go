@@ -40,9 +40,11 @@ var demoTypes = []demoType{
 // story is the demo's closing report: the totals, what became of each job
 // type, and the commands to look inside the file.
 type story struct {
-	out      io.Writer
-	colour   palette
-	path     string
+	out    io.Writer
+	colour palette
+	path   string
+	// self is how the user runs this command (selfCommand).
+	self     string
 	before   []backwave.QueueStateCount // the counts the file held when the demo started
 	enqueued int
 	// ran is how long the jobs flowed; stopped how long the graceful stop
@@ -112,13 +114,14 @@ func (s story) tell(ctx context.Context, a *backwave.Admin) error {
 	fmt.Fprintf(w, "\n%s %s (the nodes' log: %s.log)\n", p.bold("the database is kept:"), s.path, s.path)
 	fmt.Fprintf(w, "%s\n", p.bold("look inside it:"))
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	bw := s.self
 	for _, l := range [][2]string{
-		{"backwave jobs list --db " + db + " --queue billing --state dead_lettered", "the card charges that dead-lettered"},
-		{fmt.Sprintf("backwave jobs show --db %s %d", db, card), "a card charge, with its Transition Log"},
-		{fmt.Sprintf("backwave jobs requeue --db %s %d", db, card), "give a dead-lettered one a fresh attempt budget"},
-		{"backwave jobs counts --db " + db, "every Queue's jobs by state"},
-		{"backwave jobs audit --db " + db, "the demo operator's cancels, in the audit trail"},
-		{"backwave tags facet --db " + db + " --queue mail", "the emails by tenant"},
+		{bw + " jobs list --db " + db + " --queue billing --state dead_lettered", "the card charges that dead-lettered"},
+		{fmt.Sprintf("%s jobs show --db %s %d", bw, db, card), "a card charge, with its Transition Log"},
+		{fmt.Sprintf("%s jobs requeue --db %s %d", bw, db, card), "give a dead-lettered one a fresh attempt budget"},
+		{bw + " jobs counts --db " + db, "every Queue's jobs by state"},
+		{bw + " jobs audit --db " + db, "the demo operator's cancels, in the audit trail"},
+		{bw + " tags facet --db " + db + " --queue mail", "the emails by tenant"},
 	} {
 		fmt.Fprintf(tw, "  %s\t%s\n", l[0], p.dim(l[1]))
 	}
@@ -126,6 +129,7 @@ func (s story) tell(ctx context.Context, a *backwave.Admin) error {
 		return err
 	}
 	fmt.Fprintf(w, "%s\n", p.dim("(or export BACKWAVE_DB="+db+" and leave out --db)"))
+
 	return nil
 }
 
