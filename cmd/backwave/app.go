@@ -79,7 +79,9 @@ func commands() []*cli.Command {
 		{categoryStore, queuesCommand()},
 		{categoryStore, schedulesCommand()},
 		{categoryStore, tagsCommand()},
+		{categoryStore, dashboardCommand()},
 		{categoryStore, mcpCommand()},
+		{categoryStore, keysCommand()},
 	} {
 		e.cmd.Category = e.category
 		out = append(out, e.cmd)

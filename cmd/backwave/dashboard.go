@@ -6,12 +6,14 @@ import (
 	"net"
 	"net/http"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/dashboard"
+	"github.com/backwave/backwave/internal/metricsserve"
 )
 
 // defaultDashboardAddr is where `backwave dashboard` listens by default:
@@ -31,10 +33,13 @@ func dashboardCommand() *cli.Command {
 		Flags: []cli.Flag{
 			dbFlag(),
 			&cli.StringFlag{Name: "addr", Value: defaultDashboardAddr, Usage: "address to listen on"},
-			&cli.StringSliceFlag{Name: "allow", Usage: "Dashboard Permissions to grant: ViewSensitiveData, Requeue, Cancel, TriggerSchedule, PauseQueue"},
+			&cli.StringSliceFlag{Name: "allow", Usage: "grant these Permissions beyond View (repeatable or comma-separated): " + strings.Join(grantable(), ", ")},
 			actorFlag(),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if _, _, err := net.SplitHostPort(cmd.String("addr")); err != nil {
+				return usagef("--addr %q: want HOST:PORT, e.g. %s", cmd.String("addr"), defaultDashboardAddr)
+			}
 			pol, err := grantPolicy(cmd)
 			if err != nil {
 				return err
@@ -52,14 +57,33 @@ func dashboardCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			// An insert-only Client over the store feeds the Queue gauges of
+			// /metrics (Running against the limit, paused).
+			m, err := metricsserve.New(metricsserve.Options{})
+			if err != nil {
+				return err
+			}
+			defer func() { _ = m.Shutdown(context.WithoutCancel(ctx)) }()
+			var cfg backwave.Config
+			m.Install(&cfg)
+			c, err := backwave.NewClient(st, cfg)
+			if err != nil {
+				return err
+			}
+			if err := m.Watch(c); err != nil {
+				return err
+			}
+			mux := http.NewServeMux()
+			mux.Handle(dashboard.DefaultPrefix+"/", h)
+			mux.Handle("/metrics", m.Handler)
 			ln, err := net.Listen("tcp", cmd.String("addr"))
 			if err != nil {
 				return fmt.Errorf("dashboard: listen on %s: %w", cmd.String("addr"), err)
 			}
-			fmt.Fprintf(cmd.Root().Writer, "dashboard: http://%s%s/ (Ctrl-C stops it)\n", ln.Addr(), dashboard.DefaultPrefix)
+			fmt.Fprintf(cmd.Root().Writer, "dashboard: http://%s%s/ (Prometheus metrics at /metrics; Ctrl-C stops it)\n", ln.Addr(), dashboard.DefaultPrefix)
 			sigCtx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
 			defer stop()
-			return serveOn(sigCtx, ln, h)
+			return serveOn(sigCtx, ln, mux)
 		},
 	}
 }
@@ -80,18 +104,23 @@ func serveOn(ctx context.Context, ln net.Listener, h http.Handler) error {
 	}
 }
 
-// demoDashboard serves the dashboard over the demo's store on a free
-// loopback port until ctx ends, read-only, and returns its URL: the
-// demo's dashboard hook.
-func demoDashboard(ctx context.Context, st backwave.Store) (string, error) {
+// demoDashboard serves the dashboard over the demo's store, read-only, and
+// the fleet's Prometheus metrics at /metrics, on a free loopback port until
+// ctx ends, and returns the dashboard's URL: the demo's dashboard hook.
+func demoDashboard(ctx context.Context, st backwave.Store, metrics http.Handler) (string, error) {
 	h, err := dashboard.New(st, dashboard.Options{})
 	if err != nil {
 		return "", err
+	}
+	mux := http.NewServeMux()
+	mux.Handle(dashboard.DefaultPrefix+"/", h)
+	if metrics != nil {
+		mux.Handle("/metrics", metrics)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", fmt.Errorf("listen: %w", err)
 	}
-	go func() { _ = serveOn(ctx, ln, h) }()
+	go func() { _ = serveOn(ctx, ln, mux) }()
 	return fmt.Sprintf("http://%s%s/", ln.Addr(), dashboard.DefaultPrefix), nil
 }

@@ -102,11 +102,22 @@ func (e notMigrated) Error() string {
 	return e.what + " — run: backwave migrate --db " + shellQuote(e.db)
 }
 
-// openExisting opens the store t names as it is: it creates nothing and
-// migrates nothing. A missing SQLite file, a missing PostgreSQL schema and
-// a schema behind this build are a notMigrated error. Every command but
-// migrate, enqueue and demo opens its store this way.
+// openExisting opens the store t names as it is (openRaw), through
+// Encryption at Rest when $BACKWAVE_KEYS holds a key ring, so every
+// command reads and writes plaintext. Every command but migrate, enqueue
+// and demo opens its store this way.
 func openExisting(ctx context.Context, t target) (backwave.Store, error) {
+	s, err := openRaw(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return withEncryption(ctx, s)
+}
+
+// openRaw opens the store t names as it is: it creates nothing and
+// migrates nothing. A missing SQLite file, a missing PostgreSQL schema and
+// a schema behind this build are a notMigrated error.
+func openRaw(ctx context.Context, t target) (backwave.Store, error) {
 	if t.isSQLite() {
 		// Look first: opening would create the file.
 		if _, err := os.Stat(t.path); errors.Is(err, fs.ErrNotExist) {

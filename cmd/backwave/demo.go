@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/internal/metricsserve"
 	"github.com/backwave/backwave/store/sqlite"
 )
 
@@ -102,6 +104,7 @@ func demoCommand() *cli.Command {
 				}
 			}
 			o.self = selfCommand()
+			o.dashboard = demoDashboard
 			o.tty = isTerminal(o.out)
 			o.colour = palette{on: o.tty && colourWanted()}
 			return runDemo(ctx, o)
@@ -125,8 +128,9 @@ type demoOptions struct {
 	colour palette
 	// dashboard, when set, serves an operator dashboard over the demo's
 	// store until ctx is done and returns its URL, which the demo prints
-	// with its first lines. Nil today: the demo serves no dashboard.
-	dashboard func(ctx context.Context, s backwave.Store) (url string, err error)
+	// with its first lines, with the fleet's Prometheus metrics beside it.
+	// The command sets demoDashboard; nil serves none.
+	dashboard func(ctx context.Context, s backwave.Store, metrics http.Handler) (url string, err error)
 }
 
 // runDemo runs the fleet, the enqueuer, the operator and the progress view
@@ -182,13 +186,23 @@ func runDemo(ctx context.Context, o demoOptions) error {
 		return err
 	}
 
+	metrics, err := metricsserve.New(metricsserve.Options{})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = metrics.Shutdown(context.WithoutCancel(ctx)) }()
 	clients := make([]*backwave.Client, 0, demoNodes)
 	for i, s := range nodes {
-		c, err := newDemoClient(s, fmt.Sprintf("demo-node-%d", i+1), logger)
+		c, err := newDemoClient(s, fmt.Sprintf("demo-node-%d", i+1), logger, metrics)
 		if err != nil {
 			return err
 		}
 		clients = append(clients, c)
+	}
+	// The Stats gauges follow the first node; the counters and histograms
+	// count every node's work.
+	if err := metrics.Watch(clients[0]); err != nil {
+		return err
 	}
 	for i, c := range clients {
 		if err := c.Start(context.WithoutCancel(ctx)); err != nil {
@@ -202,11 +216,11 @@ func runDemo(ctx context.Context, o demoOptions) error {
 	}
 	defer stopRun()
 	if o.dashboard != nil {
-		url, err := o.dashboard(runCtx, nodes[0])
+		url, err := o.dashboard(runCtx, nodes[0], metrics.Handler)
 		if err != nil {
 			return errors.Join(fmt.Errorf("demo: serve the dashboard: %w", err), stopClients(ctx, clients))
 		}
-		fmt.Fprintf(o.out, "dashboard: %s\n", url)
+		fmt.Fprintf(o.out, "dashboard: %s (Prometheus metrics at /metrics), while the demo runs\n", url)
 	}
 
 	start := time.Now()
@@ -250,12 +264,12 @@ func stopClients(ctx context.Context, clients []*backwave.Client) error {
 }
 
 // newDemoClient registers the demo's handlers on one node.
-func newDemoClient(s *sqlite.Store, name string, logger *slog.Logger) (*backwave.Client, error) {
+func newDemoClient(s *sqlite.Store, name string, logger *slog.Logger, metrics *metricsserve.Metrics) (*backwave.Client, error) {
 	workers, err := demoHandlers()
 	if err != nil {
 		return nil, err
 	}
-	return newDemoNode(s, name, logger, workers)
+	return newDemoNode(s, name, logger, workers, metrics)
 }
 
 // demoHandlers registers the demo's job types; the Job Manifest test
@@ -294,7 +308,7 @@ func demoHandlers() (*backwave.Handlers, error) {
 }
 
 // newDemoNode makes one demo node over s running workers.
-func newDemoNode(s *sqlite.Store, name string, logger *slog.Logger, workers *backwave.Handlers) (*backwave.Client, error) {
+func newDemoNode(s *sqlite.Store, name string, logger *slog.Logger, workers *backwave.Handlers, metrics *metricsserve.Metrics) (*backwave.Client, error) {
 	group := backwave.DefaultWorkerGroup("demo", backwave.Weighted(
 		backwave.QueueWeight{Queue: "mail", Weight: 3},
 		backwave.QueueWeight{Queue: "inventory", Weight: 2},
@@ -306,13 +320,17 @@ func newDemoNode(s *sqlite.Store, name string, logger *slog.Logger, workers *bac
 	group.HeartbeatInterval = time.Second
 	group.PollInterval = 200 * time.Millisecond
 	group.MaintenanceInterval = time.Second
-	return backwave.NewClient(s, backwave.Config{
+	cfg := backwave.Config{
 		Handlers:     workers,
 		Groups:       []backwave.WorkerGroupOptions{group},
 		Logger:       logger.With("node", name),
 		NodeID:       name,
 		DrainTimeout: time.Second,
-	})
+	}
+	if metrics != nil {
+		metrics.Install(&cfg)
+	}
+	return backwave.NewClient(s, cfg)
 }
 
 // pause waits d or until ctx is done, returning the cause then.

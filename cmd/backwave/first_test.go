@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,33 +75,78 @@ func TestProgressFrames(t *testing.T) {
 	}
 }
 
-// TestDemoDashboardHook: the place where the demo will serve a dashboard
-// is called with the demo's store, while the demo runs, and its URL is
-// printed with the first lines.
-func TestDemoDashboardHook(t *testing.T) {
+// TestDemoServesDashboardAndMetrics: the demo serves the dashboard over its
+// store while it runs, printing the URL with its first lines, and the
+// fleet's Prometheus metrics beside it: a scrape shows per-Queue throughput
+// and Attempt duration histograms (docs/observability.md names them).
+func TestDemoServesDashboardAndMetrics(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	var running context.Context
+	type scrape struct {
+		page, metrics string
+		err           error
+	}
+	got := make(chan scrape, 1)
 	err := runDemo(context.Background(), demoOptions{
-		path: filepath.Join(t.TempDir(), "demo.db"), duration: 500 * time.Millisecond, out: &out,
-		dashboard: func(ctx context.Context, s backwave.Store) (string, error) {
-			if s == nil {
-				t.Error("no store")
-			}
+		path: filepath.Join(t.TempDir(), "demo.db"), duration: 4 * time.Second, out: &out,
+		dashboard: func(ctx context.Context, s backwave.Store, metrics http.Handler) (string, error) {
 			running = ctx
-			return "http://127.0.0.1:7070/", nil
+			url, err := demoDashboard(ctx, s, metrics)
+			if err != nil {
+				return "", err
+			}
+			go func() {
+				var sc scrape
+				defer func() { got <- sc }()
+				base := strings.TrimSuffix(url, "/backwave/")
+				sc.page, sc.err = httpGet(url)
+				// Wait for the fleet's first Attempts to show.
+				for ctx.Err() == nil && sc.err == nil {
+					if sc.metrics, sc.err = httpGet(base + "/metrics"); strings.Contains(sc.metrics, "messaging_process_duration") {
+						return
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}()
+			return url, nil
 		},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(out.String(), "\n")
-	if len(lines) < 2 || lines[1] != "dashboard: http://127.0.0.1:7070/" {
+	if len(lines) < 2 || !strings.HasPrefix(lines[1], "dashboard: http://127.0.0.1:") {
 		t.Fatalf("the dashboard's URL is not the second line:\n%s", out.String())
 	}
 	if running == nil || running.Err() == nil {
 		t.Error("the dashboard's context is not done once the demo has stopped")
 	}
+	sc := <-got
+	if sc.err != nil {
+		t.Fatalf("scraping the demo: %v", sc.err)
+	}
+	if !strings.Contains(sc.page, "Overview") {
+		t.Errorf("the dashboard page lacks its overview:\n%.500s", sc.page)
+	}
+	for _, want := range []string{"messaging_process_duration_seconds_bucket", "messaging_client_consumed_messages", `messaging_destination_name="mail"`} {
+		if !strings.Contains(sc.metrics, want) {
+			t.Errorf("/metrics lacks %s:\n%.2000s", want, sc.metrics)
+		}
+	}
+}
+
+func httpGet(url string) (string, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return string(b), err
 }
 
 // TestDBFromEnvironment: --db may come from $BACKWAVE_DB, as the demo's

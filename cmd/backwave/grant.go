@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -16,27 +16,15 @@ const (
 	shutdownTimeout   = 5 * time.Second
 )
 
-// grantPolicy builds the Policy of an operator surface from --allow (the
-// Dashboard Permissions granted to every caller, beside View) and
-// --actor (the Actor every write is audited as). No --allow leaves
-// Allow nil, so the surface keeps its own read-only default.
+// grantPolicy builds the Policy of an operator surface (the dashboard, the
+// MCP Server) from --allow, the Dashboard Permissions granted to every
+// caller beside View (see allowedOf), and --actor, the Actor every write
+// is audited as. No --allow leaves Allow nil, so the surface keeps its
+// own read-only default.
 func grantPolicy(cmd *cli.Command) (permission.Policy, error) {
-	var granted []permission.Permission
-	for _, item := range cmd.StringSlice("allow") {
-		for name := range strings.SplitSeq(item, ",") {
-			name = strings.TrimSpace(name)
-			if name == "" {
-				continue
-			}
-			p, err := permission.Parse(name)
-			if err != nil {
-				return permission.Policy{}, usagef("--allow %q: not a Dashboard Permission (want ViewSensitiveData, Requeue, Cancel, TriggerSchedule or PauseQueue)", name)
-			}
-			granted = append(granted, p)
-		}
-	}
-	if len(granted) == 0 {
-		return permission.Policy{}, nil
+	allowed, err := allowedOf(cmd)
+	if err != nil || len(allowed) == 0 {
+		return permission.Policy{}, err
 	}
 	actor, err := actorOf(cmd)
 	if err != nil {
@@ -44,15 +32,7 @@ func grantPolicy(cmd *cli.Command) (permission.Policy, error) {
 	}
 	return permission.Policy{
 		Allow: func(_ context.Context, p permission.Permission) bool {
-			if p == permission.View {
-				return true
-			}
-			for _, g := range granted {
-				if g == p {
-					return true
-				}
-			}
-			return false
+			return p == permission.View || slices.Contains(allowed, p)
 		},
 		ResolveActor: func(context.Context) (string, error) { return string(actor), nil },
 	}, nil

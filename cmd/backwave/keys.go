@@ -96,7 +96,3 @@ func keysCommand() *cli.Command {
 		}},
 	}
 }
-
-// openRaw opens the store t names as it is, without Encryption at Rest:
-// Rotate needs the store under the decorator.
-func openRaw(ctx context.Context, t target) (backwave.Store, error) { return openExisting(ctx, t) }

@@ -93,7 +93,7 @@ func mcpServe(ctx context.Context, cmd *cli.Command) error {
 	if err := noArgs(cmd); err != nil {
 		return err
 	}
-	allowed, err := allowedOf(cmd)
+	pol, err := grantPolicy(cmd)
 	if err != nil {
 		return err
 	}
@@ -102,10 +102,6 @@ func mcpServe(ctx context.Context, cmd *cli.Command) error {
 		if err := loopbackAddr(addr); err != nil {
 			return err
 		}
-	}
-	actor, err := actorOf(cmd)
-	if err != nil {
-		return err
 	}
 	t, err := targetOf(cmd)
 	if err != nil {
@@ -118,15 +114,7 @@ func mcpServe(ctx context.Context, cmd *cli.Command) error {
 	defer func() { _ = st.Close() }()
 
 	stderr := cmd.Root().ErrWriter
-	opts := mcp.Options{Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
-	if len(allowed) > 0 {
-		opts.Policy = permission.Policy{
-			Allow: func(_ context.Context, p permission.Permission) bool {
-				return p == permission.View || slices.Contains(allowed, p)
-			},
-			ResolveActor: func(context.Context) (string, error) { return string(actor), nil },
-		}
-	}
+	opts := mcp.Options{Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), Policy: pol}
 	srv, err := mcp.NewServer(st, opts)
 	if err != nil {
 		return err
