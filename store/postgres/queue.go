@@ -65,7 +65,7 @@ func (s *Store) QueueSetLimit(ctx context.Context, p store.QueueSetLimitParams) 
 	return s.queueSet(ctx, "set the limit of", p.Queue, nil, int32(min(p.Limit, 1<<31-1)), true, p.Actor, store.AuditQueueSetLimit, store.LimitDetail(p.Limit))
 }
 
-const queueListSQL = `SELECT q.name, q.paused, q.concurrency_limit, coalesce(r.n, 0)
+const queueListSQL = `SELECT q.name, q.paused, q.concurrency_limit, coalesce(r.n, 0), q.rate_limit, q.rate_period
 FROM backwave.queue q
 LEFT JOIN (SELECT j.queue, count(*) AS n FROM backwave.job j WHERE j.state = 'running' GROUP BY j.queue) r
     ON r.queue = q.name
@@ -80,9 +80,12 @@ func (s *Store) QueueList(ctx context.Context) ([]store.QueueInfo, error) {
 	out := []store.QueueInfo{}
 	err := s.db.query(ctx, s.sql(queueListSQL), nil, func(scan scanFunc) error {
 		var q store.QueueInfo
-		if err := scan(&q.Name, &q.Paused, &q.Limit, &q.Running); err != nil {
+		var rateLimit int32
+		var ratePeriod int64
+		if err := scan(&q.Name, &q.Paused, &q.Limit, &q.Running, &rateLimit, &ratePeriod); err != nil {
 			return err
 		}
+		q.Rate = rateOf(rateLimit, ratePeriod)
 		out = append(out, q)
 		return nil
 	})

@@ -75,9 +75,11 @@ func (s *Store) QueueList(ctx context.Context) ([]store.QueueInfo, error) {
 		defer func() { _ = rows.Close() }()
 		for rows.Next() {
 			var q store.QueueInfo
-			if err := rows.Scan(&q.Name, &q.Paused, &q.Limit, &q.Running); err != nil {
+			var r rateRow
+			if err := rows.Scan(&q.Name, &q.Paused, &q.Limit, &r.limit, &r.period, &q.Running); err != nil {
 				return fmt.Errorf("scan: %w", err)
 			}
+			q.Rate = r.rate()
 			out = append(out, q)
 		}
 		return rows.Err()
