@@ -214,6 +214,10 @@ type QueueInfo struct {
 	// Rate is the cluster-wide Rate Limit; the zero QueueRate when there is
 	// none.
 	Rate QueueRate
+	// RateStarted is how many jobs started in the Rate's current window
+	// (the one holding the store's now): Rate.Limit less it is what the
+	// window still allows. 0 without a Rate.
+	RateStarted int
 }
 
 // QueueRate is a Queue's Rate Limit: at most Limit of its jobs start per

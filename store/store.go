@@ -440,6 +440,9 @@ type QueueInfo struct {
 	Running int
 	// Rate is the Rate Limit; the zero QueueRate when there is none.
 	Rate QueueRate
+	// RateStarted is how many jobs started in the Rate's current window
+	// (the one holding the store's now); 0 without a Rate.
+	RateStarted int
 }
 
 // JobListParams filter and page Monitor.JobList.

@@ -29,6 +29,14 @@ func (r *rateState) budget(now time.Time) (int, time.Time) {
 	return r.rate.RateBudget(r.window, r.count, now)
 }
 
+// started returns how many claims the window holding now counted.
+func (r *rateState) started(now time.Time) int {
+	if r.rate.IsZero() || !r.window.Equal(r.rate.WindowStart(now)) {
+		return 0
+	}
+	return r.count
+}
+
 // take counts n claims in window.
 func (r *rateState) take(window time.Time, n int) {
 	if r.window.Equal(window) {

@@ -146,7 +146,7 @@ const (
 	ON CONFLICT (name) DO UPDATE SET paused = excluded.paused`
 	sqlSetLimit = `INSERT INTO backwave_queue (name, concurrency_limit) VALUES (?1, ?2)
 	ON CONFLICT (name) DO UPDATE SET concurrency_limit = excluded.concurrency_limit`
-	sqlQueueList = `SELECT q.name, q.paused, q.concurrency_limit, q.rate_limit, q.rate_period,
+	sqlQueueList = `SELECT q.name, q.paused, q.concurrency_limit, q.rate_limit, q.rate_period, q.rate_window, q.rate_count,
 		(SELECT COUNT(*) FROM backwave_job j WHERE j.queue = q.name AND j.state = 3)
 	FROM backwave_queue q ORDER BY q.name`
 

@@ -63,6 +63,15 @@ func (r rateRow) rate() store.QueueRate {
 	return store.QueueRate{Limit: r.limit, Period: time.Duration(r.period) * time.Microsecond}
 }
 
+// started returns how many claims the window holding now counted.
+func (r rateRow) started(now time.Time) int {
+	rate := r.rate()
+	if rate.IsZero() || !r.window.Valid || r.window.Int64 != micros(rate.WindowStart(now)) {
+		return 0
+	}
+	return r.count
+}
+
 // budget applies store.QueueRate.RateBudget to the row at now: how many
 // jobs a claim may take (-1 without a Rate) and the window start (µs) they
 // count in.
@@ -139,7 +148,8 @@ func (s *Store) rateReopen(ctx context.Context, tx *sql.Tx, queues []string, now
 	if !found {
 		return 0, nil
 	}
-	return fromMicros(reopen).Sub(now), nil
+	// From now as stored, to the microsecond, as every instant here is.
+	return time.Duration(reopen-micros(now)) * time.Microsecond, nil
 }
 
 // QueueSetRate sets the Queue's Rate Limit (the zero QueueRate removes it),

@@ -69,11 +69,17 @@ func testRate(t *testing.T, s *suite) {
 		if want := start.Add(time.Minute).Sub(e.now()); reopen != want {
 			t.Fatalf("Reopen of an empty claim = %v, want %v", reopen, want)
 		}
+		if q, _ := e.queueInfo("q"); q.RateStarted != 3 {
+			t.Fatalf("QueueList RateStarted = %d with the window's 3 starts spent", q.RateStarted)
+		}
 		// The last instant of the window still has no budget.
 		e.advance(start.Add(time.Minute).Sub(e.now()) - time.Microsecond)
 		e.claimNone(w1, "q")
 		// The next window opens at its first instant.
 		e.advance(time.Microsecond)
+		if q, _ := e.queueInfo("q"); q.RateStarted != 0 {
+			t.Fatalf("QueueList RateStarted = %d in a window with no start yet", q.RateStarted)
+		}
 		if got := e.claim(w1, 2, "q"); len(got) != 2 {
 			t.Fatalf("claim in the next window leased %d jobs, want 2", len(got))
 		}
@@ -212,7 +218,7 @@ func testRate(t *testing.T, s *suite) {
 	})
 
 	// Queues: set-rate is an audited Operator Action, and QueueList shows
-	// the Rate.
+	// the Rate (and, in Respected, RateStarted).
 	s.run(t, "ListedAndAudited", func(t *testing.T, e *env) {
 		r := store.QueueRate{Limit: 7, Period: 90 * time.Second}
 		e.setRate("q", r)
