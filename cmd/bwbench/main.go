@@ -25,11 +25,12 @@ const (
 	scLatencyOn  = "latency-hints-on"
 	scLatencyOff = "latency-hints-off"
 	scLimit      = "limit"
+	scRate       = "rate"
 	scHistoryOff = "drain-history-off"
 	scRSS        = "rss"
 )
 
-var allScenarios = []string{scInsert, scDrain, scHistoryOff, scSteady, scLatencyOn, scLatencyOff, scLimit, scRSS}
+var allScenarios = []string{scInsert, scDrain, scHistoryOff, scSteady, scLatencyOn, scLatencyOff, scLimit, scRate, scRSS}
 
 // Target names.
 const (

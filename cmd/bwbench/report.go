@@ -153,15 +153,18 @@ func (r report) ratios() []string {
 			return "—"
 		}
 		river, raw := find(x.Scenario, x.Target, sysRiver), find(x.Scenario, x.Target, sysRaw)
-		if x.Scenario == scLimit || x.Scenario == scHistoryOff {
+		if x.Scenario == scLimit || x.Scenario == scRate || x.Scenario == scHistoryOff {
 			river, raw = nil, find(scDrain, x.Target, sysRaw)
 			if x.Scenario == scHistoryOff {
 				river = find(scDrain, x.Target, sysRiver)
 			}
 			if x.baseline > 0 {
 				what := "limit/unlimited"
-				if x.Scenario == scHistoryOff {
+				switch x.Scenario {
+				case scHistoryOff:
 					what = "history off/on"
+				case scRate:
+					what = "idle rate/unrated"
 				}
 				out = append(out, fmt.Sprintf("| %s | %s | %s (%s drain, paired: %.2f×) | %s |", x.Scenario, x.Target, ratio(river), what, x.JobsPerSec/x.baseline, ratio(raw)))
 				continue
