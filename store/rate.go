@@ -58,15 +58,15 @@ func (r QueueRate) String() string {
 }
 
 // WindowStart returns the start of the window of r's Period that holds t
-// (see the window rule above). r must have a Period.
+// (the window rule of the package doc, Rate Limit). r must have a Period.
 func (r QueueRate) WindowStart(t time.Time) time.Time {
-	return time.UnixMicro(RateWindowMicros(t.UnixMicro(), r.Period.Microseconds())).UTC()
+	return time.UnixMicro(windowMicros(t.UnixMicro(), r.Period.Microseconds())).UTC()
 }
 
-// RateWindowMicros returns the start, in microseconds since the Unix epoch,
+// windowMicros returns the start, in microseconds since the Unix epoch,
 // of the window of period µs that holds the instant at µs: at rounded down
 // (towards minus infinity) to a multiple of period. period must be positive.
-func RateWindowMicros(at, period int64) int64 {
+func windowMicros(at, period int64) int64 {
 	q := at / period
 	if at%period < 0 {
 		q--
@@ -74,7 +74,7 @@ func RateWindowMicros(at, period int64) int64 {
 	return q * period
 }
 
-// RateBudget is the rule one claim applies to a rated Queue, written once
+// Budget is the rule one claim applies to a rated Queue, written once
 // for every adapter: given the window the store last counted claims in
 // (windowStart, zero if none) and its count, it returns how many jobs a claim
 // at now may take, and the window start to record. A counted window before
@@ -82,7 +82,7 @@ func RateWindowMicros(at, period int64) int64 {
 // after it means a claim with an earlier clock reading than one already
 // counted (a PostgreSQL transaction that started before the one that took
 // the Queue's lock first), which may take nothing.
-func (r QueueRate) RateBudget(windowStart time.Time, count int, now time.Time) (budget int, window time.Time) {
+func (r QueueRate) Budget(windowStart time.Time, count int, now time.Time) (budget int, window time.Time) {
 	cur := r.WindowStart(now)
 	switch {
 	case windowStart.IsZero() || windowStart.Before(cur):

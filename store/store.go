@@ -41,7 +41,7 @@
 // holds the store's now at its claim, whatever becomes of its Attempt (a
 // retry, an expired Lease or a Relinquish gives nothing back); a claim
 // leases from a rated Queue no more jobs than leave that window's count at
-// or below Limit (QueueRate.RateBudget). Windows are fixed, so up to
+// or below Limit (QueueRate.Budget). Windows are fixed, so up to
 // 2·Limit starts may fall within one Period straddling a window boundary;
 // within each window, never more than Limit. The count is exact under any
 // number of concurrent claimers: claims that may take from a rated Queue

@@ -26,7 +26,7 @@ func (r *rateState) budget(now time.Time) (int, time.Time) {
 	if r.rate.IsZero() {
 		return -1, time.Time{}
 	}
-	return r.rate.RateBudget(r.window, r.count, now)
+	return r.rate.Budget(r.window, r.count, now)
 }
 
 // started returns how many claims the window holding now counted.

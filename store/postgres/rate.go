@@ -20,7 +20,7 @@ import (
 //
 // A claim's now is its transaction's start, taken before it waited for the
 // lock, so a claim that waited may read a window count from a later window
-// than its own now: store.QueueRate.RateBudget gives it nothing, and the
+// than its own now: store.QueueRate.Budget gives it nothing, and the
 // SQL here does the same.
 
 // rateWindowSQL is the start (µs since the Unix epoch) of the fixed window

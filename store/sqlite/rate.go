@@ -72,7 +72,7 @@ func (r rateRow) started(now time.Time) int {
 	return r.count
 }
 
-// budget applies store.QueueRate.RateBudget to the row at now: how many
+// budget applies store.QueueRate.Budget to the row at now: how many
 // jobs a claim may take (-1 without a Rate) and the window start (µs) they
 // count in.
 func (r rateRow) budget(now time.Time) (int, int64) {
@@ -84,7 +84,7 @@ func (r rateRow) budget(now time.Time) (int, int64) {
 	if r.window.Valid {
 		counted = fromMicros(r.window.Int64)
 	}
-	n, window := rate.RateBudget(counted, r.count, now)
+	n, window := rate.Budget(counted, r.count, now)
 	return n, micros(window)
 }
 
