@@ -35,9 +35,22 @@ type rateTrack struct {
 	count  int
 }
 
-// drawRate draws a Rate for a Queue: Limit 1 to 6 per 50ms to 1s.
-func drawRate(d *draw) store.QueueRate {
-	return store.QueueRate{Limit: d.between(1, 6), Period: d.logDur(50*time.Millisecond, time.Second).Round(time.Millisecond)}
+// drawRate draws a Rate for a Queue: a Period of 20ms to 1s, and a Limit
+// of floor to floor+5 per Period. floor keeps a Queue's share of the
+// workload drainable within about the chaos window (rateFloor), so a Rate
+// binds in bursts without stretching a run's Virtual Time, and its polls,
+// many times over.
+func drawRate(d *draw, sc *Scenario) store.QueueRate {
+	period := d.logDur(20*time.Millisecond, time.Second).Round(time.Millisecond)
+	return store.QueueRate{Limit: rateFloor(sc, period) + d.intn(6), Period: period}
+}
+
+// rateFloor is the smallest Limit per period that starts twice a Queue's
+// share of the Scenario's jobs (each retried once, say) within the chaos
+// window.
+func rateFloor(sc *Scenario, period time.Duration) int {
+	share := 2 * max(1, sc.Work.Jobs/len(sc.Queues))
+	return max(1, int((int64(share)*int64(period)+int64(sc.Chaos.D())-1)/int64(sc.Chaos.D())))
 }
 
 // drawRates gives some of the Scenario's Queues an initial Rate Limit and
@@ -47,7 +60,7 @@ func drawRates(sc *Scenario) {
 	for i := range sc.Queues {
 		d := newDraw(sc.Seed, tagRate, uint64(i))
 		if d.chance(0.3) {
-			r := drawRate(d)
+			r := drawRate(d, sc)
 			sc.Queues[i].RateLimit, sc.Queues[i].RatePeriod = r.Limit, Dur(r.Period)
 		}
 	}
@@ -80,9 +93,9 @@ func expandRateActions(sc *Scenario, wl *workload) {
 	chaos := sc.Chaos.D()
 	for k := range sc.Work.RateActions {
 		d := newDraw(sc.Seed, tagRateAction, uint64(k))
-		a := rateAction{queue: d.intn(len(sc.Queues)), rate: drawRate(d)}
+		a := rateAction{queue: d.intn(len(sc.Queues)), rate: drawRate(d, sc)}
 		if p := sc.Queues[a.queue].RatePeriod.D(); p > 0 && d.chance(0.7) {
-			a.rate.Period = p
+			a.rate = store.QueueRate{Limit: rateFloor(sc, p) + d.intn(6), Period: p}
 		}
 		a.at = d.dur(0, chaos*6/10).Round(time.Millisecond)
 		a.undo = a.at + d.dur(50*time.Millisecond, chaos*3/10).Round(time.Millisecond)

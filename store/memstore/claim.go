@@ -49,6 +49,9 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			continue
 		}
 		room, window := s.rateRoom(q, room, now)
+		if room <= 0 {
+			continue // the Rate Limit's window is spent
+		}
 		due := s.dueIn(q, now, room)
 		if !window.IsZero() {
 			q.rate.take(window, len(due))
