@@ -141,7 +141,8 @@ func (a *Admin) Queues(ctx context.Context) ([]QueueInfo, error) {
 	}
 	out := make([]QueueInfo, len(qs))
 	for i, q := range qs {
-		out[i] = QueueInfo(q)
+		out[i] = QueueInfo{Name: q.Name, Paused: q.Paused, Limit: q.Limit, Running: q.Running,
+			Rate: QueueRate(q.Rate), RateStarted: q.RateStarted}
 	}
 	return out, nil
 }
@@ -276,7 +277,7 @@ func (a *Admin) SetQueueLimit(ctx context.Context, queue string, limit int) erro
 // one millisecond to 366 days or not whole microseconds) is an error
 // wrapping ErrInvalidParams.
 func (a *Admin) SetQueueRate(ctx context.Context, queue string, rate QueueRate) error {
-	if err := a.store.QueueSetRate(ctx, store.QueueSetRateParams{Queue: queue, Rate: rate, Actor: store.Actor(a.actor)}); err != nil {
+	if err := a.store.QueueSetRate(ctx, store.QueueSetRateParams{Queue: queue, Rate: store.QueueRate(rate), Actor: store.Actor(a.actor)}); err != nil {
 		return fmt.Errorf("backwave: set the rate of queue %q: %w", queue, err)
 	}
 	return nil

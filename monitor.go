@@ -220,15 +220,6 @@ type QueueInfo struct {
 	RateStarted int
 }
 
-// QueueRate is a Queue's Rate Limit: at most Limit of its jobs start per
-// window of Period, cluster-wide, in fixed windows of the store's clock
-// aligned to the Unix epoch (so up to 2·Limit may start within one Period
-// that straddles two windows, never more than Limit within a window). It is
-// neither the Concurrency Limit (how many Run at once) nor Backpressure (a
-// node's own pool). The zero QueueRate is none. Set it with
-// Admin.SetQueueRate.
-type QueueRate = store.QueueRate
-
 // QueueStateCount is the number of jobs of one Queue in one state.
 type QueueStateCount struct {
 	Queue string
