@@ -34,8 +34,13 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 		var counts countDeltas
 		now := s.clock.Now()
 		expires := micros(now.Add(p.LeaseDuration))
+		// unread says whether some named Queue's settings were not read
+		// (the batch filled first); anyRated whether a read one has a Rate.
+		// Only then can the claim have a Reopen to read.
+		unread, anyRated := false, false
 		for i, name := range p.Queues {
 			if len(out) == p.Limit {
+				unread = true
 				break
 			}
 			if slices.Contains(p.Queues[:i], name) {
@@ -45,6 +50,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			if err != nil {
 				return err
 			}
+			anyRated = anyRated || rate.rated
 			if room <= 0 {
 				continue
 			}
@@ -74,7 +80,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			}
 			counts.move([]byte(name), codeScheduled, codeRunning, claimed)
 		}
-		if p.Reopen != nil {
+		if p.Reopen != nil && (unread || anyRated) {
 			var err error
 			if reopen, err = s.rateReopen(ctx, tx, p.Queues, now); err != nil {
 				return err
