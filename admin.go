@@ -133,7 +133,7 @@ func (a *Admin) CountByQueue(ctx context.Context) ([]QueueStateCount, error) {
 }
 
 // Queues returns every known Queue, ordered by name, with whether it is
-// paused, its Concurrency Limit and its Running count.
+// paused, its Concurrency Limit, its Running count and its Rate Limit.
 func (a *Admin) Queues(ctx context.Context) ([]QueueInfo, error) {
 	qs, err := a.store.QueueList(ctx)
 	if err != nil {
@@ -141,7 +141,8 @@ func (a *Admin) Queues(ctx context.Context) ([]QueueInfo, error) {
 	}
 	out := make([]QueueInfo, len(qs))
 	for i, q := range qs {
-		out[i] = QueueInfo(q)
+		out[i] = QueueInfo{Name: q.Name, Paused: q.Paused, Limit: q.Limit, Running: q.Running,
+			Rate: QueueRate(q.Rate), RateStarted: q.RateStarted}
 	}
 	return out, nil
 }
@@ -263,6 +264,21 @@ func (a *Admin) ResumeQueue(ctx context.Context, queue string) error {
 func (a *Admin) SetQueueLimit(ctx context.Context, queue string, limit int) error {
 	if err := a.store.QueueSetLimit(ctx, store.QueueSetLimitParams{Queue: queue, Limit: limit, Actor: store.Actor(a.actor)}); err != nil {
 		return actionErr(fmt.Sprintf("set the limit of queue %q", queue), err)
+	}
+	return nil
+}
+
+// SetQueueRate sets queue's cluster-wide Rate Limit: at most rate.Limit of
+// its jobs start per window of rate.Period (see QueueRate); the zero
+// QueueRate removes it. It is an audited Operator Action. A new Limit under
+// the same Period keeps the current window's count, so a lowered one stops
+// claims for the rest of the window; a new Period starts the count afresh.
+// It never revokes a Lease. An invalid rate (Limit below 1, Period outside
+// one millisecond to 366 days or not whole microseconds) is an error
+// wrapping ErrInvalidParams.
+func (a *Admin) SetQueueRate(ctx context.Context, queue string, rate QueueRate) error {
+	if err := a.store.QueueSetRate(ctx, store.QueueSetRateParams{Queue: queue, Rate: store.QueueRate(rate), Actor: store.Actor(a.actor)}); err != nil {
+		return fmt.Errorf("backwave: set the rate of queue %q: %w", queue, err)
 	}
 	return nil
 }

@@ -49,6 +49,8 @@ const (
 	AuditScheduleResume AuditAction = AuditAction(store.AuditScheduleResume)
 	// AuditScheduleRemove is Admin.RemoveSchedule or Client.RemoveSchedule.
 	AuditScheduleRemove AuditAction = AuditAction(store.AuditScheduleRemove)
+	// AuditQueueSetRate is Admin.SetQueueRate.
+	AuditQueueSetRate AuditAction = AuditAction(store.AuditQueueSetRate)
 )
 
 // String returns the stored name of the action, e.g. "queue_set_limit".

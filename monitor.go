@@ -214,6 +214,13 @@ type QueueInfo struct {
 	Limit int
 	// Running is the number of Running jobs: the slots in use.
 	Running int
+	// Rate is the cluster-wide Rate Limit; the zero QueueRate when there is
+	// none.
+	Rate QueueRate
+	// RateStarted is how many jobs started in the Rate's current window
+	// (the one holding the store's now): Rate.Limit less it is what the
+	// window still allows. 0 without a Rate.
+	RateStarted int
 }
 
 // QueueStateCount is the number of jobs of one Queue in one state.

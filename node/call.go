@@ -59,6 +59,9 @@ type Reply struct {
 	Command StoreCommand
 	// Jobs are the jobs a Claim leased, Attempt charged.
 	Jobs []job.Job
+	// Reopen answers a Claim: when a Rate Limit that withheld due jobs
+	// reopens (store.ClaimParams.Reopen).
+	Reopen time.Duration
 	// Renewed answers a Renew per Lease, in input order.
 	Renewed []store.RenewResult
 	// Reported answers a Report per outcome, in input order.
@@ -92,7 +95,7 @@ func (cl *Caller) Call(ctx context.Context, c StoreCommand) Reply {
 	switch c := c.(type) {
 	case Claim:
 		r.Jobs, r.Err = cl.Store.JobClaim(ctx, store.ClaimParams{
-			Worker: cl.Worker, Queues: c.Queues, Limit: c.Limit, LeaseDuration: c.LeaseDuration,
+			Worker: cl.Worker, Queues: c.Queues, Limit: c.Limit, LeaseDuration: c.LeaseDuration, Reopen: &r.Reopen,
 		})
 	case Renew:
 		p := store.RenewParams{Worker: cl.Worker, Leases: c.Leases, LeaseDuration: c.LeaseDuration}
@@ -163,7 +166,7 @@ func (cl *Caller) zone(name string) (*time.Location, error) {
 func (r Reply) Event(now time.Time) Event {
 	switch c := r.Command.(type) {
 	case Claim:
-		return ClaimDone{Now: now, Op: c.Op, Jobs: r.Jobs, Err: r.Err}
+		return ClaimDone{Now: now, Op: c.Op, Jobs: r.Jobs, Reopen: r.Reopen, Err: r.Err}
 	case Renew:
 		return RenewDone{Now: now, Op: c.Op, Results: r.Renewed, Err: r.Err}
 	case Report:

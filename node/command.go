@@ -224,6 +224,17 @@ type Forget struct {
 	Reason ForgetReason
 }
 
+// PollAfter asks the Shell to feed a Poll once Delay has passed on its
+// clock: a claim found a Queue's Rate Limit spent with due jobs waiting, and
+// its window reopens then (ClaimDone.Reopen). The Shell keeps one pending
+// re-poll and a PollAfter replaces it; the Driver emits one only when none
+// is pending or the new one is sooner, so the pending one is always the
+// soonest. Between ticks, that is the only extra claim a spent Rate Limit
+// costs: the Driver never spins on it. Nothing is written to the store.
+type PollAfter struct {
+	Delay time.Duration
+}
+
 // StoreCommand is a Command carried out by one store call. Caller.Call is the
 // one mapping of each to its call and its result; the Shell and the
 // Simulator both go through it.
@@ -246,6 +257,7 @@ func (LoadSchedules) command() {}
 func (Mint) command()          {}
 func (Purge) command()         {}
 func (Forget) command()        {}
+func (PollAfter) command()     {}
 
 // OpID implements StoreCommand.
 func (c Claim) OpID() OpID { return c.Op }
@@ -275,6 +287,9 @@ func (c Purge) OpID() OpID { return c.Op }
 func (c Forget) String() string {
 	return fmt.Sprintf("forget %s reason=%s", leaseList(c.Leases), c.Reason)
 }
+
+// String renders the command for logs and Driver scripts.
+func (c PollAfter) String() string { return fmt.Sprintf("poll-after delay=%v", c.Delay) }
 
 // String renders the command for logs and Driver scripts.
 func (c Claim) String() string {

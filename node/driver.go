@@ -31,6 +31,16 @@
 // pool; the slots they free reopen when the flush's applied outcomes trigger
 // the immediate re-poll.
 //
+// # Rate Limits
+//
+// A Queue's Rate Limit is the store's to enforce, at claim: the Driver
+// never counts starts. A claim that a spent Rate Limit withheld due jobs
+// from says how long until the window reopens (ClaimDone.Reopen), and the
+// Driver asks the Shell for a Poll then (PollAfter), keeping at most one
+// such re-poll pending, the soonest. So a rated Queue's work starts when
+// its window opens rather than up to a poll interval later, and a spent
+// Rate Limit costs no claim beyond the ticks and that one re-poll.
+//
 // # Attempt timeouts
 //
 // An Attempt of a Wire Name with an attempt timeout (Config.AttemptTimeout,
@@ -101,6 +111,9 @@ type Driver struct {
 
 	claim       *pass
 	pendingPoll bool
+	// repollAt is the Now of the PollAfter pending in the Shell (zero:
+	// none): the soonest a spent Rate Limit reopens.
+	repollAt time.Time
 
 	renewOp         OpID
 	expireOp        OpID
@@ -139,6 +152,9 @@ func (d *Driver) Config() Config { return d.cfg }
 func (d *Driver) Step(ev Event, out []Command) []Command {
 	switch e := ev.(type) {
 	case Poll:
+		if !d.repollAt.IsZero() && !e.Now.Before(d.repollAt) {
+			d.repollAt = time.Time{} // this is the re-poll, or a Poll past it
+		}
 		return d.poll(e.Now, out)
 	case Hint:
 		if d.stopping || d.Free() <= 0 {
@@ -331,6 +347,9 @@ func (d *Driver) claimDone(e ClaimDone, out []Command) []Command {
 	if len(handBack) > 0 {
 		out = append(out, Relinquish{Op: d.op(), Leases: handBack})
 	}
+	if e.Err == nil && e.Reopen > 0 && !d.stopping {
+		out = d.repollWhenReopened(e.Now, e.Reopen, out)
+	}
 	if e.Err == nil && len(d.claim.rest) > 0 && !d.stopping {
 		return d.issueNext(out)
 	}
@@ -343,6 +362,22 @@ func (d *Driver) claimDone(e ClaimDone, out []Command) []Command {
 		out = d.flush(out)
 	}
 	return out
+}
+
+// repollWhenReopened asks for a Poll when a spent Rate Limit's window
+// reopens, after reopen, unless a re-poll at least as soon is pending. The
+// store times the window on its clock and the Driver's timers run on the
+// node's, but a duration is the same on both: the re-poll lands when the
+// window has reopened, give or take the clocks' drift over one window, and
+// a re-poll that lands a little early finds a shorter Reopen and asks
+// again.
+func (d *Driver) repollWhenReopened(now time.Time, reopen time.Duration, out []Command) []Command {
+	at := now.Add(reopen)
+	if !d.repollAt.IsZero() && !at.Before(d.repollAt) {
+		return out
+	}
+	d.repollAt = at
+	return append(out, PollAfter{Delay: reopen})
 }
 
 func (d *Driver) heartbeat(now time.Time, out []Command) []Command {

@@ -47,6 +47,11 @@ type ClaimDone struct {
 	Op  OpID
 	// Jobs are the jobs leased, Attempt charged.
 	Jobs []job.Job
+	// Reopen is the store's word on its Rate Limits (store.ClaimParams
+	// Reopen): how long until the earliest window of a rated Queue the
+	// claim asked reopens, when that Queue still has due jobs its Rate
+	// withheld; zero if none did. The Driver re-polls then (PollAfter).
+	Reopen time.Duration
 	// Err is set when the claim failed; Jobs is then empty.
 	Err error
 }

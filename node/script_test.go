@@ -19,8 +19,9 @@ package node
 //	       [timeout=D] [grace=D] [timeouts=WIRE=D,...]
 //	poll [t=D]                    Poll at virtual time t (default: unchanged)
 //	heartbeat [t=D]
-//	claimed op=N [jobs=ID@queue[:attempt[:max]][/wire][!],...] [error]
-//	       (wire defaults to noop; ! = cancel requested)
+//	claimed op=N [jobs=ID@queue[:attempt[:max]][/wire][!],...] [reopen=D] [error]
+//	       (wire defaults to noop; ! = cancel requested; reopen: a spent
+//	       Rate Limit's window reopens after D)
 //	renewed op=N [lost=ID,...] [cancel=ID,...] [error]   (others renewed)
 //	done job=ID result=succeeded|failed|permanent|unroutable [attempt=N]
 //	reported op=N [stale=ID,...] [error|invalid]          (others applied)
@@ -202,7 +203,11 @@ func (e *env) run(directive string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		ev = ClaimDone{Now: e.now, Op: OpID(atoi(args["op"])), Jobs: jobs, Err: errStore}
+		var reopen time.Duration
+		if v, ok := args["reopen"]; ok {
+			reopen = dur(v)
+		}
+		ev = ClaimDone{Now: e.now, Op: OpID(atoi(args["op"])), Jobs: jobs, Reopen: reopen, Err: errStore}
 	case "renewed":
 		lost, cancel := idSet(args["lost"]), idSet(args["cancel"])
 		var res []store.RenewResult

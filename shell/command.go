@@ -50,6 +50,9 @@ func (p *Pump) do(c node.Command) node.Event {
 	case node.Forget:
 		p.forget(c)
 		return nil
+	case node.PollAfter:
+		p.pollAfter(c.Delay)
+		return nil
 	default:
 		// A Command the Shell does not know is a broken internal invariant
 		// between two packages of this module.
@@ -139,6 +142,22 @@ func (p *Pump) detail(o *store.Outcome) {
 	if a := p.attempts[o.Lease]; a != nil {
 		o.FailureDetail, o.Output, o.TagDelta = a.detail, a.output, a.tags
 	}
+}
+
+// pollAfter arms the one pending re-poll to feed a Poll after d, replacing
+// any pending one (the Driver only asks for a sooner one).
+func (p *Pump) pollAfter(d time.Duration) {
+	if p.manual != nil {
+		// Driven by hand: the re-poll is a virtual instant (manual.go).
+		p.manual.repollAt = p.now().Add(d)
+		return
+	}
+	if p.repoll == nil {
+		p.repoll = time.NewTimer(d)
+	} else {
+		p.repoll.Reset(d)
+	}
+	p.repollC = p.repoll.C
 }
 
 // forget drops what the Pump kept for Attempts the Driver is done with.

@@ -5,7 +5,8 @@
 // A Pump owns one Driver and one loop goroutine. The loop selects on a poll
 // ticker, a heartbeat ticker, a single pending wake slot (Wake-Up Hints,
 // coalesced: a full slot drops the hint, which costs at most one poll
-// interval), a wake-up for handler results (results queue in finishing order
+// interval), one pending re-poll timer (node.PollAfter: the instant a
+// spent Rate Limit's window reopens), a wake-up for handler results (results queue in finishing order
 // and a burst of them is taken in one wake-up) and stop. On every event it calls
 // Driver.Step and carries out the returned commands in order. Store commands
 // run synchronously in the loop — one round trip in flight per Pump —

@@ -41,6 +41,9 @@ type Manual struct {
 
 	// nextPoll and nextBeat are the next instants of the virtual tickers.
 	nextPoll, nextBeat time.Time
+	// repollAt is the instant of the one pending node.PollAfter (a spent
+	// Rate Limit's window reopening), zero when none is.
+	repollAt time.Time
 	// runs are the Attempts whose handler goroutine has not returned, in
 	// start order.
 	runs []*manualRun
@@ -147,9 +150,17 @@ func (m *Manual) Busy() bool { return len(m.runs) > 0 || m.p.drv.Held() > 0 }
 // must visit the instants work comes due at itself, and call Poll there).
 func (m *Manual) Next(now time.Time) (time.Time, bool) {
 	if !m.Busy() {
+		if !m.repollAt.IsZero() {
+			// Work waits for a Rate Limit's window: the re-poll is the
+			// Pump's own next instant even while it holds nothing.
+			return later(m.repollAt, now), true
+		}
 		return time.Time{}, false
 	}
 	next := earliest(m.nextPoll, m.nextBeat)
+	if !m.repollAt.IsZero() {
+		next = earliest(next, m.repollAt)
+	}
 	for _, r := range m.runs {
 		if !r.deadline.IsZero() && !r.timedOut {
 			next = earliest(next, r.deadline)
@@ -188,8 +199,14 @@ func (m *Manual) Run() (bool, error) {
 	p := m.p
 	did := false
 	now := p.now()
-	if !now.Before(m.nextPoll) {
+	switch {
+	case !now.Before(m.nextPoll):
 		m.nextPoll = nextTick(m.nextPoll, now, p.cfg.PollInterval)
+		m.repollAt = time.Time{}
+		p.step(node.Poll{Now: now})
+		did = true
+	case !m.repollAt.IsZero() && !now.Before(m.repollAt):
+		m.repollAt = time.Time{}
 		p.step(node.Poll{Now: now})
 		did = true
 	}

@@ -55,6 +55,10 @@ type Pump struct {
 	unsubscribe func()
 
 	// Owned by the loop goroutine.
+	// repoll times the one pending node.PollAfter; repollC is its channel
+	// while one is pending, nil otherwise.
+	repoll   *time.Timer
+	repollC  <-chan time.Time
 	ioCtx    context.Context
 	queue    []node.Command
 	head     int
@@ -272,6 +276,9 @@ func (p *Pump) loop() {
 			p.retireIdle()
 		case <-p.wake:
 			p.step(node.Hint{Now: p.now()})
+		case <-p.repollC:
+			p.repollC = nil
+			p.step(node.Poll{Now: p.now()})
 		case <-p.doneCh:
 			p.finishAll()
 		case <-stopCh:
@@ -307,6 +314,9 @@ func (p *Pump) final(why string) {
 
 func (p *Pump) exit() {
 	close(p.exited)
+	if p.repoll != nil {
+		p.repoll.Stop()
+	}
 	p.unwatch()
 	p.mu.Lock()
 	if p.drainTimer != nil {

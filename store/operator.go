@@ -53,7 +53,7 @@ func (a Actor) Validate() error {
 // (AuditEntry) naming its Actor atomically with its effect. An action the
 // job's current state does not allow fails with ErrIllegalTransition and
 // writes nothing; an unknown job is ErrNotFound. The Queue actions (pause,
-// resume, set a Concurrency Limit) are on Queues and are audited the same
+// resume, set a Concurrency Limit, set a Rate Limit) are on Queues and are audited the same
 // way.
 type Operator interface {
 	// JobRequeue moves a Dead-Lettered or Quarantined job back to
@@ -158,6 +158,8 @@ const (
 	AuditScheduleResume
 	// AuditScheduleRemove is ScheduleRemove.
 	AuditScheduleRemove
+	// AuditQueueSetRate is QueueSetRate (Detail is RateDetail).
+	AuditQueueSetRate
 )
 
 var auditNames = [...]string{
@@ -173,6 +175,7 @@ var auditNames = [...]string{
 	AuditSchedulePause:   "schedule_pause",
 	AuditScheduleResume:  "schedule_resume",
 	AuditScheduleRemove:  "schedule_remove",
+	AuditQueueSetRate:    "queue_set_rate",
 }
 
 // String returns the stored name of the action.

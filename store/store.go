@@ -26,6 +26,33 @@
 // takes a Concurrency-Limit slot in one step; an applied outcome moves the
 // state, records the Retry Cause and frees the slot in one step.
 //
+// # Rate Limit
+//
+// A Queue's Rate Limit (QueueRate) caps how many of its jobs start — are
+// claimed — per Period, cluster-wide: at most Limit claims per fixed window
+// of Period, enforced at claim in the store, never by a node's timer. It is
+// a time-based cap, neither the Concurrency Limit (how many Run at once) nor
+// Backpressure (a node's own pool); a claim takes from a Queue only what all
+// three allow.
+//
+// The window rule: the store's clock is cut into windows of length Period
+// aligned to the Unix epoch, window k covering [epoch + k·Period,
+// epoch + (k+1)·Period). Each claimed job counts once, in the window that
+// holds the store's now at its claim, whatever becomes of its Attempt (a
+// retry, an expired Lease or a Relinquish gives nothing back); a claim
+// leases from a rated Queue no more jobs than leave that window's count at
+// or below Limit (QueueRate.Budget). Windows are fixed, so up to
+// 2·Limit starts may fall within one Period straddling a window boundary;
+// within each window, never more than Limit. The count is exact under any
+// number of concurrent claimers: claims that may take from a rated Queue
+// are serialized on that Queue, as for a Concurrency Limit.
+//
+// A claim a Rate Limit stopped — a rated Queue it asked still had a due job
+// when its window's budget ran out — says when to ask again: ClaimParams.
+// Reopen receives how long from the store's now until the earliest such
+// window ends, and the Node Driver re-polls then (node.PollAfter) instead
+// of spinning on its poll ticker.
+//
 // # Batches
 //
 // Every method that takes a list does the whole list in one round trip. Rows
@@ -136,8 +163,11 @@ type Worker interface {
 	// passes its allocated Queue first and the rest as fallthrough. Paused
 	// Queues are skipped. A Queue with a Concurrency Limit yields only as many
 	// jobs as leave its Running count at or below the limit, counted across
-	// every worker on every node. Concurrent claimers never lease one job
-	// twice.
+	// every worker on every node. A Queue with a Rate Limit yields only as
+	// many jobs as leave its window's count at or below the Rate's Limit (see
+	// Rate Limit in the package doc), and when it withholds a due job the
+	// claim reports, through p.Reopen, when its window ends. Concurrent
+	// claimers never lease one job twice.
 	JobClaim(ctx context.Context, p ClaimParams) ([]job.Job, error)
 
 	// LeaseRenew extends each named Lease still held by Worker to the store's
@@ -196,7 +226,7 @@ type Worker interface {
 }
 
 // Queues reads and changes Queue settings. A Queue exists once a job names
-// it or a setting is written for it. Pause, resume and set-limit are
+// it or a setting is written for it. Pause, resume, set-limit and set-rate are
 // Operator Actions: each writes an audit record (AuditEntry) with its Actor
 // atomically with the setting.
 type Queues interface {
@@ -208,6 +238,12 @@ type Queues interface {
 	// Limit of 0 removes it. A lowered limit never revokes a Lease; it stops
 	// claims until Running drops below it.
 	QueueSetLimit(ctx context.Context, p QueueSetLimitParams) error
+	// QueueSetRate sets the Queue's cluster-wide Rate Limit; the zero
+	// QueueRate removes it. A new Limit under the same Period keeps the
+	// current window's count (a lowered Limit stops claims for the rest of
+	// the window); a new Period, or a removed Rate, starts the count afresh.
+	// It never revokes a Lease.
+	QueueSetRate(ctx context.Context, p QueueSetRateParams) error
 	// QueueList returns every known Queue with its settings and counts,
 	// ordered by name.
 	QueueList(ctx context.Context) ([]QueueInfo, error)
@@ -298,6 +334,11 @@ type ClaimParams struct {
 	Limit int
 	// LeaseDuration is the Lease length from the store's now; positive.
 	LeaseDuration time.Duration
+	// Reopen, if not nil, receives the claim's word on its Rate Limits: how
+	// long from the store's now until the earliest window ends of a rated
+	// Queue that withheld a due job from this claim, or zero if no Rate
+	// Limit withheld one. The store writes it only on success.
+	Reopen *time.Duration
 }
 
 // RenewParams are the params of Worker.LeaseRenew.
@@ -419,6 +460,11 @@ type QueueInfo struct {
 	Limit int
 	// Running is the number of Running jobs (the slots in use).
 	Running int
+	// Rate is the Rate Limit; the zero QueueRate when there is none.
+	Rate QueueRate
+	// RateStarted is how many jobs started in the Rate's current window
+	// (the one holding the store's now); 0 without a Rate.
+	RateStarted int
 }
 
 // JobListParams filter and page Monitor.JobList.

@@ -137,7 +137,7 @@ func queuesList(ctx context.Context, cmd *cli.Command) error {
 		}
 		out := make([]view, len(qs))
 		for i, q := range qs {
-			out[i] = view(q)
+			out[i] = view{Name: q.Name, Paused: q.Paused, Limit: q.Limit, Running: q.Running}
 		}
 		return writeJSON(w, out)
 	}

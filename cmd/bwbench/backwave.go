@@ -164,6 +164,16 @@ func (backwaveSystem) open(ctx context.Context, b *bench, sc, tg string) (instan
 		}
 		k.set("limit", fmt.Sprint(limit))
 	}
+	if sc == scRate {
+		// A Rate Limit that never binds: the row is the cost of counting
+		// starts and of the lock claims of a rated Queue take turns on.
+		rate := store.QueueRate{Limit: store.MaxRateLimit, Period: time.Minute}
+		if err := in.st.QueueSetRate(ctx, store.QueueSetRateParams{Queue: backwave.DefaultQueue, Rate: rate}); err != nil {
+			_ = in.close(ctx)
+			return nil, "", err
+		}
+		k.set("rate", rate.String())
+	}
 	return in, k.forScenario(sc), nil
 }
 

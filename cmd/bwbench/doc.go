@@ -26,6 +26,8 @@
 //	latency-hints-off  the same with hints off: polling alone, at the stated poll interval
 //	limit              the drain with a per-Queue Concurrency Limit (BackWave only: River has
 //	                   none in its free tier); compare with the unlimited drain
+//	rate               the drain with a per-Queue Rate Limit that never binds (BackWave only);
+//	                   the paired ratio to the unrated drain is the cost of an idle Rate Limit
 //	rss                peak RSS of a child process whose Client drains a backlog, at each
 //	                   backlog size given (BackWave only; flat in the backlog is the goal)
 //

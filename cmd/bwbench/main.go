@@ -25,6 +25,7 @@ const (
 	scLatencyOn  = "latency-hints-on"
 	scLatencyOff = "latency-hints-off"
 	scLimit      = "limit"
+	scRate       = "rate"
 	scHistoryOff = "drain-history-off"
 	scEncrypted  = "drain-encrypted"
 	// scObserversIdle is BackWave's drain with an Observer whose every
@@ -33,7 +34,7 @@ const (
 	scRSS           = "rss"
 )
 
-var allScenarios = []string{scInsert, scDrain, scHistoryOff, scEncrypted, scObserversIdle, scSteady, scLatencyOn, scLatencyOff, scLimit, scDrainLag, scLatencyLag, scDrainIdleTx, scRSS}
+var allScenarios = []string{scInsert, scDrain, scHistoryOff, scEncrypted, scObserversIdle, scSteady, scLatencyOn, scLatencyOff, scLimit, scRate, scDrainLag, scLatencyLag, scDrainIdleTx, scRSS}
 
 // Target names.
 const (

@@ -37,12 +37,12 @@ func (b *bench) measure(ctx context.Context, sc, tg string) ([]result, error) {
 			systems = append(systems, s)
 		}
 	}
-	// A variant of BackWave's drain (limit, history off) is compared with
+	// A variant of BackWave's drain (limit, rate, history off) is compared with
 	// the default drain measured alternately in the same loop, not with the
 	// drain row, which ran at another time on a machine that may have
 	// drifted since.
 	paired := -1
-	if (sc == scLimit || sc == scHistoryOff || sc == scEncrypted || sc == scObserversIdle) && len(systems) > 0 {
+	if (sc == scLimit || sc == scRate || sc == scHistoryOff || sc == scEncrypted || sc == scObserversIdle) && len(systems) > 0 {
 		paired = len(systems)
 		systems = append(systems, pairedDrain{})
 	}
@@ -123,7 +123,7 @@ func (b *bench) once(ctx context.Context, s system, sc, tg string) (smp sample, 
 		}
 		smp.elapsed = time.Since(t0)
 		meter.end(ctx, smp.jobs)
-	case scDrain, scHistoryOff, scEncrypted, scObserversIdle, scLimit:
+	case scDrain, scHistoryOff, scEncrypted, scObserversIdle, scLimit, scRate:
 		smp.jobs = b.drainSize(s.name(), tg)
 		smp.elapsed, err = drain(ctx, inst, smp.jobs, meter)
 	case scSteady:

@@ -153,7 +153,7 @@ func (r report) ratios() []string {
 			return "—"
 		}
 		river, raw := find(x.Scenario, x.Target, sysRiver), find(x.Scenario, x.Target, sysRaw)
-		if x.Scenario == scLimit || x.Scenario == scHistoryOff || x.Scenario == scEncrypted || x.Scenario == scObserversIdle {
+		if x.Scenario == scLimit || x.Scenario == scRate || x.Scenario == scHistoryOff || x.Scenario == scEncrypted || x.Scenario == scObserversIdle {
 			river, raw = nil, find(scDrain, x.Target, sysRaw)
 			if x.Scenario == scHistoryOff || x.Scenario == scObserversIdle {
 				river = find(scDrain, x.Target, sysRiver)
@@ -167,6 +167,8 @@ func (r report) ratios() []string {
 					what = "encrypted/plain"
 				case scObserversIdle:
 					what = "observers idle/none"
+				case scRate:
+					what = "idle rate/unrated"
 				}
 				out = append(out, fmt.Sprintf("| %s | %s | %s (%s drain, paired: %.2f×) | %s |", x.Scenario, x.Target, ratio(river), what, x.JobsPerSec/x.baseline, ratio(raw)))
 				continue

@@ -227,7 +227,8 @@ func endsTerminal(entries []store.Transition) bool {
 }
 
 // hint announces, in name order, each candidate Queue that is not paused,
-// is under its Concurrency Limit and holds a job claimable now.
+// is under its Concurrency Limit and its Rate Limit and holds a job
+// claimable now.
 func (s *sqliteStore) hint(candidates []string) error {
 	if len(candidates) == 0 || !s.hub.Active() {
 		return nil
@@ -244,6 +245,9 @@ func (s *sqliteStore) hint(candidates []string) error {
 		i := slices.IndexFunc(infos, func(q store.QueueInfo) bool { return q.Name == name })
 		if i < 0 || infos[i].Paused || (infos[i].Limit > 0 && infos[i].Running >= infos[i].Limit) {
 			continue
+		}
+		if r := infos[i].Rate; !r.IsZero() && infos[i].RateStarted >= r.Limit {
+			continue // the Rate Limit's window is spent
 		}
 		ok, err := s.claimable(name, now)
 		if err != nil {
@@ -374,6 +378,11 @@ func (s *sqliteStore) QueueResume(ctx context.Context, p store.QueueParams) erro
 // QueueSetLimit hints the Queue.
 func (s *sqliteStore) QueueSetLimit(ctx context.Context, p store.QueueSetLimitParams) error {
 	return doneErr(s, s.Store.QueueSetLimit(ctx, p), call{hint: []string{p.Queue}})
+}
+
+// QueueSetRate hints the Queue.
+func (s *sqliteStore) QueueSetRate(ctx context.Context, p store.QueueSetRateParams) error {
+	return doneErr(s, s.Store.QueueSetRate(ctx, p), call{hint: []string{p.Queue}})
 }
 
 // JobRequeue feeds the job.

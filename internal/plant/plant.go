@@ -27,6 +27,8 @@ const (
 	// ClaimIgnoresLimit: claims ignore every Queue's Concurrency Limit
 	// (memstore).
 	ClaimIgnoresLimit Bug = "claim-ignores-limit"
+	// ClaimIgnoresRate: claims ignore every Queue's Rate Limit (memstore).
+	ClaimIgnoresRate Bug = "claim-ignores-rate"
 	// LatchRecountsEdges: a parent that reaches a terminal state again
 	// after an operator requeue counts its edges again, so one parent counts
 	// twice against a latch (memstore).
@@ -54,7 +56,7 @@ const (
 // All returns every planted bug, in a new slice.
 func All() []Bug {
 	return []Bug{
-		FenceIgnoresAttempt, ClaimIgnoresLimit, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence,
+		FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence,
 		CapacityForgetsBuffered, CoalesceEveryMissed, MintDropsOccurrence,
 	}
 }
@@ -66,7 +68,7 @@ func (b Bug) Known() bool { return b == None || slices.Contains(All(), b) }
 // store that can plant it) rather than in the Node Driver.
 func (b Bug) InStore() bool {
 	switch b {
-	case FenceIgnoresAttempt, ClaimIgnoresLimit, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence:
+	case FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence:
 		return true
 	}
 	return false

@@ -131,6 +131,11 @@ const (
 	SitPurged
 	// SitPurgeFullBatch: a retention sweep purged a full batch, so it was issued again.
 	SitPurgeFullBatch
+	// SitRateSpent: a claim spent a Queue's Rate Limit for its window.
+	SitRateSpent
+	// SitRateRepoll: a node re-polled when a spent Rate Limit's window
+	// reopened (node.PollAfter).
+	SitRateRepoll
 	numSituations
 )
 
@@ -193,6 +198,8 @@ var situationNames = [numSituations]string{
 	SitSkippedMissed:             "schedule-skipped-missed",
 	SitPurged:                    "retention-purged",
 	SitPurgeFullBatch:            "retention-full-batch",
+	SitRateSpent:                 "rate-spent",
+	SitRateRepoll:                "rate-repoll",
 }
 
 // String names the Situation.

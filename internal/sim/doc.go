@@ -72,8 +72,9 @@
 // healing fault heals.
 //
 // The workload — jobs in batches over the chaos window, some due later, a
-// Concurrency Limit on some Queues, operator cancels, pause/resume and
-// set-limit Operator Actions, graceful node restarts, Dependency graphs
+// Concurrency Limit on some Queues, a Rate Limit on some (rate.go),
+// operator cancels, pause/resume, set-limit and set-rate Operator Actions,
+// graceful node restarts, Dependency graphs
 // (chains, fan-outs, fan-ins, diamonds and random DAGs in both modes, some
 // naming earlier jobs as parents, with operator cancels of waiting jobs and
 // requeues of failed parents; graph.go) — is not a fault: it is the same at

@@ -50,6 +50,9 @@ const (
 	// InvConcurrencyLimit: a claim took a Queue's Running count above its
 	// Concurrency Limit.
 	InvConcurrencyLimit = "concurrency-limit"
+	// InvRateLimit: a claim made a Queue's window count exceed its Rate
+	// Limit (store package doc, Rate Limit).
+	InvRateLimit = "rate-limit"
 	// InvPausedQueue: a job was claimed from a paused Queue.
 	InvPausedQueue = "paused-queue-claimed"
 	// InvPoolSize: a Driver held more Leases than its PoolSize

@@ -28,6 +28,8 @@ const (
 	tagSwarm
 	tagScenario
 	tagRestart
+	tagRate
+	tagRateAction
 )
 
 // mix64 is the splitmix64 finalizer.

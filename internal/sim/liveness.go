@@ -50,6 +50,11 @@ import (
 // the latest due time of a live Scheduled or Awaiting-Parent job (a released
 // dependent keeps a later due time it was enqueued with).
 //
+// Rate Limits, T4 = Σ_q (⌈W_q / r_q⌉ + 1) × (R_q + P) over the Queues
+// with a Rate of r_q starts per R_q (rateBound): the Queue's claims left
+// need that many windows at most, the one in progress included, and each
+// window's claims start within P of its opening.
+//
 // Dependencies, T3 = W_dep × (P + D + F). The Queue-parallel term above
 // assumes c_q Attempts of q can run at once, but a dependent's Attempts wait
 // for its parents, so a graph may keep Workers idle while one chain runs.
@@ -132,5 +137,6 @@ func (w *world) drainBound() (anchor time.Time, bound time.Duration) {
 	}
 	t2 += time.Duration(total) * (backoff + poll)
 	t2 += time.Duration(dependent) * slot
+	t2 += w.rateBound(work, poll)
 	return anchor, t1 + t2
 }

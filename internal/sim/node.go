@@ -43,7 +43,10 @@ type simNode struct {
 
 	// wakePending is the single pending wake slot hints coalesce in.
 	wakePending bool
-	skew        time.Duration
+	// repollAt is when the one pending re-poll (node.PollAfter) fires;
+	// zero when none is pending.
+	repollAt time.Time
+	skew     time.Duration
 
 	isoDepth     int
 	isoPermanent bool
@@ -97,6 +100,14 @@ func (n *simNode) handle(ev *event) {
 	case evHeartbeat:
 		w.schedule(event{at: w.now.Add(n.spec.Heartbeat.D()), kind: evHeartbeat, node: n.idx, inc: n.inc})
 		n.step(node.Heartbeat{Now: n.now()})
+	case evRepoll:
+		if !ev.at.Equal(n.repollAt) {
+			return // replaced by a sooner one
+		}
+		n.repollAt = time.Time{}
+		w.cov.hit(SitRateRepoll)
+		n.noteBackpressure()
+		n.step(node.Poll{Now: n.now()})
 	case evWake:
 		n.wakePending = false
 		n.noteBackpressure()
@@ -167,6 +178,7 @@ func (n *simNode) start() {
 	n.attempts = make(map[job.Lease]*attempt)
 	n.cmds, n.head = n.cmds[:0], 0
 	n.wakePending = false
+	n.repollAt = time.Time{}
 	n.withheld, n.pendingApply, n.lastApply = nil, 0, w.now
 	inc := n.inc
 	n.unsub = w.st.SubscribeHints(func(queue string) { n.hint(inc, queue) })
@@ -256,6 +268,11 @@ func (n *simNode) do(c node.Command) node.Event {
 		} else {
 			w.cov.hit(SitShutdownAbandon)
 		}
+	case node.PollAfter:
+		// One pending re-poll, replaced by each PollAfter, as the
+		// production pump keeps it.
+		n.repollAt = w.now.Add(c.Delay)
+		w.schedule(event{at: n.repollAt, kind: evRepoll, node: n.idx, inc: n.inc})
 	case node.SignalCancel:
 		w.cov.hit(SitCancelSignalled)
 		if a := n.attempts[c.Lease]; a != nil {

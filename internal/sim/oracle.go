@@ -16,8 +16,8 @@ import (
 //   - onTransition sees every state change the store applies (memstore's
 //     OnTransition) and checks the edge is legal, that a Cancelled job never
 //     leaves Cancelled, that Attempts only grow and only at a claim, that no
-//     claim takes a Queue past its Concurrency Limit or out of a paused
-//     Queue, that no Attempt's outcome applies twice, and that no expiry
+//     claim takes a Queue past its Concurrency Limit, past its Rate Limit
+//     (rate.go) or out of a paused Queue, that no Attempt's outcome applies twice, and that no expiry
 //     ends a Lease that has not lapsed;
 //   - checkedStore (checked.go) reads each reported job's (State, Worker,
 //     Attempt) before forwarding a report or renewal and compares it with
@@ -98,6 +98,7 @@ func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
 		if w.paused[q] {
 			w.failf(ClassSafety, InvPausedQueue, "job %d claimed from paused queue %s", id, w.sc.Queues[q].Name)
 		}
+		w.checkRate(q, fmt.Sprintf("claim of job %d", id))
 	}
 	if e.From == job.StateRunning && isOutcome(e.Via) {
 		if slices.Contains(js.outcomes, a) {

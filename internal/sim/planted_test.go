@@ -10,7 +10,7 @@ import (
 // and shows the VOPR loop finds it within a bounded number of seeds, the Seed
 // Minimizer shrinks its Plan, and the minimized Plan replays to the same
 // invariant (glossary: VOPR Runner, Seed Minimizer, Effect-Once, Concurrency
-// Limit, Backpressure).
+// Limit, Backpressure; the Rate Limit of the store package doc).
 func TestPlantedBugsAreFound(t *testing.T) {
 	if !plant.Enabled {
 		t.Skip("planted bugs are compiled in only with -tags backwave_plant")
@@ -24,6 +24,7 @@ func TestPlantedBugsAreFound(t *testing.T) {
 	}{
 		{plant.FenceIgnoresAttempt, Recoverable, InvEffectOnce, 1000},
 		{plant.ClaimIgnoresLimit, Pristine, InvConcurrencyLimit, 50},
+		{plant.ClaimIgnoresRate, Pristine, InvRateLimit, 50},
 		{plant.CapacityForgetsBuffered, Pristine, InvPoolSize, 50},
 	} {
 		t.Run(string(tc.mutation), func(t *testing.T) {

@@ -84,10 +84,13 @@ type NodeSpec struct {
 	StartAt Dur `json:"start_at"`
 }
 
-// QueueSpec is one Queue and its initial Concurrency Limit (0: none).
+// QueueSpec is one Queue, its initial Concurrency Limit (0: none) and its
+// initial Rate Limit: RateLimit starts per RatePeriod (0 and 0: none).
 type QueueSpec struct {
-	Name  string `json:"name"`
-	Limit int    `json:"limit,omitempty"`
+	Name       string `json:"name"`
+	Limit      int    `json:"limit,omitempty"`
+	RateLimit  int    `json:"rate_limit,omitempty"`
+	RatePeriod Dur    `json:"rate_period,omitempty"`
 }
 
 // Workload is the shape of the jobs and Operator Actions of a run.
@@ -107,6 +110,9 @@ type Workload struct {
 	// QueueActions is how many pause/resume or set-limit Operator Actions
 	// happen; each is undone before the chaos window ends.
 	QueueActions int `json:"queue_actions"`
+	// RateActions is how many set-rate Operator Actions happen (rate.go);
+	// each is undone before the chaos window ends.
+	RateActions int `json:"rate_actions,omitempty"`
 	// Deploys is how many graceful node restarts (Stop, drain, Relinquish,
 	// start with a new worker id) happen.
 	Deploys int `json:"deploys"`
@@ -201,6 +207,7 @@ func NewScenario(seed uint64, level Level, size Size) Scenario {
 	}
 	sc.Swarm = NewSwarm(seed, level)
 	drawSchedules(&sc)
+	drawRates(&sc)
 	return sc
 }
 
@@ -272,6 +279,9 @@ func (sc *Scenario) Validate() error {
 		known[q.Name] = true
 	}
 	if err := sc.validateSchedules(known); err != nil {
+		return err
+	}
+	if err := sc.validateRates(); err != nil {
 		return err
 	}
 	for i, ns := range sc.Nodes {

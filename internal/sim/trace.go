@@ -21,6 +21,7 @@ var evNames = [...]string{
 	evOpApply: "op-apply", evOpResponse: "op-response", evCrash: "crash", evIsolate: "isolate", evHeal: "heal",
 	evSkew: "skew", evChaosEnd: "chaos-end", evDeadline: "deadline", evStoreRestart: "store-restart",
 	evStoreUp: "store-up", evRequeue: "operator-requeue", evScheduleRemove: "schedule-remove",
+	evRateAction: "rate-action", evRateUndo: "rate-undo", evRepoll: "re-poll",
 }
 
 func (w *world) traceEvent(ev *event) {
@@ -53,6 +54,9 @@ func (w *world) traceInput(n *simNode, ev node.Event) {
 		code = 14
 	case node.ClaimDone:
 		code, a, b = 3, uint64(e.Op), uint64(len(e.Jobs))
+		if e.Reopen > 0 {
+			w.mix(uint64(e.Reopen))
+		}
 		for i := range e.Jobs {
 			w.mix(uint64(e.Jobs[i].ID)<<32 | uint64(e.Jobs[i].Attempt))
 		}
@@ -140,6 +144,8 @@ func (w *world) traceCommand(n *simNode, c node.Command) {
 		code, a, b = 11, uint64(c.Op), uint64(c.Sweep)<<32|uint64(c.Limit)
 	case node.Forget:
 		code, a, b = 12, uint64(len(c.Leases)), uint64(c.Reason)
+	case node.PollAfter:
+		code, a = 13, uint64(c.Delay)
 	}
 	w.mix(code<<56 | uint64(n.idx)<<40 | uint64(n.inc)<<24)
 	w.mix(a)

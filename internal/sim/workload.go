@@ -48,6 +48,8 @@ type workload struct {
 	batches [][]int // job indexes per batch, ascending
 	actions []queueAction
 	deploys []deploy
+	// rateActions are the set-rate Operator Actions (rate.go).
+	rateActions []rateAction
 }
 
 func expandWorkload(sc *Scenario) *workload {
@@ -95,6 +97,7 @@ func expandWorkload(sc *Scenario) *workload {
 		wl.deploys = append(wl.deploys, dp)
 	}
 	expandGraphs(sc, wl)
+	expandRateActions(sc, wl)
 	return wl
 }
 

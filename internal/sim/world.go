@@ -39,6 +39,9 @@ const (
 	evStoreUp
 	evRequeue
 	evScheduleRemove
+	evRateAction
+	evRateUndo
+	evRepoll
 )
 
 // event is one entry of the event queue, ordered by (at, seq).
@@ -167,6 +170,7 @@ type world struct {
 	limits  []int
 	paused  []bool
 	running []int
+	rates   []rateTrack // the Rate oracle's counts (rate.go)
 
 	live         int // inserted jobs not terminal
 	workloadLeft int // workload events not yet processed
@@ -368,6 +372,7 @@ func (w *world) setup() {
 			w.workload(event{at: w.at(js.requeueAt), kind: evRequeue, idx: i})
 		}
 	}
+	w.setupRates()
 	for k, a := range w.wl.actions {
 		w.workload(event{at: w.at(a.at), kind: evQueueAction, idx: k})
 		w.workload(event{at: w.at(a.undo), kind: evQueueUndo, idx: k})
@@ -445,6 +450,9 @@ func (w *world) handle(ev *event) {
 	case evScheduleRemove:
 		w.workloadLeft--
 		w.removeSchedule(ev.idx)
+	case evRateAction, evRateUndo:
+		w.workloadLeft--
+		w.rateAction(ev.idx, ev.kind == evRateUndo)
 	case evDeadline:
 		w.finish(false)
 	case evChaosEnd:

@@ -17,8 +17,10 @@ import (
 // p.LeaseDuration. Queues are taken in the given order (a Queue named twice
 // counts once); within a Queue, jobs go in due order, ties by id. Paused
 // Queues are skipped, and a Queue with a Concurrency Limit yields no more
-// jobs than leave its Running count at the limit. The returned jobs are in
-// claim order.
+// jobs than leave its Running count at the limit; a Queue with a Rate Limit
+// yields no more than leave its window's count at the Rate's Limit
+// (p.Reopen says when the earliest exhausted window ends, rateReopen). The
+// returned jobs are in claim order.
 func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -46,13 +48,24 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 		if room <= 0 {
 			continue
 		}
-		for _, r := range s.dueIn(q, now, room) {
+		room, window := s.rateRoom(q, room, now)
+		if room <= 0 {
+			continue // the Rate Limit's window is spent
+		}
+		due := s.dueIn(q, now, room)
+		if !window.IsZero() {
+			q.rate.take(window, len(due))
+		}
+		for _, r := range due {
 			r.job.Attempt++
 			s.move(r, job.StateRunning, core.ViaClaim, now, "")
 			r.job.Worker = p.Worker
 			r.job.LeaseExpiresAt = expires
 			out = append(out, copyJob(&r.job))
 		}
+	}
+	if p.Reopen != nil {
+		*p.Reopen = s.rateReopen(p.Queues, now)
 	}
 	return out, nil
 }

@@ -52,6 +52,9 @@ func (s *Store) hintable(hs *hintSet, now time.Time) []string {
 		if q == nil || q.paused || (q.limit > 0 && q.running >= q.limit) {
 			continue
 		}
+		if n, _ := q.rate.budget(now); n == 0 {
+			continue
+		}
 		for _, id := range q.ids {
 			if core.Claimable(&s.row(id).job, now) {
 				out = append(out, name)

@@ -109,6 +109,8 @@ type queue struct {
 	// running counts the Queue's Running jobs: the Concurrency-Limit slots
 	// in use. Only Store.move changes it.
 	running int
+	// rate is the Queue's Rate Limit and its window's count.
+	rate rateState
 	// ids lists every job of the Queue in ascending id order.
 	ids []job.ID
 }

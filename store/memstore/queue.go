@@ -68,8 +68,10 @@ func (s *Store) QueueList(ctx context.Context) ([]store.QueueInfo, error) {
 	}
 	defer s.mu.Unlock()
 	out := make([]store.QueueInfo, 0, len(s.queues))
+	now := s.clock.Now()
 	for name, q := range s.queues {
-		out = append(out, store.QueueInfo{Name: name, Paused: q.paused, Limit: q.limit, Running: q.running})
+		out = append(out, store.QueueInfo{Name: name, Paused: q.paused, Limit: q.limit, Running: q.running,
+			Rate: q.rate.rate, RateStarted: q.rate.started(now)})
 	}
 	slices.SortFunc(out, func(a, b store.QueueInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil

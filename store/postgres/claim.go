@@ -5,24 +5,29 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
 
-// A claim is two statements sent as one batch (one round trip with pgx) and
-// run as one transaction:
+// A claim is two statements (three with ClaimParams.Reopen) sent as one
+// batch (one round trip with pgx) and run as one transaction:
 //
 //  1. claimLockSQL locks, in name order, the settings rows of the claimed
-//     Queues that have a Concurrency Limit. Every claim that may take a slot
-//     of a limited Queue holds that row until it commits, so such claims
-//     run one at a time per Queue; claims of unlimited Queues lock nothing
-//     here and never wait for each other.
+//     Queues that have a Concurrency Limit or a Rate Limit (rate.go). Every
+//     claim that may take a slot, or a start, of such a Queue holds that
+//     row until it commits, so such claims run one at a time per Queue;
+//     claims of other Queues lock nothing here and never wait for each
+//     other.
 //  2. claimSQL takes its snapshot only after the locks are held, so the
-//     Running count it reads for a limited Queue includes every claim that
-//     committed before it; it leases at most limit − running jobs there.
-//     Jobs are picked with FOR UPDATE SKIP LOCKED, so concurrent claimers
-//     never wait on, nor lease, one job twice.
+//     Running count and the window count it reads for such a Queue include
+//     every claim that committed before it; it leases at most
+//     limit − running jobs there, and no more than the Rate leaves in the
+//     window, which it counts. Jobs are picked with FOR UPDATE SKIP LOCKED,
+//     so concurrent claimers never wait on, nor lease, one job twice.
+//  3. with ClaimParams.Reopen, rateReopenSQL reads when the earliest
+//     exhausted Rate Limit window of the claimed Queues ends (rate.go).
 //
 // Outcomes, expiries and Relinquishes free slots without the lock: they only
 // lower the count, so a claim that missed one is conservative, never over.
@@ -35,7 +40,7 @@ import (
 // statement). Claims that name no limited Queue are unaffected.
 
 const claimLockSQL = `SELECT q.name FROM backwave.queue q
-WHERE q.name = ANY($1::text[]) AND q.concurrency_limit > 0
+WHERE q.name = ANY($1::text[]) AND (q.concurrency_limit > 0 OR q.rate_limit > 0)
 ORDER BY q.name COLLATE "C"
 FOR UPDATE`
 
@@ -64,20 +69,27 @@ const genericPlanSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan
 // this statement's snapshot cannot see (a concurrent change that left it
 // claimable) is simply not updated and stays Scheduled, so a claim may
 // lease fewer, never a wrong job.
-var claimSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
+var claimSQL = `WITH now AS (SELECT t, (extract(epoch FROM t) * 1000000)::bigint AS us
+             FROM (SELECT coalesce($1::timestamptz, now()) AS t) c),
 queues AS (
-    SELECT DISTINCT ON (u.name) u.name, u.ord, q.concurrency_limit
+    SELECT DISTINCT ON (u.name) u.name, u.ord, q.concurrency_limit, q.rate_limit, q.rate_window, q.rate_count,
+        CASE WHEN q.rate_limit > 0 THEN ` + rateWindowSQL + ` END AS ws
     FROM unnest($2::text[]) WITH ORDINALITY AS u(name, ord)
     JOIN backwave.queue q ON q.name = u.name
+    CROSS JOIN now
     WHERE NOT q.paused
     ORDER BY u.name, u.ord
 ),
 room AS (
     SELECT qs.name, qs.ord,
-        CASE WHEN qs.concurrency_limit > 0
+        least(CASE WHEN qs.concurrency_limit > 0
             THEN greatest(0, least($3::int, qs.concurrency_limit - (SELECT count(*) FROM backwave.job r
                                                                      WHERE r.queue = qs.name AND r.state = 'running')))
-            ELSE $3::int END AS n,
+            ELSE $3::int END,
+        CASE WHEN qs.rate_limit = 0 THEN $3::int
+            WHEN qs.rate_window IS NULL OR qs.rate_window < qs.ws THEN qs.rate_limit
+            WHEN qs.rate_window = qs.ws THEN greatest(0, qs.rate_limit - qs.rate_count)
+            ELSE 0 END) AS n,
         (SELECT count(*) FROM (SELECT 1 FROM backwave.job d
                                WHERE d.queue = qs.name AND d.state = 'scheduled'
                                  AND d.scheduled_at <= coalesce($1::timestamptz, now())
@@ -113,6 +125,13 @@ claimed AS (
     WHERE j.ctid = ANY (ARRAY(SELECT p.ctid FROM picked p))
     RETURNING j.*, now.t AS now
 ),
+rated AS (
+    UPDATE backwave.queue q
+    SET rate_count = CASE WHEN q.rate_window = c.ws THEN q.rate_count + c.k ELSE c.k END, rate_window = c.ws
+    FROM (SELECT qs.name, qs.ws, count(*) AS k FROM claimed j JOIN queues qs ON qs.name = j.queue
+          WHERE qs.rate_limit > 0 GROUP BY qs.name, qs.ws) c
+    WHERE q.name = c.name
+),
 logged AS (
     INSERT INTO backwave.job_transition (job_id, at, from_state, state, via, attempt)
     SELECT c.id, c.now, 'scheduled', 'running', 'claim', c.attempt FROM claimed c WHERE $6::bool
@@ -139,10 +158,11 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 		ord int64
 	}
 	var out []claimed
-	err := s.db.batch(ctx,
-		stmt{sql: genericPlanSQL},
-		stmt{sql: s.sql(claimLockSQL), args: []any{p.Queues}},
-		stmt{
+	var reopen int64
+	stmts := []stmt{
+		{sql: genericPlanSQL},
+		{sql: s.sql(claimLockSQL), args: []any{p.Queues}},
+		{
 			sql:  s.sql(claimSQL),
 			args: []any{s.nowArg(), p.Queues, int32(min(p.Limit, 1<<31-1)), string(p.Worker), micros(p.LeaseDuration), s.opts.History.Records()},
 			each: func(scan scanFunc) error {
@@ -158,7 +178,16 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 				out = append(out, claimed{j: j, ord: ord})
 				return nil
 			},
+		},
+	}
+	if p.Reopen != nil {
+		stmts = append(stmts, stmt{
+			sql:  s.sql(rateReopenSQL),
+			args: []any{s.nowArg(), p.Queues},
+			each: func(scan scanFunc) error { return scan(&reopen) },
 		})
+	}
+	err := s.db.batch(ctx, stmts...)
 	if err != nil {
 		return nil, s.wrap(fmt.Sprintf("claim for %s", p.Worker), err)
 	}
@@ -174,6 +203,9 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 	jobs := make([]job.Job, len(out))
 	for i, c := range out {
 		jobs[i] = c.j
+	}
+	if p.Reopen != nil {
+		*p.Reopen = time.Duration(reopen) * time.Microsecond
 	}
 	return jobs, nil
 }

@@ -93,6 +93,11 @@
 // a limited Queue take turns on its row, cluster-wide, one short
 // transaction each. See claim.go.
 //
+// A Queue with a Rate Limit is locked the same way, and the claim counts the
+// jobs it leased against the window in the same statement (rate.go); with
+// ClaimParams.Reopen, one more statement in the batch reads when a spent
+// window ends.
+//
 // # Outcomes
 //
 // OutcomeReport applies a whole batch in one UPDATE … FROM unnest(…), each

@@ -56,7 +56,7 @@ func TestHotStatementsUseGenericPlans(t *testing.T) {
 	}
 	const worker = job.WorkerID("w1")
 	for range 3 {
-		claimed, err := s.JobClaim(ctx, store.ClaimParams{Worker: worker, Queues: []string{"q"}, Limit: 50, LeaseDuration: time.Minute})
+		claimed, err := s.JobClaim(ctx, store.ClaimParams{Worker: worker, Queues: []string{"q"}, Limit: 50, LeaseDuration: time.Minute, Reopen: new(time.Duration)})
 		if err != nil || len(claimed) != 50 {
 			t.Fatalf("claim: %d jobs, %v", len(claimed), err)
 		}
@@ -84,7 +84,8 @@ func TestHotStatementsUseGenericPlans(t *testing.T) {
 		"input AS MATERIALIZED":          "report",
 		"SET lease_expires_at = now.t +": "renew",
 		"handed AS (":                    "relinquish",
-		"AND q.concurrency_limit > 0":    "claim lock",
+		"OR q.rate_limit > 0)":           "claim lock",
+		"spent AS (":                     "rate reopen",
 	}
 	rows, err := pool.Query(ctx, "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements")
 	if err != nil {

@@ -65,8 +65,10 @@ func (s *Store) QueueSetLimit(ctx context.Context, p store.QueueSetLimitParams) 
 	return s.queueSet(ctx, "set the limit of", p.Queue, nil, int32(min(p.Limit, 1<<31-1)), true, p.Actor, store.AuditQueueSetLimit, store.LimitDetail(p.Limit))
 }
 
-const queueListSQL = `SELECT q.name, q.paused, q.concurrency_limit, coalesce(r.n, 0)
-FROM backwave.queue q
+const queueListSQL = `WITH now AS (SELECT (extract(epoch FROM coalesce($1::timestamptz, now())) * 1000000)::bigint AS us)
+SELECT q.name, q.paused, q.concurrency_limit, coalesce(r.n, 0), q.rate_limit, q.rate_period,
+    CASE WHEN q.rate_limit > 0 AND q.rate_window = ` + rateWindowSQL + ` THEN q.rate_count ELSE 0 END
+FROM backwave.queue q CROSS JOIN now
 LEFT JOIN (SELECT j.queue, count(*) AS n FROM backwave.job j WHERE j.state = 'running' GROUP BY j.queue) r
     ON r.queue = q.name
 ORDER BY q.name COLLATE "C"`
@@ -78,11 +80,14 @@ func (s *Store) QueueList(ctx context.Context) ([]store.QueueInfo, error) {
 		return nil, err
 	}
 	out := []store.QueueInfo{}
-	err := s.db.query(ctx, s.sql(queueListSQL), nil, func(scan scanFunc) error {
+	err := s.db.query(ctx, s.sql(queueListSQL), []any{s.nowArg()}, func(scan scanFunc) error {
 		var q store.QueueInfo
-		if err := scan(&q.Name, &q.Paused, &q.Limit, &q.Running); err != nil {
+		var rateLimit int32
+		var ratePeriod int64
+		if err := scan(&q.Name, &q.Paused, &q.Limit, &q.Running, &rateLimit, &ratePeriod, &q.RateStarted); err != nil {
 			return err
 		}
+		q.Rate = rateOf(rateLimit, ratePeriod)
 		out = append(out, q)
 		return nil
 	})

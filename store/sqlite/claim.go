@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
@@ -19,29 +20,37 @@ import (
 // (a Queue named twice counts once); within a Queue, jobs go in due order,
 // ties by id. Paused Queues are skipped. For a Queue with a Concurrency
 // Limit the Running count is read inside the same transaction, under the
-// file's write lock, so the limit holds across every process on the file.
+// file's write lock, so the limit holds across every process on the file;
+// so is a Rate Limit's window count, which the claim updates there too.
 // The returned jobs are in claim order.
 func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	var out []job.Job
+	var reopen time.Duration
 	err := s.write(ctx, "claim", func(tx *sql.Tx) error {
-		out = nil
+		out, reopen = nil, 0
 		var counts countDeltas
 		now := s.clock.Now()
 		expires := micros(now.Add(p.LeaseDuration))
+		// unread says whether some named Queue's settings were not read
+		// (the batch filled first); anyRated whether a read one has a Rate.
+		// Only then can the claim have a Reopen to read.
+		unread, anyRated := false, false
 		for i, name := range p.Queues {
 			if len(out) == p.Limit {
+				unread = true
 				break
 			}
 			if slices.Contains(p.Queues[:i], name) {
 				continue
 			}
-			room, err := s.room(ctx, tx, name, p.Limit-len(out))
+			room, rate, err := s.room(ctx, tx, name, p.Limit-len(out), now)
 			if err != nil {
 				return err
 			}
+			anyRated = anyRated || rate.rated
 			if room <= 0 {
 				continue
 			}
@@ -64,7 +73,18 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			if n, err := res.RowsAffected(); err != nil || n != claimed {
 				return fmt.Errorf("queue %q: leased %d of the %d jobs read due (%v)", name, n, claimed, err)
 			}
+			if rate.rated {
+				if err := s.rateTake(ctx, tx, name, rate.window, claimed); err != nil {
+					return err
+				}
+			}
 			counts.move([]byte(name), codeScheduled, codeRunning, claimed)
+		}
+		if p.Reopen != nil && (unread || anyRated) {
+			var err error
+			if reopen, err = s.rateReopen(ctx, tx, p.Queues, now); err != nil {
+				return err
+			}
 		}
 		if len(out) == 0 {
 			return nil
@@ -91,6 +111,9 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 	})
 	if err != nil {
 		return nil, err
+	}
+	if p.Reopen != nil {
+		*p.Reopen = reopen
 	}
 	return out, nil
 }
@@ -172,28 +195,42 @@ func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker j
 	return out, rows.Err()
 }
 
-// room returns how many jobs a claim may take from the Queue: want, or
-// fewer if the Queue's Concurrency Limit leaves fewer slots; 0 if the
-// Queue is paused or unknown. It runs inside the claim's write transaction.
-func (s *Store) room(ctx context.Context, tx *sql.Tx, queue string, want int) (int, error) {
+// claimRate is what a claim needs to count its leases against a Queue's
+// Rate Limit: whether it has one, and the window (µs) they count in.
+type claimRate struct {
+	rated  bool
+	window int64
+}
+
+// room returns how many jobs a claim at now may take from the Queue: want,
+// or fewer if the Queue's Concurrency Limit leaves fewer slots or its Rate
+// Limit leaves fewer starts in the window; 0 if the Queue is paused or
+// unknown. It runs inside the claim's write transaction.
+func (s *Store) room(ctx context.Context, tx *sql.Tx, queue string, want int, now time.Time) (int, claimRate, error) {
 	var paused bool
 	var limit int
-	err := s.queryRow(ctx, tx, s.q.queueSettings, []any{queue}, &paused, &limit)
+	var r rateRow
+	err := s.queryRow(ctx, tx, s.q.queueSettings, []any{queue}, &paused, &limit, &r.limit, &r.period, &r.window, &r.count)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return 0, nil
+		return 0, claimRate{}, nil
 	case err != nil:
-		return 0, fmt.Errorf("queue %q: settings: %w", queue, err)
+		return 0, claimRate{}, fmt.Errorf("queue %q: settings: %w", queue, err)
 	case paused:
-		return 0, nil
-	case limit <= 0:
-		return want, nil
+		return 0, claimRate{}, nil
+	}
+	var rate claimRate
+	if budget, window := r.budget(now); budget >= 0 {
+		want, rate = min(want, budget), claimRate{rated: true, window: window}
+	}
+	if limit <= 0 || want <= 0 {
+		return want, rate, nil
 	}
 	var running int
 	if err := s.queryRow(ctx, tx, s.q.countRunning, []any{queue}, &running); err != nil {
-		return 0, fmt.Errorf("queue %q: count running: %w", queue, err)
+		return 0, claimRate{}, fmt.Errorf("queue %q: count running: %w", queue, err)
 	}
-	return min(want, limit-running), nil
+	return min(want, limit-running), rate, nil
 }
 
 // jobIDs encodes the ids of jobs as a JSON array for json_each(?).

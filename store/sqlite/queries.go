@@ -36,7 +36,7 @@ const (
 	sqlTransition    = `INSERT INTO backwave_job_transition (job_id, at, from_state, state, via, attempt, failure_detail)
 	VALUES (?, ?, ?, ?, ?, ?, ?)`
 
-	sqlQueueSettings = `SELECT paused, concurrency_limit FROM backwave_queue WHERE name = ?`
+	sqlQueueSettings = `SELECT paused, concurrency_limit, rate_limit, rate_period, rate_window, rate_count FROM backwave_queue WHERE name = ?`
 	sqlCountRunning  = `SELECT COUNT(*) FROM backwave_job WHERE queue = ? AND state = 3`
 	// sqlClaimDue reads, in claim order, up to ?3 jobs of Queue ?1 due at
 	// ?2 (the partial index's order) with their payloads; the claim then
@@ -149,7 +149,7 @@ const (
 	ON CONFLICT (name) DO UPDATE SET paused = excluded.paused`
 	sqlSetLimit = `INSERT INTO backwave_queue (name, concurrency_limit) VALUES (?1, ?2)
 	ON CONFLICT (name) DO UPDATE SET concurrency_limit = excluded.concurrency_limit`
-	sqlQueueList = `SELECT q.name, q.paused, q.concurrency_limit,
+	sqlQueueList = `SELECT q.name, q.paused, q.concurrency_limit, q.rate_limit, q.rate_period, q.rate_window, q.rate_count,
 		(SELECT COUNT(*) FROM backwave_job j WHERE j.queue = q.name AND j.state = 3)
 	FROM backwave_queue q ORDER BY q.name`
 
@@ -186,6 +186,7 @@ type queries struct {
 	jobListOrderPage                                                                                                                                string
 	dep                                                                                                                                             depQueries
 	unique                                                                                                                                          uniqueQueries
+	rate                                                                                                                                            rateQueries
 }
 
 func newQueries(n schemaName) *queries {
@@ -211,5 +212,6 @@ func newQueries(n schemaName) *queries {
 		jobListOrderPage: r(sqlJobListOrderPage),
 		dep:              newDepQueries(n),
 		unique:           newUniqueQueries(n),
+		rate:             newRateQueries(n),
 	}
 }

@@ -67,6 +67,7 @@ func (s *Store) QueueSetLimit(ctx context.Context, p store.QueueSetLimitParams) 
 // with its settings and Running count, ordered by name (byte order).
 func (s *Store) QueueList(ctx context.Context) ([]store.QueueInfo, error) {
 	out := []store.QueueInfo{}
+	now := s.clock.Now()
 	err := s.read(ctx, "list queues", func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, s.q.queueList)
 		if err != nil {
@@ -75,9 +76,11 @@ func (s *Store) QueueList(ctx context.Context) ([]store.QueueInfo, error) {
 		defer func() { _ = rows.Close() }()
 		for rows.Next() {
 			var q store.QueueInfo
-			if err := rows.Scan(&q.Name, &q.Paused, &q.Limit, &q.Running); err != nil {
+			var r rateRow
+			if err := rows.Scan(&q.Name, &q.Paused, &q.Limit, &r.limit, &r.period, &r.window, &r.count, &q.Running); err != nil {
 				return fmt.Errorf("scan: %w", err)
 			}
+			q.Rate, q.RateStarted = r.rate(), r.started(now)
 			out = append(out, q)
 		}
 		return rows.Err()

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -222,12 +223,32 @@ func (d *differ) claim() {
 	p := store.ClaimParams{Worker: d.worker(), Queues: queues[:1+d.rng.IntN(len(queues))], Limit: 1 + d.rng.IntN(5),
 		LeaseDuration: d.leaseLength()}
 	d.note("claim %s %v limit %d lease %v", p.Worker, p.Queues, p.Limit, p.LeaseDuration)
-	jobs, _ := check(d, "claim", p, store.Store.JobClaim)
+	res, _ := check(d, "claim", p, claimWithReopen)
+	jobs := res.Jobs
 	d.reached["claimed"] += len(jobs)
+	if res.Reopen > 0 {
+		d.reached["claims a Rate Limit stopped"]++
+	}
 	for _, j := range jobs {
 		d.held = append(d.held, heldLease{worker: p.Worker, lease: j.Lease(), ceiling: j.Ceiling()})
 		d.told[j.Lease()] = j.CancelRequested
 	}
+}
+
+// claimAnswer is what a claim answers: its jobs and its Reopen.
+type claimAnswer struct {
+	Jobs   []job.Job
+	Reopen time.Duration
+}
+
+// claimWithReopen is JobClaim answering its Reopen too, so the
+// differential run compares it.
+func claimWithReopen(s store.Store, ctx context.Context, p store.ClaimParams) (claimAnswer, error) {
+	var a claimAnswer
+	p.Reopen = &a.Reopen
+	jobs, err := s.JobClaim(ctx, p)
+	a.Jobs = jobs
+	return a, err
 }
 
 // someLeases picks up to n Leases for one worker: mostly ones it holds
@@ -339,7 +360,19 @@ func (d *differ) relinquish() {
 
 func (d *differ) queueSetting() {
 	q, a := d.queue(), d.actor()
-	switch d.rng.IntN(5) {
+	switch d.rng.IntN(7) {
+	case 5, 6:
+		periods := []time.Duration{time.Second, 2 * time.Second, time.Minute}
+		p := store.QueueSetRateParams{Queue: q, Actor: a,
+			Rate: store.QueueRate{Limit: 1 + d.rng.IntN(4), Period: periods[d.rng.IntN(len(periods))]}}
+		switch d.rng.IntN(10) {
+		case 0:
+			p.Rate = store.QueueRate{} // removed
+		case 1:
+			p.Rate.Period = time.Microsecond // invalid
+		}
+		d.note("rate %s %s", q, p.Rate)
+		check(d, "rate "+q, p, errOnly(store.Store.QueueSetRate))
 	case 0:
 		d.note("pause %s", q)
 		check(d, "pause "+q, store.QueueParams{Queue: q, Actor: a}, errOnly(store.Store.QueuePause))
