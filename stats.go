@@ -80,6 +80,10 @@ type QueueStats struct {
 	Running int
 	// Limit is the Queue's Concurrency Limit; 0 when it has none.
 	Limit int
+	// Rate is the Queue's Rate Limit (the zero QueueRate when it has
+	// none), and RateStarted how many jobs started in its current window.
+	Rate        QueueRate
+	RateStarted int
 }
 
 // PumpStats returns the Worker Groups of the Client and their Pumps, from
@@ -127,7 +131,7 @@ func (c *Client) Stats(ctx context.Context) (Stats, error) {
 	}
 	s.Queues = make([]QueueStats, len(qs))
 	for i, q := range qs {
-		s.Queues[i] = QueueStats{Name: q.Name, Paused: q.Paused, Running: q.Running, Limit: q.Limit}
+		s.Queues[i] = QueueStats{Name: q.Name, Paused: q.Paused, Running: q.Running, Limit: q.Limit, Rate: QueueRate(q.Rate), RateStarted: q.RateStarted}
 	}
 	return s, nil
 }

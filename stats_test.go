@@ -43,6 +43,9 @@ func TestStatsShowsPumpsAndQueues(t *testing.T) {
 		if err := admin.SetQueueLimit(ctx, backwave.DefaultQueue, 10); err != nil {
 			t.Fatal(err)
 		}
+		if err := admin.SetQueueRate(ctx, backwave.DefaultQueue, backwave.QueueRate{Limit: 1000, Period: 24 * time.Hour}); err != nil {
+			t.Fatal(err)
+		}
 		if err := admin.PauseQueue(ctx, "idle"); err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +67,7 @@ func TestStatsShowsPumpsAndQueues(t *testing.T) {
 			t.Errorf("pump = %+v, want 4 of 4 executing, none free, 4 claimed", p)
 		}
 		want := map[string]backwave.QueueStats{
-			backwave.DefaultQueue: {Name: backwave.DefaultQueue, Running: 4, Limit: 10},
+			backwave.DefaultQueue: {Name: backwave.DefaultQueue, Running: 4, Limit: 10, Rate: backwave.QueueRate{Limit: 1000, Period: 24 * time.Hour}, RateStarted: 4},
 			"idle":                {Name: "idle", Paused: true},
 		}
 		for _, q := range s.Queues {

@@ -48,6 +48,9 @@ func seed(t *testing.T, f *fixture) seeded {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := f.admin.SetQueueRate(context.Background(), "mail", backwave.QueueRate{Limit: 50, Period: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
 	if err := f.admin.SetQueueLimit(context.Background(), "mail", 3); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +97,7 @@ func testPagesRender(t *testing.T, f *fixture) {
 		{idPath(ids.succeeded), []string{secretOutput, secretPayload, "urgent"}},
 		{idPath(ids.parent), []string{idPath(ids.child)}},
 		{idPath(ids.child), []string{idPath(ids.parent), "when every parent succeeded", "awaiting parent"}},
-		{"/backwave/queues", []string{"mail", "0 / 3", "Pause"}},
+		{"/backwave/queues", []string{"mail", "0 / 3", "Pause", "0 of 50 started per 1m0s"}},
 		{"/backwave/schedules", []string{"nightly-report", "30 2 * * 1-5", "at 02:30 on Monday to Friday, Europe/Paris time", "UTC (20", "No-Overlap: on", "Trigger now"}},
 		{"/backwave/audit", []string{"queue_set_limit", "test:setup", "limit 3"}},
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"text/tabwriter"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -14,8 +15,8 @@ import (
 func queuesCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "queues",
-		Usage:     "list Queues, pause and resume them, set their Concurrency Limit",
-		UsageText: "backwave queues list|pause|resume|limit --db URI …",
+		Usage:     "list Queues, pause and resume them, set their Concurrency Limit and Rate Limit",
+		UsageText: "backwave queues list|pause|resume|limit|rate --db URI …",
 		Commands: []*cli.Command{
 			{
 				Name:      "list",
@@ -62,6 +63,42 @@ func queuesCommand() *cli.Command {
 					}
 					return func(ctx context.Context, a *backwave.Admin) (string, error) { return msg, a.SetQueueLimit(ctx, q, n) }, nil
 				}),
+			},
+			{
+				Name:  "rate",
+				Usage: "set a Queue's cluster-wide Rate Limit: at most N starts per window of PERIOD (e.g. 100 1m); none removes it",
+				Description: "Windows are fixed, aligned to the store clock's epoch (a 1m Rate's windows are the clock's\n" +
+					"minutes); each start counts, a retry again. Distinct from the Concurrency Limit (how many Run at\n" +
+					"once): a claim takes what both allow. Nodes one release behind ignore Rates: set one only once the\n" +
+					"whole fleet runs this release.",
+				UsageText: "backwave queues rate --db URI [--actor WHO] [--create] QUEUE N PERIOD | QUEUE none",
+				Flags:     []cli.Flag{dbFlag(), actorFlag(), createFlag()},
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					args := cmd.Args().Slice()
+					extra := 2
+					if len(args) == 2 && args[1] == "none" {
+						extra = 1
+					}
+					return queueAction(extra, func(q string, rest []string) (queueFunc, error) {
+						var r backwave.QueueRate
+						if len(rest) == 2 {
+							n, err := strconv.Atoi(rest[0])
+							if err != nil || n < 1 {
+								return nil, usagef("rate %q is not a positive integer (or give none to remove the Rate Limit)", rest[0])
+							}
+							d, err := time.ParseDuration(rest[1])
+							if err != nil || d <= 0 {
+								return nil, usagef("period %q is not a positive duration such as 1s, 1m or 24h", rest[1])
+							}
+							r = backwave.QueueRate{Limit: n, Period: d}
+						}
+						msg := q + ": no rate limit"
+						if !r.IsZero() {
+							msg = fmt.Sprintf("%s: rate limit %d per %v", q, r.Limit, r.Period)
+						}
+						return func(ctx context.Context, a *backwave.Admin) (string, error) { return msg, a.SetQueueRate(ctx, q, r) }, nil
+					})(ctx, cmd)
+				},
 			},
 		},
 	}
@@ -129,15 +166,24 @@ func queuesList(ctx context.Context, cmd *cli.Command) error {
 	qs = qs[:min(limit, total)]
 	w := cmd.Root().Writer
 	if cmd.Bool("json") {
-		type view struct {
-			Name    string `json:"name"`
-			Paused  bool   `json:"paused"`
+		type rateView struct {
 			Limit   int    `json:"limit"`
-			Running int    `json:"running"`
+			Period  string `json:"period"`
+			Started int    `json:"started_this_window"`
+		}
+		type view struct {
+			Name    string    `json:"name"`
+			Paused  bool      `json:"paused"`
+			Limit   int       `json:"limit"`
+			Running int       `json:"running"`
+			Rate    *rateView `json:"rate,omitempty"`
 		}
 		out := make([]view, len(qs))
 		for i, q := range qs {
 			out[i] = view{Name: q.Name, Paused: q.Paused, Limit: q.Limit, Running: q.Running}
+			if !q.Rate.IsZero() {
+				out[i].Rate = &rateView{Limit: q.Rate.Limit, Period: q.Rate.Period.String(), Started: q.RateStarted}
+			}
 		}
 		return writeJSON(w, out)
 	}
@@ -146,13 +192,17 @@ func queuesList(ctx context.Context, cmd *cli.Command) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "QUEUE\tPAUSED\tLIMIT\tRUNNING")
+	fmt.Fprintln(tw, "QUEUE\tPAUSED\tLIMIT\tRUNNING\tRATE\tSTARTED THIS WINDOW")
 	for _, q := range qs {
-		limit := "-"
+		limit, rate, started := "-", "-", "-"
 		if q.Limit > 0 {
 			limit = strconv.Itoa(q.Limit)
 		}
-		fmt.Fprintf(tw, "%s\t%t\t%s\t%d\n", q.Name, q.Paused, limit, q.Running)
+		if !q.Rate.IsZero() {
+			rate = fmt.Sprintf("%d/%v", q.Rate.Limit, q.Rate.Period)
+			started = strconv.Itoa(q.RateStarted)
+		}
+		fmt.Fprintf(tw, "%s\t%t\t%s\t%d\t%s\t%s\n", q.Name, q.Paused, limit, q.Running, rate, started)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
