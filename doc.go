@@ -65,6 +65,15 @@
 // EnqueueUnique says Inserted false. The store enforces the rule with a
 // unique index, so it holds across every process.
 //
+// # Rate Limits
+//
+// A Queue's Rate Limit (Admin.SetQueueRate, `backwave queues rate`) bounds
+// how many of its jobs start per fixed window of a period, cluster-wide,
+// counted by the store at claim like the Concurrency Limit — which bounds
+// how many Run at once — and apart from Backpressure, a node's own pool. A
+// claim takes what all three allow; when a spent window reopens the Pumps
+// poll again at that instant, with no busy loop. See docs/rate-limits.md.
+//
 // # Recurring Schedules
 //
 // A RecurringSchedule is a cron-defined template that mints jobs as time
