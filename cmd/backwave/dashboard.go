@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -88,20 +89,23 @@ func dashboardCommand() *cli.Command {
 	}
 }
 
-// serveOn serves h on ln until ctx ends, then shuts down.
+// serveOn serves h on ln until ctx ends, then shuts down gracefully: the
+// one HTTP server loop of the dashboard and mcp commands.
 func serveOn(ctx context.Context, ln net.Listener, h http.Handler) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
-		return fmt.Errorf("dashboard: %w", err)
+		return fmt.Errorf("serve http on %s: %w", ln.Addr(), err)
 	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		return nil
 	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("stop serving http on %s: %w", ln.Addr(), err)
+	}
+	return nil
 }
 
 // demoDashboard serves the dashboard over the demo's store, read-only, and

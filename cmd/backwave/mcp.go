@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -135,19 +133,6 @@ func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr string, cmd *cli.Co
 	mux := http.NewServeMux()
 	mux.Handle(srv.Prefix(), srv.Handler())
 	mux.Handle(srv.Prefix()+"/", srv.Handler())
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(cmd.Root().ErrWriter, "backwave mcp: serving http://%s%s until interrupted\n", ln.Addr(), srv.Prefix())
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	select {
-	case err := <-served:
-		return fmt.Errorf("mcp: %w", err)
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("mcp: stop serving: %w", err)
-	}
-	return nil
+	return serveOn(ctx, ln, mux)
 }
