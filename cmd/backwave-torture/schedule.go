@@ -18,15 +18,15 @@ var (
 
 // The kinds of fault the coordinator injects, as counted in the report.
 const (
-	faultKill9         = "kill9"             // SIGKILL of a worker process
-	faultTerminate     = "pg_terminate"      // pg_terminate_backend of random connections
-	faultRestart       = "postgres_restart"  // pg_ctl restart -m fast
-	faultCrash         = "crash_recovery"    // pg_ctl restart -m immediate: crash recovery
-	faultPool          = "pool_exhaustion"   // 300 idle connections held by the coordinator
-	faultIdleInTx      = "idle_in_tx"        // a session idle in transaction, xmin pinned
-	faultRR            = "active_readers"    // REPEATABLE READ scanners holding snapshots
-	faultListenKill    = "listen_kill"       // pg_terminate_backend of every LISTEN connection
-	faultBurst         = "event_burst"       // a burst of enqueues within about a second
+	faultKill9         = "kill9"            // SIGKILL of a worker process
+	faultTerminate     = "pg_terminate"     // pg_terminate_backend of random connections
+	faultRestart       = "postgres_restart" // pg_ctl restart -m fast
+	faultCrash         = "crash_recovery"   // pg_ctl restart -m immediate: crash recovery
+	faultPool          = "pool_exhaustion"  // 300 idle connections held by the coordinator
+	faultIdleInTx      = "idle_in_tx"       // a session idle in transaction, xmin pinned
+	faultRR            = "active_readers"   // REPEATABLE READ scanners holding snapshots
+	faultListenKill    = "listen_kill"      // pg_terminate_backend of every LISTEN connection
+	faultBurst         = "event_burst"      // a burst of enqueues within about a second
 	faultHighLoad      = "sustained_high_load"
 	faultKillInTx      = "kill_in_tx"      // SIGKILL of a process inside a write transaction
 	faultSnapshot      = "snapshot_reader" // SQLite: a reader holding one snapshot
@@ -83,7 +83,9 @@ func plan(seed uint64, target string, chaos time.Duration) schedule {
 	for i, n := range names {
 		s.Cells = append(s.Cells, cellPlan{Name: n, Start: time.Duration(i) * dur, Dur: dur})
 	}
-	add := func(at time.Duration, kind string, n int) { s.Events = append(s.Events, event{At: at, Kind: kind, N: n}) }
+	add := func(at time.Duration, kind string, n int) {
+		s.Events = append(s.Events, event{At: at, Kind: kind, N: n})
+	}
 	chaosFrom := 2 * dur // no faults in the calm baseline and the ceiling probe
 	for t := chaosFrom + uniform(r, 3*time.Second, 8*time.Second); t < chaos; t += uniform(r, 3*time.Second, 8*time.Second) {
 		add(t, faultKill9, 1)
