@@ -23,7 +23,8 @@ type fleet struct {
 	logDir string
 
 	mu    sync.Mutex
-	procs map[string]*proc // by slot name ("w3", "producer")
+	procs map[string]*proc // by slot name ("w3", "producer"): the newest
+	every []*proc          // every process started
 	gen   map[string]int
 }
 
@@ -40,10 +41,19 @@ func newFleet(bin string, base childConfig, logDir string) *fleet {
 }
 
 // start starts a child in role under slot, named slot.<generation> so that
-// every incarnation has its own journal and Worker ids. With pipe, its
-// standard output is returned for reading.
+// every incarnation has its own journal and Worker ids, unless the slot's
+// process is still running, which it returns. With pipe, its standard
+// output is returned for reading.
 func (f *fleet) start(slot, role string, pipe bool, edit func(*childConfig)) (*proc, error) {
 	f.mu.Lock()
+	if p, ok := f.procs[slot]; ok {
+		select {
+		case <-p.done:
+		default:
+			f.mu.Unlock()
+			return p, nil // the slot is running already
+		}
+	}
 	f.gen[slot]++
 	name := fmt.Sprintf("%s.%d", slot, f.gen[slot])
 	f.mu.Unlock()
@@ -63,6 +73,8 @@ func (f *fleet) start(slot, role string, pipe bool, edit func(*childConfig)) (*p
 	cmd := exec.Command(f.bin)
 	cmd.Env = append(os.Environ(), childEnv+"="+string(raw))
 	cmd.Stderr = log
+	// A child dies with the coordinator, whatever kills it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	p := &proc{slot: slot, name: name, cmd: cmd, done: make(chan struct{})}
 	if pipe {
 		if p.stdout, err = cmd.StdoutPipe(); err != nil {
@@ -83,6 +95,7 @@ func (f *fleet) start(slot, role string, pipe bool, edit func(*childConfig)) (*p
 	}()
 	f.mu.Lock()
 	f.procs[slot] = p
+	f.every = append(f.every, p)
 	f.mu.Unlock()
 	return p, nil
 }
@@ -149,7 +162,7 @@ func (f *fleet) all() []*proc {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []*proc
-	for _, p := range f.procs {
+	for _, p := range f.every {
 		select {
 		case <-p.done:
 		default:

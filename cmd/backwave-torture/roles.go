@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/cmd/backwave-torture/journal"
@@ -83,7 +84,7 @@ func (p *producer) enqueue(ctx context.Context, n int) error {
 			deps = append(deps, dep{child: i, ids: []int64{parent}, mode: mode})
 		default:
 			q := queueFree
-			if p.r.IntN(10) < 3 {
+			if p.r.IntN(10) < 2 {
 				q = queueLim
 			}
 			params = append(params, backwave.EnqueueParams{Args: p.args(batch, i), Options: []backwave.EnqueueOption{backwave.WithQueue(q), backwave.WithMaxAttempts(4)}})
@@ -316,6 +317,9 @@ func runOperator(ctx context.Context, cfg childConfig, j *journal.Writer) error 
 	}
 	end, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// The faults are over: a roomy limit lets the limited Queue drain
+	// within the liveness bound.
+	o.setLimit(end, queueLim, 8)
 	for _, q := range queues {
 		if cfg.Plant == plantPauseForever && q == queueFree {
 			o.record("pause", 0, q, a.PauseQueue(end, q))
@@ -443,7 +447,11 @@ func runTxKill(ctx context.Context, cfg childConfig, j *journal.Writer) error {
 		if err != nil {
 			return fmt.Errorf("store URI: %w", err)
 		}
-		pc, err := pgx.Connect(ctx, conn)
+		pcfg, err := pgxpool.ParseConfig(conn) // it knows the pool's own parameters
+		if err != nil {
+			return fmt.Errorf("store URI: %w", err)
+		}
+		pc, err := pgx.ConnectConfig(ctx, pcfg.ConnConfig)
 		if err != nil {
 			return fmt.Errorf("connect: %w", err)
 		}

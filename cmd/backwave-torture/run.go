@@ -664,11 +664,13 @@ func childErrors(dir string) []string {
 		if err != nil || len(b) == 0 {
 			continue
 		}
-		line, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
-		if line == "ready" || line == "in-tx" || line == "in-snapshot" {
-			continue
+		// A child's own failure is the line it ends with, "torture NAME: …";
+		// the store's error logs during faults are expected.
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "torture ") {
+				out = append(out, "child "+strings.TrimPrefix(line, "torture "))
+			}
 		}
-		out = append(out, fmt.Sprintf("child %s: %s", strings.TrimSuffix(filepath.Base(n), ".log"), line))
 	}
 	if len(out) > 20 {
 		out = append(out[:20], fmt.Sprintf("… and %d more child logs with errors", len(out)-20))

@@ -521,7 +521,7 @@ func AuditLiveness(in Input) []Violation {
 		if j.Terminal {
 			continue
 		}
-		out = append(out, Violation{Liveness, id, fmt.Sprintf("still %s at attempt %d, %s after the faults stopped (bound %s)", j.State, j.Attempt, p.FinalAt.Sub(p.HealedAt).Round(time.Millisecond), p.LivenessBound)})
+		out = append(out, Violation{Liveness, id, fmt.Sprintf("still %s in queue %s at attempt %d, %s after the faults stopped (bound %s)", j.State, j.Queue, j.Attempt, p.FinalAt.Sub(p.HealedAt).Round(time.Millisecond), p.LivenessBound)})
 	}
 	return out
 }
