@@ -53,6 +53,9 @@ func buildReport(c *coordinator, in audit.Input, torn int, healed, recovered tim
 		healed: healed, recovered: recovered, liveness: c.o.liveness, walBound: c.o.walBound,
 		workers: c.o.workers, lease: c.group.Lease, poll: c.group.Poll, maint: c.group.Maintenance,
 	}
+	if c.o.target != targetSQLite {
+		r.walBound = 0
+	}
 	c.mu.Lock()
 	r.walMax = c.walMax
 	waits := c.waits
@@ -318,7 +321,7 @@ func (r *report) markdown(vs []audit.Violation) string {
 		b.WriteString("\n")
 	}
 	b.WriteString("\nPickup latency: from the acknowledged enqueue to the first claim, jobs of the unlimited Queue only (no dependents, none an operator rescheduled), by the cell the enqueue fell in.\n\n")
-	if r.walBound > 0 {
+	if r.walBound > 0 && r.target == targetSQLite {
 		fmt.Fprintf(&b, "SQLite write-ahead log: largest %.1f MiB, bound %.0f MiB.\n\n", float64(r.walMax)/(1<<20), float64(r.walBound)/(1<<20))
 	}
 	if !r.recovered.IsZero() {

@@ -403,8 +403,9 @@ func AuditRunningCounts(in Input) []Violation {
 // leaves Awaiting Parent at most once and never returns to it; it is still
 // Awaiting Parent only while some parent is live; it leaves by a release
 // only once every parent is terminal (on-success: Succeeded) — judged by
-// the parents' Transition Logs — and an on-success dependent of a parent
-// that ended otherwise is not Succeeded.
+// the parents' Transition Logs against the dependent's first claim — and
+// an on-success dependent of a parent that ended otherwise is not
+// Succeeded.
 func AuditLatch(in Input) []Violation {
 	var out []Violation
 	for _, e := range in.Entries {
@@ -454,6 +455,18 @@ func AuditLatch(in Input) []Violation {
 		if release == nil {
 			continue
 		}
+		// Judge by the dependent's first claim, not the release entry's
+		// time: PostgreSQL stamps a transaction's entries with its start,
+		// so a release by a transaction that began before the parent's own
+		// (and saw the parent's commit in a later statement) carries an
+		// earlier time than the parent's terminal entry.
+		var claim *Transition
+		for i, t := range c.Log {
+			if t.Via == "claim" && !t.At.Before(release.At) {
+				claim = &c.Log[i]
+				break
+			}
+		}
 		for _, p := range parents {
 			if !p.HasLog {
 				continue
@@ -468,8 +481,8 @@ func AuditLatch(in Input) []Violation {
 			switch {
 			case done == nil:
 				out = append(out, Violation{Latch, c.ID, fmt.Sprintf("released at %s but parent %d never reached a state that counts (mode %s)", release.At.Format(time.RFC3339Nano), p.ID, e.Mode)})
-			case done.At.After(release.At):
-				out = append(out, Violation{Latch, c.ID, fmt.Sprintf("released at %s before parent %d ended %s at %s", release.At.Format(time.RFC3339Nano), p.ID, done.State, done.At.Format(time.RFC3339Nano))})
+			case claim != nil && done.At.After(claim.At):
+				out = append(out, Violation{Latch, c.ID, fmt.Sprintf("released at %s and claimed at %s before parent %d ended %s at %s", release.At.Format(time.RFC3339Nano), claim.At.Format(time.RFC3339Nano), p.ID, done.State, done.At.Format(time.RFC3339Nano))})
 			}
 		}
 	}
