@@ -91,8 +91,8 @@ func buildReport(c *coordinator, in audit.Input, torn int, healed, recovered tim
 		case journal.KindStart:
 			r.starts++
 		case journal.KindReport:
-			reported[key{e.ID, e.A}] = true
 			if e.Applied {
+				reported[key{e.ID, e.A}] = true
 				r.applied++
 				appliedAt = append(appliedAt, e.T)
 			} else {
@@ -135,7 +135,7 @@ func buildReport(c *coordinator, in audit.Input, torn int, healed, recovered tim
 			continue
 		}
 		at := max(e.T, e.End)
-		if e.Note == faultKill9 {
+		if e.Note == faultKill9 || e.Note == faultFreeze {
 			// Recovery: until the last job the killed process held
 			// left Running (its Lease expired), by the Transition Log,
 			// else until it was claimed again.
@@ -283,7 +283,7 @@ func (r *report) markdown(vs []audit.Violation) string {
 	sort.Strings(ops)
 	fmt.Fprintf(&b, "Operator and store actions that succeeded: %s.\n\n", strings.Join(ops, ", "))
 	b.WriteString("| fault | injected | recovery min / median / max |\n|---|---|---|\n")
-	kinds := []string{faultKill9, faultTerminate, faultRestart, faultCrash, faultPool, faultIdleInTx, faultRR, faultListenKill, faultBurst, faultHighLoad, faultKillInTx, faultSnapshot}
+	kinds := []string{faultKill9, faultFreeze, faultTerminate, faultRestart, faultCrash, faultPool, faultIdleInTx, faultRR, faultListenKill, faultBurst, faultHighLoad, faultKillInTx, faultSnapshot}
 	for _, k := range kinds {
 		if r.target == targetSQLite && (k == faultTerminate || k == faultRestart || k == faultCrash || k == faultPool || k == faultIdleInTx || k == faultRR || k == faultListenKill) {
 			continue
@@ -293,7 +293,7 @@ func (r *report) markdown(vs []audit.Violation) string {
 		}
 		fmt.Fprintf(&b, "| %s | %d | %s |\n", k, r.faults[k], minMedMax(r.recovery[k]))
 	}
-	b.WriteString("\nRecovery: for kill9, from the kill until the last job the killed process held left Running (its Lease expired); for the others, from the fault's end until the next applied outcome.\n\n")
+	b.WriteString("\nRecovery: for kill9 and freeze, from the signal until the last job the process held left Running (its Lease expired); for the others, from the fault's end until the next applied outcome.\n\n")
 	var calm float64
 	for _, c := range r.cells {
 		if c.name == "calm" {

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -263,6 +264,11 @@ func (c *coordinator) chaos(ctx context.Context) (time.Time, error) {
 			c.logf("%s took %s (%v)", ev.Kind, time.Since(from).Round(time.Millisecond), errOrNil(err))
 		case faultKillInTx:
 			wg.Go(func() { c.killInTx(cctx) })
+		case faultFreeze:
+			slot := fmt.Sprintf("w%d", 1+r.IntN(c.o.workers))
+			if p, ok := c.fl.get(slot); ok {
+				wg.Go(func() { c.freeze(p) })
+			}
 		}
 	}
 	<-cctx.Done()
@@ -297,6 +303,18 @@ func (c *coordinator) kill9(r *rand.Rand) {
 			c.logf("restart %s: %v", slot, err)
 		}
 	}()
+}
+
+// freeze stops p with SIGSTOP for freezeFor, past its Leases, and lets it
+// go on: its late outcomes must be refused by the fence.
+func (c *coordinator) freeze(p *proc) {
+	from := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		return
+	}
+	time.Sleep(freezeFor)
+	_ = p.cmd.Process.Signal(syscall.SIGCONT)
+	c.fault(faultFreeze, from, p.name+" stopped "+freezeFor.String())
 }
 
 // killInTx starts a child that enqueues inside a transaction and SIGKILLs
@@ -472,7 +490,9 @@ func (c *coordinator) finish(ctx context.Context, healedAt, recovered time.Time)
 	}
 	var outages []audit.Window
 	for _, e := range entries {
-		if e.Kind == journal.KindFault && (e.Note == faultRestart || e.Note == faultCrash) {
+		// A restart stops the store; a frozen worker may hold locks
+		// (on SQLite the file's write lock) that stall everyone.
+		if e.Kind == journal.KindFault && (e.Note == faultRestart || e.Note == faultCrash || e.Note == faultFreeze) {
 			to := time.Unix(0, max(e.End, e.T)).Add(5 * time.Second)
 			outages = append(outages, audit.Window{From: e.Time(), To: to})
 		}

@@ -31,7 +31,13 @@ const (
 	faultKillInTx      = "kill_in_tx"      // SIGKILL of a process inside a write transaction
 	faultSnapshot      = "snapshot_reader" // SQLite: a reader holding one snapshot
 	faultRepeatedKills = "repeated_kills"
+	faultFreeze        = "freeze" // SIGSTOP of a worker past its Lease, then SIGCONT: an isolated node's late outcomes
 )
+
+// freezeFor is how long a frozen worker stays stopped: past its Lease
+// (5 s), so its Attempts are expired and claimed elsewhere before it
+// reports them.
+const freezeFor = 8 * time.Second
 
 // cell is one span of the schedule, in absolute time once the run starts.
 type cell struct {
@@ -89,6 +95,9 @@ func plan(seed uint64, target string, chaos time.Duration) schedule {
 	chaosFrom := 2 * dur // no faults in the calm baseline and the ceiling probe
 	for t := chaosFrom + uniform(r, 3*time.Second, 8*time.Second); t < chaos; t += uniform(r, 3*time.Second, 8*time.Second) {
 		add(t, faultKill9, 1)
+	}
+	for t := chaosFrom + uniform(r, 15*time.Second, 40*time.Second); t < chaos-freezeFor; t += uniform(r, 15*time.Second, 40*time.Second) {
+		add(t, faultFreeze, 1)
 	}
 	if target == targetPostgres {
 		for t := chaosFrom + uniform(r, 8*time.Second, 20*time.Second); t < chaos; t += uniform(r, 8*time.Second, 20*time.Second) {

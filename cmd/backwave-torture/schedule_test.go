@@ -23,8 +23,8 @@ func TestScheduleIsAFunctionOfTheSeed(t *testing.T) {
 // schedule (the cells inject the span faults).
 func TestScheduleHasEveryFault(t *testing.T) {
 	want := map[string][]string{
-		targetPostgres: {faultKill9, faultTerminate, faultRestart, faultCrash, faultListenKill, faultKillInTx},
-		targetSQLite:   {faultKill9, faultKillInTx},
+		targetPostgres: {faultKill9, faultFreeze, faultTerminate, faultRestart, faultCrash, faultListenKill, faultKillInTx},
+		targetSQLite:   {faultKill9, faultFreeze, faultKillInTx},
 	}
 	cells := map[string][]string{
 		targetPostgres: {faultPool, faultIdleInTx, faultRR, faultBurst, faultHighLoad, faultRepeatedKills, "pg_backend_kill", "calm", "ceiling_probe"},
