@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -34,6 +35,9 @@ type proc struct {
 	cmd        *exec.Cmd
 	done       chan struct{}
 	stdout     io.ReadCloser
+	// frozen is set while the process is stopped by a freeze fault, which
+	// a kill9 leaves alone so that its late outcomes do reach the store.
+	frozen atomic.Bool
 }
 
 func newFleet(bin string, base childConfig, logDir string) *fleet {

@@ -291,7 +291,7 @@ func errOrNil(err error) string {
 func (c *coordinator) kill9(r *rand.Rand) {
 	slot := fmt.Sprintf("w%d", 1+r.IntN(c.o.workers))
 	p, ok := c.fl.get(slot)
-	if !ok {
+	if !ok || p.frozen.Load() {
 		return
 	}
 	from := time.Now()
@@ -308,6 +308,10 @@ func (c *coordinator) kill9(r *rand.Rand) {
 // freeze stops p with SIGSTOP for freezeFor, past its Leases, and lets it
 // go on: its late outcomes must be refused by the fence.
 func (c *coordinator) freeze(p *proc) {
+	if !p.frozen.CompareAndSwap(false, true) {
+		return
+	}
+	defer p.frozen.Store(false)
 	from := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		return
