@@ -139,7 +139,8 @@ func buildReport(c *coordinator, in audit.Input, torn int, healed, recovered tim
 			// Recovery: until the last job the killed process held
 			// left Running (its Lease expired), by the Transition Log,
 			// else until it was claimed again.
-			prefix := e.Detail + "/"
+			name, _, _ := strings.Cut(e.Detail, " ") // "w2.2" or "w2.2 stopped 8s"
+			prefix := name + "/"
 			var worst time.Duration
 			found := false
 			for id, cs := range claims {
