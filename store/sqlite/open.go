@@ -16,14 +16,22 @@ import (
 	"github.com/backwave/backwave/store"
 )
 
-// dsn builds the driver's data source name: WAL, the busy timeout, the
-// synchronous setting, and for the write connection BEGIN IMMEDIATE for
-// every transaction. The path goes through as a plain file name, so SQLite's
+// walSizeLimit is the size SQLite truncates the write-ahead log back to
+// each time a checkpoint resets it (PRAGMA journal_size_limit). The log can
+// still grow past it while a reader holds an old snapshot, since no
+// checkpoint can pass that reader; without the limit the file would keep
+// that size for good once the reader is gone.
+const walSizeLimit = 64 << 20
+
+// dsn builds the driver's data source name: WAL with its size limit, the
+// busy timeout, the synchronous setting, and for the write connection
+// BEGIN IMMEDIATE for every transaction. The path goes through as a plain file name, so SQLite's
 // own URI parameters never apply; checkPath refuses a path with a '?'.
 func dsn(path string, opts Options, writer bool) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10)+")")
 	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "journal_size_limit("+strconv.Itoa(walSizeLimit)+")")
 	q.Add("_pragma", "synchronous("+strings.ToUpper(string(opts.Synchronous))+")")
 	q.Add("_pragma", "foreign_keys(0)")
 	if writer {

@@ -211,8 +211,9 @@ func TestSchemaNamesCoexist(t *testing.T) {
 	}
 }
 
-// TestConnectionSettings: WAL, the documented synchronous default and its
-// override, the busy timeout, and BEGIN IMMEDIATE on the write connection.
+// TestConnectionSettings: WAL with its size limit, the documented
+// synchronous default and its override, the busy timeout, and BEGIN
+// IMMEDIATE on the write connection.
 func TestConnectionSettings(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -235,6 +236,15 @@ func TestConnectionSettings(t *testing.T) {
 			}
 			if err := db.QueryRowContext(ctx, `PRAGMA busy_timeout`).Scan(&busy); err != nil {
 				t.Fatal(err)
+			}
+			// The log shrinks back after a long reader has let a checkpoint
+			// through, instead of keeping its largest size for good.
+			var walLimit int
+			if err := db.QueryRowContext(ctx, `PRAGMA journal_size_limit`).Scan(&walLimit); err != nil {
+				t.Fatal(err)
+			}
+			if walLimit != walSizeLimit {
+				t.Errorf("%s connection: journal_size_limit %d, want %d", name, walLimit, walSizeLimit)
 			}
 			if mode != "wal" || syncLevel != tc.want || busy != 1234 {
 				t.Errorf("synchronous %q, %s connection: journal_mode %s, synchronous %d, busy_timeout %d; want wal, %d, 1234",
