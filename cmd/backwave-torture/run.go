@@ -492,8 +492,11 @@ func (c *coordinator) finish(ctx context.Context, healedAt, recovered time.Time)
 	if err != nil {
 		return nil, err
 	}
-	var outages []audit.Window
+	var outages, holds []audit.Window
 	for _, e := range entries {
+		if e.Kind == journal.KindFault && e.Note == faultSnapshot {
+			holds = append(holds, audit.Window{From: e.Time(), To: time.Unix(0, max(e.End, e.T))})
+		}
 		// A restart stops the store; a frozen worker may hold locks
 		// (on SQLite the file's write lock) that stall everyone.
 		if e.Kind == journal.KindFault && (e.Note == faultRestart || e.Note == faultCrash || e.Note == faultFreeze) {
@@ -501,6 +504,10 @@ func (c *coordinator) finish(ctx context.Context, healedAt, recovered time.Time)
 			outages = append(outages, audit.Window{From: e.Time(), To: to})
 		}
 	}
+	// walSettle is how long after a reader lets go the log may take to be
+	// reset and truncated: the next checkpoint that can complete, on a
+	// store that keeps writing.
+	const walSettle = time.Minute
 	handlerMax := time.Duration(c.o.handlerMs) * time.Millisecond
 	slack := 10 * time.Second
 	p := audit.Params{
@@ -510,7 +517,7 @@ func (c *coordinator) finish(ctx context.Context, healedAt, recovered time.Time)
 		HealedAt:   healedAt, LivenessBound: c.o.liveness, FinalAt: finalAt,
 	}
 	if c.o.target == targetSQLite {
-		p.WALBound = c.o.walBound
+		p.WALBound, p.ReaderHolds, p.WALSettle = c.o.walBound, holds, walSettle
 	}
 	in := audit.Input{Entries: entries, Jobs: jobs, Queues: qs, Params: p}
 	vs := audit.Run(in)

@@ -104,9 +104,17 @@ type Params struct {
 	// Lease + Maintenance (a killed worker's job holds its slot until its
 	// Lease is expired).
 	LimitGrace time.Duration
-	// WALBound is the largest write-ahead log allowed, in bytes; 0 skips
-	// the audit (PostgreSQL).
+	// WALBound is the largest write-ahead log allowed, in bytes, outside
+	// ReaderHolds; 0 skips the audit (PostgreSQL).
 	WALBound int64
+	// ReaderHolds are the spans a reader held one SQLite snapshot open.
+	// No checkpoint can pass such a reader, so the log grows by what is
+	// written meanwhile, whatever the store does: within a hold, and for
+	// WALSettle after it (until a checkpoint resets the log and the
+	// adapter's journal_size_limit truncates it), the log is bounded by the
+	// writes of the hold, not by WALBound.
+	ReaderHolds []Window
+	WALSettle   time.Duration
 	// HealedAt is when the faults stopped; LivenessBound is how long after
 	// it every job must be terminal.
 	HealedAt      time.Time
@@ -506,14 +514,24 @@ func isTerminal(s string) bool {
 	return false
 }
 
-// AuditWAL: the SQLite write-ahead log never exceeded WALBound.
+// AuditWAL: the SQLite write-ahead log never exceeded WALBound outside a
+// reader's held snapshot and the settle time after it, so a log that grew
+// behind a reader shrank back once the reader let go.
 func AuditWAL(in Input) []Violation {
 	if in.Params.WALBound <= 0 {
 		return nil
 	}
+	held := func(t time.Time) bool {
+		for _, w := range in.Params.ReaderHolds {
+			if !t.Before(w.From) && !t.After(w.To.Add(in.Params.WALSettle)) {
+				return true
+			}
+		}
+		return false
+	}
 	var worst journal.Entry
 	for _, e := range in.Entries {
-		if e.Kind == journal.KindWAL && e.N > worst.N {
+		if e.Kind == journal.KindWAL && e.N > worst.N && !held(e.Time()) {
 			worst = e
 		}
 	}
