@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -134,16 +133,9 @@ func jobsCounts(ctx context.Context, cmd *cli.Command) error {
 		}
 		return writeJSON(w, out)
 	}
-	if len(counts) == 0 {
-		fmt.Fprintln(w, "(no jobs)")
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "QUEUE\tSTATE\tJOBS")
-	for _, c := range counts {
-		fmt.Fprintf(tw, "%s\t%s\t%d\n", c.Queue, c.State, c.Count)
-	}
-	return tw.Flush()
+	return printTable(w, "(no jobs)", "QUEUE\tSTATE\tJOBS", counts, func(c backwave.QueueStateCount) string {
+		return fmt.Sprintf("%s\t%s\t%d", c.Queue, c.State, c.Count)
+	})
 }
 
 func jobsAudit(ctx context.Context, cmd *cli.Command) error {
@@ -193,20 +185,14 @@ func jobsAudit(ctx context.Context, cmd *cli.Command) error {
 		}
 		return writeJSON(w, out)
 	}
-	if len(page.Items) == 0 {
-		fmt.Fprintln(w, "(no audit entries)")
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "AT\tACTOR\tACTION\tJOB\tQUEUE\tDETAIL")
-	for _, e := range page.Items {
+	err = printTable(w, "(no audit entries)", "AT\tACTOR\tACTION\tJOB\tQUEUE\tDETAIL", page.Items, func(e backwave.AuditEntry) string {
 		id := "-"
 		if e.JobID != 0 {
 			id = e.JobID.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", stamp(e.At), e.Actor, e.Action, id, dash(e.Queue), dash(e.Detail))
-	}
-	if err := tw.Flush(); err != nil {
+		return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", stamp(e.At), e.Actor, e.Action, id, dash(e.Queue), dash(e.Detail))
+	})
+	if err != nil {
 		return err
 	}
 	if page.Next != 0 {
@@ -281,16 +267,9 @@ func tagsFacet(ctx context.Context, cmd *cli.Command) error {
 		}
 		return writeJSON(w, out)
 	}
-	if len(buckets) == 0 {
-		fmt.Fprintln(w, "(no tags)")
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TAG\tJOBS")
-	for _, b := range buckets {
-		fmt.Fprintf(tw, "%s\t%d\n", tagText(b.Tag), b.Count)
-	}
-	return tw.Flush()
+	return printTable(w, "(no tags)", "TAG\tJOBS", buckets, func(b backwave.TagCount) string {
+		return fmt.Sprintf("%s\t%d", tagText(b.Tag), b.Count)
+	})
 }
 
 func tagsSuggest(ctx context.Context, cmd *cli.Command) error {

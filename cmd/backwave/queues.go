@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -187,13 +186,7 @@ func queuesList(ctx context.Context, cmd *cli.Command) error {
 		}
 		return writeJSON(w, out)
 	}
-	if len(qs) == 0 {
-		fmt.Fprintln(w, "(no queues)")
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "QUEUE\tPAUSED\tLIMIT\tRUNNING\tRATE\tSTARTED THIS WINDOW")
-	for _, q := range qs {
+	err = printTable(w, "(no queues)", "QUEUE\tPAUSED\tLIMIT\tRUNNING\tRATE\tSTARTED THIS WINDOW", qs, func(q backwave.QueueInfo) string {
 		limit, rate, started := "-", "-", "-"
 		if q.Limit > 0 {
 			limit = strconv.Itoa(q.Limit)
@@ -202,9 +195,9 @@ func queuesList(ctx context.Context, cmd *cli.Command) error {
 			rate = fmt.Sprintf("%d/%v", q.Rate.Limit, q.Rate.Period)
 			started = strconv.Itoa(q.RateStarted)
 		}
-		fmt.Fprintf(tw, "%s\t%t\t%s\t%d\t%s\t%s\n", q.Name, q.Paused, limit, q.Running, rate, started)
-	}
-	if err := tw.Flush(); err != nil {
+		return fmt.Sprintf("%s\t%t\t%s\t%d\t%s\t%s", q.Name, q.Paused, limit, q.Running, rate, started)
+	})
+	if err != nil {
 		return err
 	}
 	if total > len(qs) {

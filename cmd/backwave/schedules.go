@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v3"
 
@@ -156,13 +155,7 @@ func schedulesList(ctx context.Context, cmd *cli.Command) error {
 		}
 		return writeJSON(w, out)
 	}
-	if len(list) == 0 {
-		fmt.Fprintln(w, "(no schedules)")
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCHEDULE\tCRON\tZONE\tWIRE NAME\tQUEUE\tCATCH-UP\tNO-OVERLAP\tPAUSED\tLAST\tNEXT\tLAST JOB")
-	for _, s := range list {
+	err = printTable(w, "(no schedules)", "SCHEDULE\tCRON\tZONE\tWIRE NAME\tQUEUE\tCATCH-UP\tNO-OVERLAP\tPAUSED\tLAST\tNEXT\tLAST JOB", list, func(s backwave.ScheduleInfo) string {
 		lastJob := "-"
 		if s.LastJob != 0 {
 			lastJob = strconv.FormatInt(int64(s.LastJob), 10)
@@ -170,10 +163,10 @@ func schedulesList(ctx context.Context, cmd *cli.Command) error {
 				lastJob += " (live)"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%t\t%t\t%s\t%s\t%s\n", s.Name, s.Cron, dash(s.Zone), s.WireName, s.Queue,
+		return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%t\t%t\t%s\t%s\t%s", s.Name, s.Cron, dash(s.Zone), s.WireName, s.Queue,
 			s.CatchUp, s.NoOverlap, s.Paused, zoned(s.Last), zoned(s.Next), lastJob)
-	}
-	if err := tw.Flush(); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	if total > len(list) {
@@ -234,13 +227,7 @@ func scheduleOccurrences(ctx context.Context, cmd *cli.Command) error {
 		}
 		return writeJSON(w, out)
 	}
-	if len(occ) == 0 {
-		fmt.Fprintln(w, "(no occurrence records)")
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SEQ\tKIND\tOCCURRENCE\tFROM\tREASON\tJOB\tACTOR\tRECORDED")
-	for _, o := range occ {
+	err = printTable(w, "(no occurrence records)", "SEQ\tKIND\tOCCURRENCE\tFROM\tREASON\tJOB\tACTOR\tRECORDED", occ, func(o backwave.Occurrence) string {
 		from, reason, jobID := "-", "-", "-"
 		if !o.First.Equal(o.At) {
 			from = stamp(o.First)
@@ -251,9 +238,9 @@ func scheduleOccurrences(ctx context.Context, cmd *cli.Command) error {
 		if o.Job != 0 {
 			jobID = strconv.FormatInt(int64(o.Job), 10)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.Seq, o.Kind, stamp(o.At), from, reason, jobID, dash(string(o.Actor)), stamp(o.RecordedAt))
-	}
-	if err := tw.Flush(); err != nil {
+		return fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s", o.Seq, o.Kind, stamp(o.At), from, reason, jobID, dash(string(o.Actor)), stamp(o.RecordedAt))
+	})
+	if err != nil {
 		return err
 	}
 	if page.Next != 0 {
