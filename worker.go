@@ -106,7 +106,12 @@ func AddHandler[T JobArgs](w *Handlers, h Handler[T], opts ...HandlerOption) err
 			deps:           e.deps,
 			progress:       shell.ProgressOf(ctx),
 		}
-		err := e.around(ctx, infoOf(sj), func(ctx context.Context) error { return h.Work(ctx, j) })
+		var err error
+		if len(e.middleware) == 0 {
+			err = h.Work(ctx, j) // no chain to build: no closure per job
+		} else {
+			err = e.around(ctx, infoOf(sj), func(ctx context.Context) error { return h.Work(ctx, j) })
+		}
 		return resultOf(err, j.output, j.tags, e.maxOutput)
 	}
 

@@ -192,7 +192,8 @@ func (p *Pump) execute(c node.Execute) {
 		}
 	}
 	a := &attempt{cancel: cancel, queue: j.Queue, wireName: j.WireName}
-	ctx = context.WithValue(ctx, progressKey{}, &a.progress)
+	a.ctx = attemptContext{Context: ctx, progress: &a.progress}
+	ctx = &a.ctx // carries the Progress without a context.WithValue of its own
 	p.attempts[l] = a
 	p.running++
 	if p.log.Enabled(ctx, slog.LevelDebug) {

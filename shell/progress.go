@@ -24,6 +24,24 @@ type Progress struct {
 
 type progressKey struct{}
 
+// attemptContext is the context of one Attempt's handler: its cancellable
+// context, which answers ProgressOf with the Attempt's Progress. It lives
+// inside the attempt, so the value costs the Attempt no allocation of its
+// own (context.WithValue would make one per job).
+type attemptContext struct {
+	context.Context
+	progress *Progress
+}
+
+// Value returns the Attempt's Progress for progressKey and asks the
+// wrapped context for any other key.
+func (c *attemptContext) Value(key any) any {
+	if _, ok := key.(progressKey); ok {
+		return c.progress
+	}
+	return c.Context.Value(key)
+}
+
 // ProgressOf returns the Progress of the Attempt whose handler context ctx
 // is, or nil outside one.
 func ProgressOf(ctx context.Context) *Progress {

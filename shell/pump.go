@@ -81,6 +81,7 @@ type Pump struct {
 // once the handler returned, the opaque data waiting for the Report.
 type attempt struct {
 	cancel   context.CancelCauseFunc
+	ctx      attemptContext // the handler's context
 	queue    string
 	wireName string
 	done     bool

@@ -157,8 +157,12 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 		j   job.Job
 		ord int64
 	}
-	var out []claimed
+	out := make([]claimed, 0, min(p.Limit, 1024))
 	var reopen int64
+	// One row buffer and one list of scan destinations serve every row.
+	var r jobRow
+	var ord int64
+	dest := r.dest(&ord)
 	stmts := []stmt{
 		{sql: genericPlanSQL},
 		{sql: s.sql(claimLockSQL), args: []any{p.Queues}},
@@ -166,9 +170,8 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			sql:  s.sql(claimSQL),
 			args: []any{s.nowArg(), p.Queues, int32(min(p.Limit, 1<<31-1)), string(p.Worker), micros(p.LeaseDuration), s.opts.History.Records()},
 			each: func(scan scanFunc) error {
-				var r jobRow
-				var ord int64
-				if err := scan(r.dest(&ord)...); err != nil {
+				r = jobRow{}
+				if err := scan(dest...); err != nil {
 					return err
 				}
 				j, err := r.job()
