@@ -25,9 +25,8 @@ type Pump struct {
 	serves map[string]bool
 
 	wake    chan struct{} // the single pending wake slot
-	tasks   chan task     // loop → idle handler goroutines
+	tasks   chan task     // loop → idle handler goroutines; closed when the loop exits
 	doneCh  chan struct{} // handler goroutines → loop: results are waiting
-	retire  chan struct{} // loop → an idle handler goroutine: exit
 	stopCh  chan struct{} // closed when the stop begins (Stop or Start's context)
 	drainCh chan struct{} // closed when the drain period is over
 	abortCh chan struct{} // closed when a Stop's context is done
@@ -124,7 +123,6 @@ func New(cfg Config) (*Pump, error) {
 		wake:     make(chan struct{}, 1),
 		tasks:    make(chan task),
 		doneCh:   make(chan struct{}, 1),
-		retire:   make(chan struct{}),
 		stopCh:   make(chan struct{}),
 		drainCh:  make(chan struct{}),
 		abortCh:  make(chan struct{}),
@@ -315,6 +313,7 @@ func (p *Pump) final(why string) {
 
 func (p *Pump) exit() {
 	close(p.exited)
+	close(p.tasks) // idle handler goroutines exit; busy ones after their Attempt
 	if p.repoll != nil {
 		p.repoll.Stop()
 	}

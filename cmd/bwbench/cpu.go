@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,14 +15,38 @@ import (
 // bench process's own (every goroutine: the system under test, its
 // handlers, the harness) and, on PostgreSQL, that of the server backends
 // serving the system's connections, found by application_name and read
-// from /proc. On a two-core machine the two together bound the rate.
+// from /proc. On a two-core machine the two together bound the rate. It
+// also charges the bench process's heap allocations (objects and bytes) and
+// garbage collections per job.
 type cpuMeter struct {
 	b       *bench
 	label   string
 	appName string // "" on SQLite
 	self    time.Duration
+	heap    heapCounts
 	backend map[int]time.Duration
 	t0      time.Time
+}
+
+// heapCounts are the process's cumulative heap allocations and completed
+// GC cycles.
+type heapCounts struct{ objects, bytes, cycles uint64 }
+
+var heapMetrics = []string{"/gc/heap/allocs:objects", "/gc/heap/allocs:bytes", "/gc/cycles/total:gc-cycles"}
+
+func readHeap() heapCounts {
+	samples := make([]metrics.Sample, len(heapMetrics))
+	for i, name := range heapMetrics {
+		samples[i].Name = name
+	}
+	metrics.Read(samples)
+	var v [3]uint64
+	for i, s := range samples {
+		if s.Value.Kind() == metrics.KindUint64 {
+			v[i] = s.Value.Uint64()
+		}
+	}
+	return heapCounts{objects: v[0], bytes: v[1], cycles: v[2]}
 }
 
 // clockTick is the unit of /proc/<pid>/stat times (USER_HZ, 100 on Linux).
@@ -39,6 +64,7 @@ func (m *cpuMeter) begin(ctx context.Context) {
 		return
 	}
 	m.self = selfCPU()
+	m.heap = readHeap()
 	m.backend = m.backends(ctx)
 	m.t0 = time.Now()
 }
@@ -49,6 +75,7 @@ func (m *cpuMeter) end(ctx context.Context, jobs int) {
 	}
 	wall := time.Since(m.t0)
 	self := selfCPU() - m.self
+	heap := readHeap()
 	var db time.Duration
 	n := 0
 	for pid, t := range m.backends(ctx) {
@@ -58,7 +85,9 @@ func (m *cpuMeter) end(ctx context.Context, jobs int) {
 	per := func(d time.Duration) string {
 		return fmt.Sprintf("%.1fµs/job (%.0f%% of a core)", float64(d.Microseconds())/float64(jobs), 100*d.Seconds()/wall.Seconds())
 	}
-	line := fmt.Sprintf("cpu %s: %d jobs in %v; bench process %s", m.label, jobs, wall.Round(time.Millisecond), per(self))
+	line := fmt.Sprintf("cpu %s: %d jobs in %v; bench process %s, %.1f allocs/job, %.0f B/job, %d GCs",
+		m.label, jobs, wall.Round(time.Millisecond), per(self),
+		float64(heap.objects-m.heap.objects)/float64(jobs), float64(heap.bytes-m.heap.bytes)/float64(jobs), heap.cycles-m.heap.cycles)
 	if m.appName != "" {
 		line += fmt.Sprintf("; postgres backends (%d) %s", n, per(db))
 	}

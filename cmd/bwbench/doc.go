@@ -56,9 +56,10 @@
 //
 // -cpu prints, per measured interval, the CPU time per job of the bench
 // process and of the system's PostgreSQL backends (found by
-// application_name, read from /proc); -calls prints BackWave's store round
+// application_name, read from /proc) and the bench process's heap
+// allocations per job and GC cycles; -calls prints BackWave's store round
 // trips (count, jobs per call, mean and max time); -cpuprofile writes a
-// pprof CPU profile. -backwave, -river and -raw override a system's tuned
+// pprof CPU profile and -memprofile a heap allocation profile. -backwave, -river and -raw override a system's tuned
 // settings by the names its rows print, e.g. -backwave pumps=4,claim=200.
 //
 // # Usage

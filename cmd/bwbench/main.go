@@ -93,6 +93,7 @@ type config struct {
 	sqliteSync string
 	jsonPath   string
 	cpuProfile string
+	memProfile string
 	sizes      sizes
 	verbose    bool
 	calls      bool
@@ -141,6 +142,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.sqliteSync, "sqlite-synchronous", "full", "SQLite synchronous pragma for every system: full or normal")
 	fs.StringVar(&cfg.jsonPath, "json", "", "also write the results as JSON to this file")
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	fs.StringVar(&cfg.memProfile, "memprofile", "", "write a heap allocation profile of the whole run to this file")
 	fs.BoolVar(&cfg.verbose, "v", false, "log each run to stderr")
 	fs.BoolVar(&cfg.cpu, "cpu", false, "print the CPU time per job of each measured interval to stderr: the bench process and, on PostgreSQL, the system's server backends")
 	fs.BoolVar(&cfg.calls, "calls", false, "print BackWave's store calls of each run to stderr: count, jobs per call, mean and max time")
@@ -306,6 +308,13 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if cfg.memProfile != "" {
+		defer func() {
+			if err := writeAllocs(cfg.memProfile); err != nil {
+				fmt.Fprintf(stderr, "bwbench: %v\n", err)
+			}
+		}()
+	}
 	b, err := newBench(ctx, cfg, log, stderr)
 	if err != nil {
 		return err
@@ -338,4 +347,18 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// writeAllocs writes the heap allocation profile (every allocation since
+// the process started, sampled) to path.
+func writeAllocs(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("memory profile: %w", err)
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("memory profile: %w", err)
+	}
+	return f.Close()
 }
