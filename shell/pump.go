@@ -35,6 +35,7 @@ type Pump struct {
 	// Handler results waiting for the loop, in the order they finished.
 	doneMu sync.Mutex
 	done   []finished
+	spare  []finished // owned by the loop: the next done buffer
 
 	// Handler goroutines waiting for an Attempt.
 	idle atomic.Int32
@@ -370,11 +371,15 @@ func (p *Pump) queueResult(f finished) {
 func (p *Pump) finishAll() {
 	p.doneMu.Lock()
 	batch := p.done
-	p.done = nil
+	p.done = p.spare
 	p.doneMu.Unlock()
 	for _, f := range batch {
 		p.finish(f)
 	}
+	// The two buffers take turns, so a steady stream of results does not
+	// grow a new slice per burst.
+	clear(batch)
+	p.spare = batch[:0]
 }
 
 // finish takes a handler's result into the loop.

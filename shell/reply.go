@@ -59,14 +59,28 @@ func (p *Pump) logReport(c node.Report, r node.Reply) {
 		p.log.Error("outcome report failed", "outcomes", len(c.Outcomes), "error", r.Err)
 		return
 	}
-	applied := make(map[job.Lease]bool, len(r.Reported))
-	for _, res := range r.Reported {
-		applied[res.Lease] = res.Applied
+	debug := p.log.Enabled(p.ioCtx, slog.LevelDebug)
+	var byLease map[job.Lease]bool // built only if the answers are not in input order
+	applied := func(i int, l job.Lease) bool {
+		if byLease == nil && i < len(r.Reported) && r.Reported[i].Lease == l {
+			return r.Reported[i].Applied // the store answers in input order
+		}
+		if byLease == nil {
+			byLease = make(map[job.Lease]bool, len(r.Reported))
+			for _, res := range r.Reported {
+				byLease[res.Lease] = res.Applied
+			}
+		}
+		return byLease[l]
 	}
-	for _, o := range c.Outcomes {
+	for i, o := range c.Outcomes {
+		ok := applied(i, o.Lease)
+		if ok && o.State == job.StateSucceeded && !debug {
+			continue // nothing to log
+		}
 		a := p.attempts[o.Lease]
 		switch {
-		case !applied[o.Lease]:
+		case !ok:
 			p.log.Warn("outcome rejected by the fence: the lease was no longer held", p.attrs(o.Lease, a, "state", o.State.String())...)
 		case o.State == job.StateQuarantined:
 			p.log.Error("job quarantined", p.attrs(o.Lease, a, "failure_detail", detailOf(a))...)
@@ -74,7 +88,7 @@ func (p *Pump) logReport(c node.Report, r node.Reply) {
 			p.log.Warn("job dead-lettered", p.attrs(o.Lease, a, "failure_detail", detailOf(a))...)
 		case o.State == job.StateScheduled:
 			p.log.Info("attempt failed: retry scheduled", p.attrs(o.Lease, a, "retry_delay", o.RetryDelay, "failure_detail", detailOf(a))...)
-		case p.log.Enabled(p.ioCtx, slog.LevelDebug):
+		case debug:
 			p.log.Debug("outcome applied", p.attrs(o.Lease, a, "state", o.State.String())...)
 		}
 	}

@@ -1,11 +1,12 @@
 package postgres
 
 import (
-	"database/sql"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
@@ -23,18 +24,21 @@ const jobColumns = `j.id, j.queue, j.wire_name, j.state, j.attempt, j.max_attemp
     (SELECT c.trace_context FROM backwave.job_trace c WHERE c.job_id = j.id),
     ` + progressColumn
 
-// jobRow receives one row of jobColumns.
+// jobRow receives one row of jobColumns. Its nullable columns are pgx's
+// own types, which pgx scans without the interface value (an allocation
+// per column) that sql.Null* costs it; database/sql scans them as
+// sql.Scanners.
 type jobRow struct {
 	j           job.Job
 	state       string
 	retryCause  string
 	cancelCause string
-	finalizedAt sql.NullTime
-	worker      sql.NullString
-	leaseExpiry sql.NullTime
-	tags        sql.NullString
-	trace       sql.NullString
-	progress    sql.NullString
+	finalizedAt pgtype.Timestamptz
+	worker      pgtype.Text
+	leaseExpiry pgtype.Timestamptz
+	tags        pgtype.Text
+	trace       pgtype.Text
+	progress    pgtype.Text
 }
 
 // dest returns the scan destinations of jobColumns, followed by extra.
@@ -126,3 +130,25 @@ func tagArrays(n int, tagsOf func(i int) []job.Tag) (ords []int32, keys, values 
 	}
 	return ords, keys, values
 }
+
+// pgArray is a slice argument for an array parameter that pgx encodes
+// without an allocation per element: pgx's own path for a []int64 or a
+// []string hands each element over as an interface value, and boxing an
+// int64 of 256 or more, or a non-empty string, allocates, so a batch cost
+// an allocation per job and array. Index hands over a pointer into the
+// slice instead. database/sql passes it through to pgx unchanged.
+type pgArray[T any] []T
+
+// Dimensions implements pgtype.ArrayGetter.
+func (a pgArray[T]) Dimensions() []pgtype.ArrayDimension {
+	if a == nil {
+		return nil
+	}
+	return []pgtype.ArrayDimension{{Length: int32(len(a)), LowerBound: 1}}
+}
+
+// Index implements pgtype.ArrayGetter.
+func (a pgArray[T]) Index(i int) any { return &a[i] }
+
+// IndexType implements pgtype.ArrayGetter.
+func (a pgArray[T]) IndexType() any { return new(T) }

@@ -91,11 +91,12 @@ func (r pgxRunner) exec(ctx context.Context, sql string, args ...any) (int64, er
 
 func eachPgxRow(rows pgx.Rows, each func(scan scanFunc) error) error {
 	defer rows.Close()
+	scan := rows.Scan // one method value for every row, not an allocation each
 	for rows.Next() {
 		if each == nil {
 			continue
 		}
-		if err := each(rows.Scan); err != nil {
+		if err := each(scan); err != nil {
 			return err
 		}
 	}
@@ -209,11 +210,12 @@ func (r sqlRunner) query(ctx context.Context, query string, args []any, each fun
 		return err
 	}
 	defer rows.Close()
+	scan := rows.Scan // one method value for every row, not an allocation each
 	for rows.Next() {
 		if each == nil {
 			continue
 		}
-		if err := each(rows.Scan); err != nil {
+		if err := each(scan); err != nil {
 			return err
 		}
 	}

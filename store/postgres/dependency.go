@@ -116,7 +116,7 @@ SELECT count(*), (SELECT count(*) FROM hint) FROM moved`
 // settleStmt is settleSQL over the jobs candidates, any superset of the
 // jobs the statements before it in the transaction made terminal.
 func (s *Store) settleStmt(candidates []int64) stmt {
-	return stmt{sql: s.sql(settleSQL), args: []any{s.nowArg(), candidates, !s.opts.DisableNotify, s.opts.History.Records()}}
+	return stmt{sql: s.sql(settleSQL), args: []any{s.nowArg(), pgArray[int64](candidates), !s.opts.DisableNotify, s.opts.History.Records()}}
 }
 
 // settle runs settleStmt on q, in the caller's transaction.

@@ -13,7 +13,8 @@ import (
 // Running under worker $10 at exactly that Attempt; a retry becomes due at
 // now + delay, a Retry Cause is set only when the outcome carries one, a
 // cancel records cause operator, a terminal state stamps finalized_at, Job
-// Output is stored when given. Applied rows get their Transition Log entry
+// Output is stored when given ($9 is empty when no outcome gives one: a
+// multi-argument unnest pads a shorter array with NULLs). Applied rows get their Transition Log entry
 // and Tag delta ($11…$13, by ordinal), and one NOTIFY goes out per Queue
 // where the outcome may have made a job claimable (a retry due at once, or a
 // slot freed in a limited Queue); the applied rows are grouped by Queue
@@ -130,7 +131,7 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 	delays := make([]int64, n)
 	causes := make([]string, n)
 	details := make([]string, n)
-	outputs := make([][]byte, n)
+	var outputs [][]byte // left empty when no outcome has Output: unnest pads it with NULLs
 	for k, i := range sent {
 		o := p.Outcomes[i]
 		ids[k], attempts[k] = int64(o.Lease.ID), int32(o.Lease.Attempt)
@@ -139,6 +140,9 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 		causes[k] = o.RetryCause.String()
 		details[k] = pgText(o.FailureDetail)
 		if o.Output != nil {
+			if outputs == nil {
+				outputs = make([][]byte, n)
+			}
 			outputs[k] = o.Output
 			if len(o.Output) == 0 {
 				outputs[k] = []byte{}
@@ -150,13 +154,19 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 		keys[i], values[i] = pgText(keys[i]), pgText(values[i])
 	}
 	folded, display := foldArrays(keys, values)
+	if outputs == nil {
+		// Each nil element of a bytea array costs pgx an allocation to
+		// encode; an empty array is one.
+		outputs = [][]byte{}
+	}
+	var ord, hints int64 // every returned row's, scanned in turn
 	report := stmt{
 		sql: s.sql(reportSQL),
-		args: []any{s.nowArg(), ids, attempts, states, vias, delays, causes, details, outputs,
+		args: []any{s.nowArg(), pgArray[int64](ids), attempts, pgArray[string](states), pgArray[string](vias),
+			delays, pgArray[string](causes), pgArray[string](details), outputs,
 			string(p.Worker), ords, keys, values, !s.opts.DisableNotify,
 			s.opts.History.Records(), s.opts.History == store.HistoryTransitionsWithDetail, folded, display},
 		each: func(scan scanFunc) error {
-			var ord, hints int64
 			if err := scan(&ord, &hints); err != nil {
 				return err
 			}
