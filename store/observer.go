@@ -130,7 +130,9 @@ type ObserverAdvanceParams struct {
 // Retention. JobPurge never purges a job holding a Transition Log entry a
 // live registration has not been walked past: an entry outlives retention
 // until every live registration was delivered it (or walked past it, when
-// its state was not declared), or until its registration is removed.
+// its state was not declared), or until its registration is removed. A
+// store may also keep the job of the entry a cursor stands on (the
+// Embedded Adapter does, so that an entry id is never handed out again).
 //
 // The fence. ObserverClaim hands a holder a Token, bumped every time the
 // walk changes hands; ObserverAdvance applies only for the holder and Token

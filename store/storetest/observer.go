@@ -185,11 +185,11 @@ func testObserver(t *testing.T, s *suite) {
 		if n := e.purge(100, time.Hour, job.StateSucceeded, job.StateDeadLettered); n != 0 {
 			t.Fatalf("purged %d jobs the observer was not yet walked past", n)
 		}
-		b := e.obsClaim(e.s, obsClaim(w1, 3, job.StateDeadLettered))
+		b := e.obsClaim(e.s, obsClaim(w1, 4, job.StateDeadLettered))
 		if !b.Held || b.Cursor != a.Cursor {
 			t.Fatalf("the registration's second claim: %+v, want held at its first cursor %s", b, a.Cursor)
 		}
-		// Walk past the first job only (its three entries).
+		// Walk past the first job (its three entries) onto the second's insert.
 		e.obsAdvance(e.s, store.ObserverAdvanceParams{Observer: obsName, Holder: w1, Token: b.Token, To: b.Through, LeaseDuration: lease})
 		if n := e.purge(100, time.Hour, job.StateSucceeded, job.StateDeadLettered); n != 1 {
 			t.Fatalf("purged %d jobs, want the one walked past", n)
