@@ -35,24 +35,56 @@ func (e *env) obsAdvance(s store.Store, p store.ObserverAdvanceParams) {
 	}
 }
 
-// walkAll walks the whole log as holder, Limit entries a claim, advancing
-// after each, and returns what it was delivered.
-func (e *env) walkAll(s store.Store, holder job.WorkerID, limit int, states ...job.State) []store.ObservedTransition {
+// walkAll walks the log as holder, Limit entries a claim, advancing after
+// each, until it was delivered at least want entries and reached the end,
+// and returns what it was delivered. A store may hold recent entries back
+// for a while (the PostgreSQL adapter's horizon, while other transactions
+// of the cluster run): the walk waits for them.
+func (e *env) walkAll(s store.Store, holder job.WorkerID, limit, want int, states ...job.State) []store.ObservedTransition {
 	e.t.Helper()
 	var out []store.ObservedTransition
-	for range 10_000 {
+	deadline := time.Now().Add(settleFor)
+	for {
 		res := e.obsClaim(s, obsClaim(holder, limit, states...))
 		if !res.Held {
 			e.t.Fatalf("%s was refused the walk", holder)
 		}
 		out = append(out, res.Transitions...)
 		if res.Through == res.Cursor {
-			return out
+			if len(out) >= want {
+				return out
+			}
+			if time.Now().After(deadline) {
+				e.t.Fatalf("the walk delivered %d entries in %v, want %d", len(out), settleFor, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
 		}
 		e.obsAdvance(s, store.ObserverAdvanceParams{Observer: obsName, Holder: holder, Token: res.Token, To: res.Through, LeaseDuration: lease})
 	}
-	e.t.Fatal("the walk never reached the end of the log")
-	return nil
+}
+
+// settleFor bounds how long a test waits for entries a store holds back.
+const settleFor = 10 * time.Second
+
+// claimUntil repeats the claim (a holder renewing its own walk) until it
+// returns at least n entries.
+func (e *env) claimUntil(s store.Store, p store.ObserverClaimParams, n int) store.ObserverClaimResult {
+	e.t.Helper()
+	deadline := time.Now().Add(settleFor)
+	for {
+		res := e.obsClaim(s, p)
+		if !res.Held {
+			e.t.Fatalf("%s was refused the walk: %+v", p.Holder, res)
+		}
+		if len(res.Transitions) >= n {
+			return res
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("the claim returned %d entries in %v, want %d", len(res.Transitions), settleFor, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 var allStates = []job.State{
@@ -67,11 +99,11 @@ func testObserver(t *testing.T, s *suite) {
 		before := e.now()
 		ids := e.finish("q", job.StateSucceeded, job.StateDeadLettered, job.StateCancelled)
 		after := e.now()
-		got := e.walkAll(e.s, w1, 2, allStates...)
 		var want []store.Transition
 		for _, id := range ids {
 			want = append(want, e.transitions(id)...)
 		}
+		got := e.walkAll(e.s, w1, 2, len(want), allStates...)
 		if len(got) != len(want) {
 			t.Fatalf("the walk delivered %d entries, the logs hold %d", len(got), len(want))
 		}
@@ -109,13 +141,13 @@ func testObserver(t *testing.T, s *suite) {
 
 	s.run(t, "DeclaredStatesOnly", func(t *testing.T, e *env) {
 		ids := e.finish("q", job.StateSucceeded, job.StateDeadLettered, job.StateSucceeded)
-		got := e.walkAll(e.s, w1, 100, job.StateDeadLettered)
+		got := e.walkAll(e.s, w1, 100, 1, job.StateDeadLettered)
 		if len(got) != 1 || got[0].Job != ids[1] || got[0].State != job.StateDeadLettered || got[0].From != job.StateRunning || got[0].Attempt != 1 {
 			t.Fatalf("walk for dead_lettered delivered %+v, want job %d's one Running→Dead-Lettered at Attempt 1", got, ids[1])
 		}
 		// Walked past, the cursor stands at the end: new entries only.
 		e.finish("q", job.StateDeadLettered)
-		if again := e.walkAll(e.s, w1, 100, job.StateDeadLettered); len(again) != 1 || again[0].Job == ids[1] {
+		if again := e.walkAll(e.s, w1, 100, 1, job.StateDeadLettered); len(again) != 1 || again[0].Job == ids[1] {
 			t.Fatalf("second walk delivered %+v, want only the new dead-letter", again)
 		}
 	})
@@ -128,7 +160,7 @@ func testObserver(t *testing.T, s *suite) {
 		e.needAdvance()
 		peer := e.peer()
 		e.finish("q", job.StateDeadLettered, job.StateDeadLettered)
-		a := e.obsClaim(e.s, obsClaim(w1, 100, job.StateDeadLettered))
+		a := e.claimUntil(e.s, obsClaim(w1, 100, job.StateDeadLettered), 2)
 		if !a.Held || a.Token == 0 {
 			t.Fatalf("first claim: %+v, want held with a token", a)
 		}
@@ -164,7 +196,7 @@ func testObserver(t *testing.T, s *suite) {
 	// "durable cursor": an advance is never undone, never moves back.
 	s.run(t, "CursorNeverMovesBack", func(t *testing.T, e *env) {
 		e.finish("q", job.StateSucceeded, job.StateSucceeded)
-		a := e.obsClaim(e.s, obsClaim(w1, 100, job.StateSucceeded))
+		a := e.claimUntil(e.s, obsClaim(w1, 100, job.StateSucceeded), 2)
 		if len(a.Transitions) != 2 {
 			t.Fatalf("claim returned %d succeeded entries, want 2", len(a.Transitions))
 		}
@@ -185,7 +217,7 @@ func testObserver(t *testing.T, s *suite) {
 		if n := e.purge(100, time.Hour, job.StateSucceeded, job.StateDeadLettered); n != 0 {
 			t.Fatalf("purged %d jobs the observer was not yet walked past", n)
 		}
-		b := e.obsClaim(e.s, obsClaim(w1, 4, job.StateDeadLettered))
+		b := e.claimUntil(e.s, obsClaim(w1, 4, allStates...), 4)
 		if !b.Held || b.Cursor != a.Cursor {
 			t.Fatalf("the registration's second claim: %+v, want held at its first cursor %s", b, a.Cursor)
 		}
