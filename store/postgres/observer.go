@@ -242,3 +242,6 @@ func (s *Store) purgePick(ctx context.Context, q querier, args []any) (string, [
 	}
 	return s.sql(purgePickObservedSQL), append(args, xid, seq), nil
 }
+
+// History returns the Job History Policy the store records under.
+func (s *Store) History() store.HistoryPolicy { return s.opts.History }

@@ -178,3 +178,6 @@ func (s *Store) observedFloor(ctx context.Context, tx *sql.Tx, now int64) (floor
 	}
 	return f.Int64, f.Valid, nil
 }
+
+// History returns the Job History Policy the store records under.
+func (s *Store) History() store.HistoryPolicy { return s.opts.History }
