@@ -24,7 +24,7 @@ import (
 // One walk round: claim (WalkClaim) → deliver each returned entry in order,
 // one at a time (Deliver, answered by Delivered) → advance the cursor past
 // what the claim read (WalkAdvance) → claim again at once while the claim
-// read anything, else wait Interval. The cursor moves only after delivery,
+// read a full batch (more may be waiting), else wait Interval. The cursor moves only after delivery,
 // so a node that stops mid-delivery leaves it behind and the next holder of
 // the walk delivers again (at-least-once). A failed delivery moves the
 // cursor to the last entry delivered and waits a backoff (Interval doubled
@@ -51,7 +51,7 @@ type WalkerConfig struct {
 	Interval time.Duration
 	// MaxBackoff caps the wait after consecutive failures; 0 means 1 min.
 	MaxBackoff time.Duration
-	// Limit bounds the entries one claim reads; 0 means 100.
+	// Limit bounds the entries one claim reads; 0 means 1000.
 	Limit int
 	// FirstOp is the OpID of the Walker's first store command; its later
 	// ones count up from it. A caller that feeds several machines' results
@@ -73,7 +73,7 @@ func (c WalkerConfig) withDefaults() WalkerConfig {
 		c.MaxBackoff = time.Minute
 	}
 	if c.Limit == 0 {
-		c.Limit = 100
+		c.Limit = 1000
 	}
 	if c.FirstOp == 0 {
 		c.FirstOp = 1
@@ -231,9 +231,9 @@ type Walker struct {
 	delivered store.ObserverPosition
 	batch     []store.ObservedTransition
 	at        int
-	// read: the last claim read past its cursor, so the round after its
-	// advance starts at once.
-	read bool
+	// read: the last claim read past its cursor; more: it read a full
+	// batch, so the round after its advance starts at once.
+	read, more bool
 
 	lastRenew time.Time
 	renewOp   OpID
@@ -343,7 +343,7 @@ func (w *Walker) claimed(ev WalkClaimDone, out []Command) []Command {
 	}
 	w.holding, w.token = true, r.Token
 	w.cursor, w.through, w.delivered = r.Cursor, r.Through, r.Cursor
-	w.batch, w.at, w.read = r.Transitions, 0, r.Cursor != r.Through
+	w.batch, w.at, w.read, w.more = r.Transitions, 0, r.Cursor != r.Through, r.More
 	w.lastRenew, w.failed = ev.Now, false
 	if w.stopping {
 		return w.final(out, w.cursor, true)
@@ -424,7 +424,7 @@ func (w *Walker) advanced(ev WalkAdvanceDone, out []Command) []Command {
 		w.idle(ev.Now.Add(w.backoff()))
 	case w.failed:
 		w.idle(w.notBefore)
-	case w.read:
+	case w.more:
 		w.idle(ev.Now)
 		return w.claim(out)
 	default:

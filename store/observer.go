@@ -88,6 +88,9 @@ type ObserverClaimResult struct {
 	// Transitions are the entries past Cursor up to Through whose state
 	// is declared, in walk order.
 	Transitions []ObservedTransition
+	// More is true when the claim read Limit entries: more may be
+	// waiting past Through.
+	More bool
 }
 
 // ObserverAdvanceParams are the params of Observers.ObserverAdvance.

@@ -86,6 +86,7 @@ func (s *Store) ObserverClaim(ctx context.Context, p store.ObserverClaimParams) 
 		}
 		n++
 		res.Through.Seq = ref.seq
+		res.More = n == p.Limit
 		t := r.log[k]
 		if !p.Declares(t.State) {
 			continue

@@ -45,12 +45,19 @@ RETURNING o.cursor_xid::text, o.cursor_seq, o.holder, o.token, o.lease_expires_a
 	observerTakeSQL = `UPDATE backwave.observer SET holder = $2, token = $3,
     lease_expires_at = coalesce($1::timestamptz, now()) + $4::bigint * interval '1 microsecond'
 WHERE name = $5`
-	observerWalkSQL = `SELECT coalesce(t.xid, '0'::xid8)::text, t.seq, t.job_id, t.at, t.from_state, t.state, t.via, t.attempt, j.wire_name, j.queue
-FROM backwave.job_transition t JOIN backwave.job j ON j.id = t.job_id
-WHERE (coalesce(t.xid, '0'::xid8), t.seq) > ($1::text::xid8, $2::bigint)
-  AND coalesce(t.xid, '0'::xid8) < pg_snapshot_xmin(pg_current_snapshot())
-ORDER BY coalesce(t.xid, '0'::xid8), t.seq
-LIMIT $3`
+	// observerWalkSQL reads the next $3 entries past the cursor below the
+	// horizon; only those of a declared state ($4) are joined with their
+	// job.
+	observerWalkSQL = `WITH scan AS (
+    SELECT coalesce(t.xid, '0'::xid8) AS xid, t.seq, t.job_id, t.at, t.from_state, t.state, t.via, t.attempt
+    FROM backwave.job_transition t
+    WHERE (coalesce(t.xid, '0'::xid8), t.seq) > ($1::text::xid8, $2::bigint)
+      AND coalesce(t.xid, '0'::xid8) < pg_snapshot_xmin(pg_current_snapshot())
+    ORDER BY coalesce(t.xid, '0'::xid8), t.seq
+    LIMIT $3)
+SELECT s.xid::text, s.seq, s.job_id, s.at, s.from_state, s.state, s.via, s.attempt, coalesce(j.wire_name, ''), coalesce(j.queue, '')
+FROM scan s LEFT JOIN backwave.job j ON j.id = s.job_id AND s.state = ANY($4::text[])
+ORDER BY s.xid, s.seq`
 	observerLockSQL = `SELECT cursor_xid::text, cursor_seq, holder, token, lease_expires_at, coalesce($1::timestamptz, now())
 FROM backwave.observer WHERE name = $2 FOR UPDATE`
 	observerAdvanceSQL = `UPDATE backwave.observer SET cursor_xid = $3::text::xid8, cursor_seq = $4, holder = $5,
@@ -103,7 +110,14 @@ func (s *Store) ObserverClaim(ctx context.Context, p store.ObserverClaimParams) 
 		res.Held, res.Token = true, token
 		res.Cursor = store.ObserverPosition{Commit: commit, Seq: cseq}
 		res.Through = res.Cursor
-		return q.query(ctx, s.sql(observerWalkSQL), []any{cxid, cseq, int32(p.Limit)}, func(scan scanFunc) error {
+		states := make([]string, len(p.States))
+		for i, st := range p.States {
+			states[i] = st.String()
+		}
+		n := 0
+		return q.query(ctx, s.sql(observerWalkSQL), []any{cxid, cseq, int32(p.Limit), states}, func(scan scanFunc) error {
+			n++
+			res.More = n == p.Limit
 			var (
 				xid, from, to, via string
 				ot                 store.ObservedTransition

@@ -29,9 +29,15 @@ const (
 	SET cursor_seq = ?2, holder = ?3, token = ?4, lease_expires_at = ?5, seen_at = ?6 WHERE name = ?1`
 	sqlObserverSeen   = `UPDATE backwave_observer SET seen_at = ?2 WHERE name = ?1`
 	sqlObserverRemove = `DELETE FROM backwave_observer WHERE name = ?1`
-	sqlObserverWalk   = `SELECT t.id, t.job_id, t.at, t.from_state, t.state, t.via, t.attempt, j.wire_name, j.queue
-	FROM backwave_job_transition t JOIN backwave_job j ON j.id = t.job_id
-	WHERE t.id > ?1 ORDER BY t.id LIMIT ?2`
+	// sqlObserverWalk reads the next ?2 entries past ?1; only those of a
+	// declared state (?3, a JSON array of state codes) are joined with
+	// their job.
+	sqlObserverWalk = `WITH scan AS (
+		SELECT id, job_id, at, from_state, state, via, attempt FROM backwave_job_transition
+		WHERE id > ?1 ORDER BY id LIMIT ?2)
+	SELECT s.id, s.job_id, s.at, s.from_state, s.state, s.via, s.attempt, coalesce(j.wire_name, ''), coalesce(j.queue, '')
+	FROM scan s LEFT JOIN backwave_job j ON j.id = s.job_id AND s.state IN (SELECT value FROM json_each(?3))
+	ORDER BY s.id`
 	// sqlObservedFloor is the lowest cursor of a live registration, NULL
 	// when none is live.
 	sqlObservedFloor = `SELECT MIN(cursor_seq) FROM backwave_observer WHERE seen_at > ?1`
@@ -53,9 +59,11 @@ func (s *Store) observerRow(ctx context.Context, tx *sql.Tx, name string) (obser
 	return o, err == nil, err
 }
 
-// ObserverClaim registers the observer if new, takes or renews the walk's
-// Lease for p.Holder and reads up to p.Limit entries past the cursor in id
-// order, in one write transaction.
+// ObserverClaim registers the observer if new and takes or renews the
+// walk's Lease for p.Holder in one write transaction, then reads up to
+// p.Limit entries past the cursor in id order in a read transaction, off
+// the write lock: ids commit in order, so what the read finds past the
+// cursor is final, and the advance that follows is fenced anyway.
 func (s *Store) ObserverClaim(ctx context.Context, p store.ObserverClaimParams) (store.ObserverClaimResult, error) {
 	if err := p.Validate(); err != nil {
 		return store.ObserverClaimResult{}, err
@@ -87,12 +95,26 @@ func (s *Store) ObserverClaim(ctx context.Context, p store.ObserverClaimParams) 
 		res.Held, res.Token = true, o.token
 		res.Cursor = store.ObserverPosition{Seq: o.cursor}
 		res.Through = res.Cursor
-		rows, err := tx.QueryContext(ctx, s.schema.Rename(sqlObserverWalk), o.cursor, p.Limit)
+		return nil
+	})
+	if err != nil || !res.Held {
+		return res, err
+	}
+	codes := make([]int64, len(p.States))
+	for i, st := range p.States {
+		codes[i] = stateCode(st)
+	}
+	err = s.read(ctx, "walk the transition log", func(tx *sql.Tx) error {
+		res.Transitions = nil
+		rows, err := tx.QueryContext(ctx, s.schema.Rename(sqlObserverWalk), res.Cursor.Seq, p.Limit, jsonArray(codes))
 		if err != nil {
 			return err
 		}
 		defer func() { _ = rows.Close() }()
+		n := 0
 		for rows.Next() {
+			n++
+			res.More = n == p.Limit
 			var seq, id, at, from, to, via, attempt int64
 			var ot store.ObservedTransition
 			if err := rows.Scan(&seq, &id, &at, &from, &to, &via, &attempt, &ot.WireName, &ot.Queue); err != nil {

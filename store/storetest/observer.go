@@ -139,6 +139,20 @@ func testObserver(t *testing.T, s *suite) {
 		}
 	})
 
+	// ObserverClaimResult.More: "true when the claim read Limit entries".
+	s.run(t, "MoreWhenFull", func(t *testing.T, e *env) {
+		e.insertN("q", 3)
+		a := e.claimUntil(e.s, obsClaim(w1, 2, allStates...), 2)
+		if !a.More || a.Through != a.Transitions[1].Position {
+			t.Fatalf("a claim of limit 2 over 3 entries: %+v, want More through the second", a)
+		}
+		e.obsAdvance(e.s, store.ObserverAdvanceParams{Observer: obsName, Holder: w1, Token: a.Token, To: a.Through, LeaseDuration: lease})
+		b := e.claimUntil(e.s, obsClaim(w1, 2, allStates...), 1)
+		if b.More || len(b.Transitions) != 1 {
+			t.Fatalf("the claim after it: %+v, want the last entry and no More", b)
+		}
+	})
+
 	s.run(t, "DeclaredStatesOnly", func(t *testing.T, e *env) {
 		ids := e.finish("q", job.StateSucceeded, job.StateDeadLettered, job.StateSucceeded)
 		got := e.walkAll(e.s, w1, 100, 1, job.StateDeadLettered)
