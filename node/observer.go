@@ -24,7 +24,12 @@ import (
 // One walk round: claim (WalkClaim) → deliver each returned entry in order,
 // one at a time (Deliver, answered by Delivered) → advance the cursor past
 // what the claim read (WalkAdvance) → claim again at once while the claim
-// read a full batch (more may be waiting), else wait Interval. The cursor moves only after delivery,
+// read a full batch (more may be waiting) and had entries to deliver, else
+// wait Interval. A full batch with nothing to deliver waits Interval too,
+// and the next claim reads twice as many entries (up to 16 × Limit; back
+// to Limit once there is something to deliver): so a registration whose
+// states are rare costs one short round per Interval however fast the log
+// grows, and still keeps up with up to 16 × Limit entries per Interval. The cursor moves only after delivery,
 // so a node that stops mid-delivery leaves it behind and the next holder of
 // the walk delivers again (at-least-once). A failed delivery moves the
 // cursor to the last entry delivered and waits a backoff (Interval doubled
@@ -202,6 +207,9 @@ func (c Deliver) String() string {
 	return fmt.Sprintf("deliver observer=%s at=%s job=%d %s→%s attempt=%d", c.Observer, t.Position, t.Job, t.From, t.State, t.Attempt)
 }
 
+// maxWalkGrowth bounds how far idle full batches grow the claim.
+const maxWalkGrowth = 16
+
 // walkPhase is where a Walker's round stands.
 type walkPhase uint8
 
@@ -235,6 +243,10 @@ type Walker struct {
 	// batch, so the round after its advance starts at once.
 	read, more bool
 
+	// limit is what the next claim reads: Limit, doubled per idle full
+	// batch up to 16 × Limit.
+	limit int
+
 	lastRenew time.Time
 	renewOp   OpID
 	finalOp   OpID
@@ -251,7 +263,7 @@ func NewWalker(cfg WalkerConfig) (*Walker, error) {
 		return nil, err
 	}
 	cfg.States = slices.Clone(cfg.States)
-	return &Walker{cfg: cfg, next: cfg.FirstOp}, nil
+	return &Walker{cfg: cfg, next: cfg.FirstOp, limit: cfg.Limit}, nil
 }
 
 // Config returns the configuration with its defaults filled in.
@@ -308,7 +320,7 @@ func (w *Walker) tick(now time.Time, out []Command) []Command {
 
 func (w *Walker) claim(out []Command) []Command {
 	w.phase = walkClaiming
-	return append(out, WalkClaim{Op: w.op(), Observer: w.cfg.Observer, States: w.cfg.States, Limit: w.cfg.Limit, LeaseDuration: w.cfg.LeaseDuration})
+	return append(out, WalkClaim{Op: w.op(), Observer: w.cfg.Observer, States: w.cfg.States, Limit: w.limit, LeaseDuration: w.cfg.LeaseDuration})
 }
 
 // backoff is the wait after the failures-th consecutive failure.
@@ -356,6 +368,7 @@ func (w *Walker) claimed(ev WalkClaimDone, out []Command) []Command {
 		w.idle(ev.Now.Add(w.cfg.Interval))
 		return out
 	}
+	w.limit = w.cfg.Limit
 	if w.planted(plant.ObserverAdvancesFirst) {
 		// The planted bug: the cursor moves past the batch before it is
 		// delivered, so a delivery that fails or a node that stops mid-batch
@@ -424,9 +437,12 @@ func (w *Walker) advanced(ev WalkAdvanceDone, out []Command) []Command {
 		w.idle(ev.Now.Add(w.backoff()))
 	case w.failed:
 		w.idle(w.notBefore)
-	case w.more:
+	case w.more && len(w.batch) > 0:
 		w.idle(ev.Now)
 		return w.claim(out)
+	case w.more:
+		w.limit = min(2*w.limit, maxWalkGrowth*w.cfg.Limit)
+		w.idle(ev.Now.Add(w.cfg.Interval))
 	default:
 		w.idle(ev.Now.Add(w.cfg.Interval))
 	}

@@ -148,6 +148,9 @@ type obsTrack struct {
 	delivered map[obsKey]map[int64]int
 	// missing counts the applied transitions not yet delivered once.
 	missing int
+	// fed counts every transition applied, declared or not: the entries a
+	// walk may have to read past.
+	fed int
 	// holder is the last holder a claim gave the walk to, with its token.
 	holder job.WorkerID
 	token  int64
@@ -176,6 +179,7 @@ func (w *world) setupObservers() {
 // its state (from the transition feed).
 func (w *world) noteObserved(id job.ID, e core.Edge, a job.Attempt) {
 	for k := range w.sc.Observers {
+		w.obs.tracks[k].fed++
 		if !slices.Contains(w.sc.Observers[k].States, e.To) {
 			continue
 		}
@@ -383,7 +387,9 @@ func (w *world) waitObservers() {
 // a walk starts within its Tick; then each entry still missing costs at
 // most one delivery and, for each of its at most two failures, a backoff
 // (at most 4 Intervals) and a delivery again, and each claim round at most
-// a Tick of its own.
+// a Tick of its own; besides, a walk may spend a round of Interval plus two
+// Ticks per Limit entries it reads past with nothing to deliver (the
+// Walker's idle pacing), over every entry the store applied.
 func (w *world) observerBound() time.Duration {
 	var inflight time.Duration
 	for _, f := range w.faults.Ops {
@@ -399,6 +405,7 @@ func (w *world) observerBound() time.Duration {
 		cfg := o.walkerConfig(k)
 		per := 3*o.DeliverMax.D() + 2*cfg.MaxBackoff + 2*cfg.Tick()
 		b := o.Lease.D() + inflight + 2*skew + 2*cfg.Tick() + time.Duration(w.obs.tracks[k].missing)*per
+		b += time.Duration(w.obs.tracks[k].fed/o.Limit+1) * (o.Interval.D() + 2*cfg.Tick())
 		bound = max(bound, b)
 	}
 	return bound + 500*time.Millisecond
