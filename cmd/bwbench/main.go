@@ -36,7 +36,7 @@ const (
 	// (Quarantined): the walk of the Transition Log runs and delivers
 	// nothing, the cost of an idle registration.
 	scTransitionObserverIdle = "drain-transition-observer-idle"
-	scRSS           = "rss"
+	scRSS                    = "rss"
 )
 
 var allScenarios = []string{scInsert, scDrain, scHistoryOff, scEncrypted, scObserversIdle, scTransitionObserverIdle, scSteady, scLatencyOn, scLatencyOff, scLimit, scRate, scDrainLag, scLatencyLag, scDrainIdleTx, scRSS}
