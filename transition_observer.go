@@ -53,7 +53,8 @@ type ObservedTransition struct {
 // longer register with Admin.RemoveTransitionObserver, or it is considered
 // removed once no node has walked for it for store.ObserverRemoveAfter (a
 // week). A Client with no TransitionObservers costs nothing: no goroutine,
-// no store call.
+// no store call. A Client whose Start package jobtest takes over (driving
+// its Pumps by hand) runs no Transition Observer.
 type TransitionObserver struct {
 	// Name identifies the observer across the cluster and its restarts
 	// (its durable cursor); required, unique within a Config.

@@ -313,3 +313,37 @@ func TestTransitionObserverConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// Admin.RemoveTransitionObserver forgets a registration; an unknown name is
+// ErrNotFound.
+func TestRemoveTransitionObserver(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := newStore()
+	id, err := plainClient(t, s).Enqueue(ctx, greet{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDeliveries()
+	c := observerClient(t, s, "n", backwave.TransitionObserver{
+		Name: "audit", States: []backwave.JobState{backwave.StateScheduled}, Interval: 20 * time.Millisecond,
+		Observe: func(_ context.Context, tr backwave.ObservedTransition) error { d.add(tr); return nil },
+	})
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the delivery", func() bool { return d.has([]backwave.JobID{id}) })
+	if err := c.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	admin, err := backwave.NewAdmin(s, "test:operator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.RemoveTransitionObserver(ctx, "audit"); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.RemoveTransitionObserver(ctx, "audit"); !errors.Is(err, backwave.ErrNotFound) {
+		t.Fatalf("removing it again: %v, want ErrNotFound", err)
+	}
+}
