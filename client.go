@@ -54,6 +54,9 @@ type Client struct {
 	// schedules is Config.Schedules, checked; registered at Start.
 	schedules []store.ScheduleDef
 	retention *RetentionPolicy
+	// walks are the Transition Observers' pumps, one per
+	// Config.TransitionObservers entry; none when there are none.
+	walks []*shell.WalkPump
 
 	mu      sync.Mutex
 	started bool
@@ -117,6 +120,12 @@ func NewClient(s Store, cfg Config) (*Client, error) {
 		enqueueMiddleware: slices.Clone(cfg.EnqueueMiddleware),
 	}
 	if err := c.checkMaintenance(cfg); err != nil {
+		return nil, err
+	}
+	if cfg.NodeID == "" {
+		cfg.NodeID = defaultNodeID()
+	}
+	if err := c.newTransitionObservers(s, cfg, cfg.NodeID); err != nil {
 		return nil, err
 	}
 	if len(cfg.Groups) == 0 {
@@ -319,6 +328,11 @@ func (c *Client) Start(ctx context.Context) error {
 			return fmt.Errorf("backwave: start %s: %w", p.Worker(), err)
 		}
 	}
+	for _, w := range c.walks {
+		if err := w.Start(ctx); err != nil {
+			return fmt.Errorf("backwave: start a transition observer: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -336,10 +350,13 @@ func (c *Client) Stop(ctx context.Context) error {
 	if !started {
 		return nil
 	}
-	errs := make([]error, len(c.pumps))
+	errs := make([]error, len(c.pumps)+len(c.walks))
 	var wg sync.WaitGroup
 	for i, p := range c.pumps {
 		wg.Go(func() { errs[i] = p.Stop(ctx) })
+	}
+	for i, w := range c.walks {
+		wg.Go(func() { errs[len(c.pumps)+i] = w.Stop(ctx) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

@@ -219,4 +219,10 @@ type Config struct {
 	// this Client's first Pump. Nil (the default) purges nothing, and
 	// terminal jobs accumulate in the store.
 	Retention *RetentionPolicy
+	// TransitionObservers are delivered the transitions of their declared
+	// states, at-least-once, while the Client runs (see
+	// TransitionObserver). They need a store that records the Transition
+	// Log: NewClient refuses one opened with history=off. None (the
+	// default) costs nothing.
+	TransitionObservers []TransitionObserver
 }

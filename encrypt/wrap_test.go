@@ -146,6 +146,9 @@ func TestEveryMethodSorted(t *testing.T) {
 		"JobCountByState", "JobCountByQueue", "TagFacet", "TagSuggest", "AuditList", "JobDependencies",
 		"ScheduleRemove", "SchedulePause", "ScheduleResume", "ScheduleTrigger", "ScheduleMint", "ScheduleOccurrences",
 		"JobPurge", "Close",
+		// The Transition Observer walk reads states, ids, Wire Names and
+		// Queues only (no payload, no Failure Detail); History is a setting.
+		"ObserverClaim", "ObserverAdvance", "ObserverRemove", "History",
 	}
 	contract := reflect.TypeFor[store.Store]()
 	for i := range contract.NumMethod() {

@@ -31,6 +31,9 @@ type Caller struct {
 	// Retention serves Purge; required when the Driver has a Retention
 	// Policy.
 	Retention store.Retention
+	// Observers serves a Walker's WalkClaim and WalkAdvance; required when
+	// the node walks for a Transition Observer.
+	Observers store.Observers
 	// Detail joins what the caller keeps for one outcome's Attempt — its
 	// Failure Detail, Job Output and Tag delta, which never cross the
 	// determinism boundary — onto the outcome before it is reported. Nil
@@ -78,6 +81,8 @@ type Reply struct {
 	Minted []store.MintResult
 	// Purged answers a Purge.
 	Purged store.PurgeResult
+	// Walk answers a WalkClaim.
+	Walk store.ObserverClaimResult
 	// Err is the store call's error.
 	Err error
 }
@@ -135,6 +140,14 @@ func (cl *Caller) Call(ctx context.Context, c StoreCommand) Reply {
 			panic("node: Purge without a store.Retention")
 		}
 		r.Purged, r.Err = cl.Retention.JobPurge(ctx, store.PurgeParams{States: c.Sweep.States(), KeepFor: c.KeepFor, Limit: c.Limit})
+	case WalkClaim:
+		r.Walk, r.Err = cl.observers().ObserverClaim(ctx, store.ObserverClaimParams{
+			Observer: c.Observer, Holder: cl.Worker, LeaseDuration: c.LeaseDuration, States: c.States, Limit: c.Limit,
+		})
+	case WalkAdvance:
+		r.Err = cl.observers().ObserverAdvance(ctx, store.ObserverAdvanceParams{
+			Observer: c.Observer, Holder: cl.Worker, Token: c.Token, To: c.To, LeaseDuration: c.LeaseDuration, Release: c.Release,
+		})
 	default:
 		panic(fmt.Sprintf("node: unknown store command %T", c))
 	}
@@ -142,6 +155,13 @@ func (cl *Caller) Call(ctx context.Context, c StoreCommand) Reply {
 		return Failed(c, r.Err)
 	}
 	return r
+}
+
+func (cl *Caller) observers() store.Observers {
+	if cl.Observers == nil {
+		panic("node: a walk command without a store.Observers")
+	}
+	return cl.Observers
 }
 
 func (cl *Caller) schedules() store.Schedules {
@@ -181,6 +201,10 @@ func (r Reply) Event(now time.Time) Event {
 		return MintDone{Now: now, Op: c.Op, Results: r.Minted, Err: r.Err}
 	case Purge:
 		return PurgeDone{Now: now, Op: c.Op, Purged: r.Purged.Purged, Err: r.Err}
+	case WalkClaim:
+		return WalkClaimDone{Now: now, Op: c.Op, Result: r.Walk, Err: r.Err}
+	case WalkAdvance:
+		return WalkAdvanceDone{Now: now, Op: c.Op, Err: r.Err}
 	}
 	panic(fmt.Sprintf("node: reply to unknown store command %T", r.Command))
 }

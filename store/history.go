@@ -137,4 +137,8 @@ type History interface {
 	// or nil if none was. A plain by-id read: it never checks who asks. An
 	// unknown job is ErrNotFound.
 	JobOutput(ctx context.Context, id job.ID) ([]byte, error)
+	// History returns the Job History Policy the store records under, as
+	// it was opened with. A Client refuses to start a Transition Observer
+	// over a store recording no Transition Log (HistoryOff).
+	History() HistoryPolicy
 }

@@ -103,6 +103,7 @@ type Store interface {
 	Dependencies
 	Schedules
 	Retention
+	Observers
 	// Close releases the store's resources. Calls after Close fail with
 	// ErrClosed.
 	Close() error

@@ -48,6 +48,8 @@ func backwaveKnobs(sc, tg string, sz sizes) *knobs {
 		k.set("history", store.HistoryOff.String())
 	case scObserversIdle:
 		k.set("observers", "1")
+	case scTransitionObserverIdle:
+		k.set("transition_observers", "1")
 	case scLatencyOn:
 		k.set("pool", "100")
 		k.set("claim", "100")
@@ -227,11 +229,18 @@ func (in *backwaveInstance) start(ctx context.Context, onWork func(int64)) error
 			observers = append(observers, idleObserver())
 		}
 	}
+	var walks []backwave.TransitionObserver
+	if in.k.str("transition_observers") != "" {
+		for i := range in.k.int("transition_observers") {
+			walks = append(walks, idleTransitionObserver(i))
+		}
+	}
 	c, err := backwave.NewClient(worker, backwave.Config{
-		Observers: observers,
-		Handlers:  h,
-		Logger:    in.b.quietLogger(sysBackWave),
-		NodeID:    "bwbench",
+		TransitionObservers: walks,
+		Observers:           observers,
+		Handlers:            h,
+		Logger:              in.b.quietLogger(sysBackWave),
+		NodeID:              "bwbench",
 		Groups: []backwave.WorkerGroupOptions{{
 			Name:            "bench",
 			Policy:          backwave.Strict(backwave.DefaultQueue),
@@ -318,5 +327,16 @@ func idleObserver() backwave.Observer {
 		LeaseLost:       func(context.Context, backwave.LeaseEvent) {},
 		Relinquished:    func(context.Context, backwave.LeaseEvent) {},
 		StoreCall:       func(context.Context, backwave.StoreCallEvent) {},
+	}
+}
+
+// idleTransitionObserver is a Transition Observer of the state the drain
+// never reaches: its walk reads the whole Transition Log the drain writes
+// and delivers nothing.
+func idleTransitionObserver(i int) backwave.TransitionObserver {
+	return backwave.TransitionObserver{
+		Name:    fmt.Sprintf("bwbench-idle-%d", i),
+		States:  []backwave.JobState{backwave.StateQuarantined},
+		Observe: func(context.Context, backwave.ObservedTransition) error { return nil },
 	}
 }

@@ -31,10 +31,15 @@ const (
 	// scObserversIdle is BackWave's drain with an Observer whose every
 	// callback does nothing: the cost of the Observer path itself.
 	scObserversIdle = "drain-observers-idle"
-	scRSS           = "rss"
+	// scTransitionObserverIdle is BackWave's drain with one Transition
+	// Observer registered for a state the drain never reaches
+	// (Quarantined): the walk of the Transition Log runs and delivers
+	// nothing, the cost of an idle registration.
+	scTransitionObserverIdle = "drain-transition-observer-idle"
+	scRSS                    = "rss"
 )
 
-var allScenarios = []string{scInsert, scDrain, scHistoryOff, scEncrypted, scObserversIdle, scSteady, scLatencyOn, scLatencyOff, scLimit, scRate, scDrainLag, scLatencyLag, scDrainIdleTx, scRSS}
+var allScenarios = []string{scInsert, scDrain, scHistoryOff, scEncrypted, scObserversIdle, scTransitionObserverIdle, scSteady, scLatencyOn, scLatencyOff, scLimit, scRate, scDrainLag, scLatencyLag, scDrainIdleTx, scRSS}
 
 // Target names.
 const (

@@ -51,13 +51,17 @@ const (
 	// MintDropsOccurrence: a mint plan silently drops every second on-time
 	// occurrence (node).
 	MintDropsOccurrence Bug = "mint-drops-occurrence"
+	// ObserverAdvancesFirst: a Transition Observer's walk moves its durable
+	// cursor past a batch before delivering it, so a failed delivery or a
+	// node stopping mid-batch loses the rest (node, Walker).
+	ObserverAdvancesFirst Bug = "observer-advances-first"
 )
 
 // All returns every planted bug, in a new slice.
 func All() []Bug {
 	return []Bug{
 		FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence,
-		CapacityForgetsBuffered, CoalesceEveryMissed, MintDropsOccurrence,
+		CapacityForgetsBuffered, CoalesceEveryMissed, MintDropsOccurrence, ObserverAdvancesFirst,
 	}
 }
 

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/backwave/backwave/job"
@@ -185,4 +186,32 @@ func (c *checkedStore) JobPurge(ctx context.Context, p store.PurgeParams) (store
 		c.w.afterPurge(p.Limit, res)
 	}
 	return res, err
+}
+
+// ObserverClaim notes who the walk was given to (coverage).
+func (c *checkedStore) ObserverClaim(ctx context.Context, p store.ObserverClaimParams) (store.ObserverClaimResult, error) {
+	c.begin()
+	defer c.end()
+	p.LeaseDuration = c.w.storeDur(p.LeaseDuration)
+	res, err := c.Store.ObserverClaim(ctx, p)
+	if c.answered(err) {
+		c.w.noteWalkClaim(p.Observer, p.Holder, res)
+	}
+	return res, err
+}
+
+// ObserverAdvance passes the walk's fence answering (store.ErrStaleLease)
+// as an answer, not a store error: a node whose walk Lease lapsed is told
+// so.
+func (c *checkedStore) ObserverAdvance(ctx context.Context, p store.ObserverAdvanceParams) error {
+	c.begin()
+	defer c.end()
+	p.LeaseDuration = c.w.storeDur(p.LeaseDuration)
+	err := c.Store.ObserverAdvance(ctx, p)
+	if errors.Is(err, store.ErrStaleLease) {
+		c.o.answered = true
+		return err
+	}
+	c.answered(err)
+	return err
 }

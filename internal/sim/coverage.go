@@ -136,6 +136,15 @@ const (
 	// SitRateRepoll: a node re-polled when a spent Rate Limit's window
 	// reopened (node.PollAfter).
 	SitRateRepoll
+	// SitObserverRedelivered: a Transition Observer was delivered an entry
+	// it had been delivered before (at-least-once at work).
+	SitObserverRedelivered
+	// SitObserverLeaseTakeover: another node took an Observer's walk over
+	// from its last holder.
+	SitObserverLeaseTakeover
+	// SitObserverDeliveryFailed: an Observer's callback failed and the walk
+	// delivered the entry again later.
+	SitObserverDeliveryFailed
 	numSituations
 )
 
@@ -200,6 +209,9 @@ var situationNames = [numSituations]string{
 	SitPurgeFullBatch:            "retention-full-batch",
 	SitRateSpent:                 "rate-spent",
 	SitRateRepoll:                "rate-repoll",
+	SitObserverRedelivered:       "observer-redelivered",
+	SitObserverLeaseTakeover:     "observer-lease-takeover",
+	SitObserverDeliveryFailed:    "observer-delivery-failed",
 }
 
 // String names the Situation.

@@ -74,6 +74,13 @@ const (
 	// InvDrainLiveness: after faults ceased, a job was not terminal within
 	// the derived bound (glossary: Fault Level, Drain-Liveness).
 	InvDrainLiveness = "drain-liveness"
+	// InvObserverDeliveryLiveness: under Pristine and Recoverable, a
+	// transition to a state a Transition Observer declares was never
+	// delivered within its bound once the faults ceased (observer.go).
+	InvObserverDeliveryLiveness = "observer-delivery-liveness"
+	// InvObserverDeliverySafety: a Transition Observer was delivered
+	// something the store never applied (observer.go).
+	InvObserverDeliverySafety = "observer-delivery-safety"
 	// InvLivelock: one step of a node did not settle (commands kept coming
 	// at one instant of Virtual Time).
 	InvLivelock = "livelock"

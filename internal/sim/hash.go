@@ -30,6 +30,7 @@ const (
 	tagRestart
 	tagRate
 	tagRateAction
+	tagObserver
 )
 
 // mix64 is the splitmix64 finalizer.

@@ -63,6 +63,10 @@ type simNode struct {
 	// reaches it (ops.go apply), kept here to be reused call after call.
 	checked checkedStore
 	faulty  faultstore.Store
+
+	// walkers are the incarnation's Transition Observer Walkers, by
+	// Observer index (nil for one the node does not register).
+	walkers []*walker
 }
 
 func newSimNode(w *world, i int) *simNode {
@@ -136,11 +140,19 @@ func (n *simNode) handle(ev *event) {
 			return
 		}
 		n.step(node.Stop{Now: n.now()})
+		for _, wk := range n.walkers {
+			if wk != nil && n.up {
+				n.stepWalk(wk, node.Stop{Now: n.now()})
+			}
+		}
 		w.schedule(event{at: w.now.Add(n.spec.DrainTimeout.D()), kind: evDrainTimeout, node: n.idx, inc: n.inc})
 		w.schedule(event{at: w.at(w.wl.deploys[ev.idx].restart), kind: evStart, node: n.idx, inc: n.inc})
 	case evDrainTimeout:
 		n.step(node.DrainTimeout{Now: n.now()})
 		n.exit()
+		return
+	case evWalkTick, evWalkDelivered:
+		n.handleWalk(ev)
 		return
 	default:
 		panic(fmt.Sprintf("sim: node event kind %d", ev.kind))
@@ -184,13 +196,14 @@ func (n *simNode) start() {
 	n.unsub = w.st.SubscribeHints(func(queue string) { n.hint(inc, queue) })
 	w.schedule(event{at: w.now.Add(n.spec.Poll.D()), kind: evPoll, node: n.idx, inc: n.inc})
 	w.schedule(event{at: w.now.Add(n.spec.Heartbeat.D()), kind: evHeartbeat, node: n.idx, inc: n.inc})
+	n.startWalkers()
 	n.step(node.Poll{Now: n.now()})
 }
 
 // caller is the node's Caller over st, the store as one operation reaches
 // it: the Caller is made per operation, since each has its own fault.
 func (n *simNode) caller(st faultstore.Target) node.Caller {
-	return node.Caller{Worker: n.worker, Store: st, Schedules: st, Retention: st, Zone: simZone}
+	return node.Caller{Worker: n.worker, Store: st, Schedules: st, Retention: st, Observers: st, Zone: simZone}
 }
 
 // simZone loads every zone as UTC: every simulated schedule is in UTC, since
@@ -203,6 +216,7 @@ func (n *simNode) exit() {
 	n.up = false
 	n.drv = nil
 	n.attempts = nil
+	n.walkers = nil
 	n.withheld = nil
 	n.pendingApply = 0
 	if n.unsub != nil {

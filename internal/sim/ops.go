@@ -141,6 +141,9 @@ func (n *simNode) deliver(o *op) {
 		return
 	}
 	n.noteResponse(o)
+	if n.routeWalk(o) {
+		return
+	}
 	n.step(o.reply.Event(n.now()))
 }
 

@@ -50,6 +50,7 @@ func (w *world) job(id job.ID) *jobState {
 
 // onTransition is the store's OnTransition observer.
 func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
+	w.noteObserved(id, e, a)
 	if e.Via == core.ViaInsert && int(id) == len(w.byID)+1 {
 		w.adoptMinted(id)
 	}

@@ -26,6 +26,7 @@ func TestPlantedBugsAreFound(t *testing.T) {
 		{plant.ClaimIgnoresLimit, Pristine, InvConcurrencyLimit, 50},
 		{plant.ClaimIgnoresRate, Pristine, InvRateLimit, 50},
 		{plant.CapacityForgetsBuffered, Pristine, InvPoolSize, 50},
+		{plant.ObserverAdvancesFirst, Pristine, InvObserverDeliveryLiveness, 200},
 	} {
 		t.Run(string(tc.mutation), func(t *testing.T) {
 			t.Parallel()

@@ -50,6 +50,9 @@ type Scenario struct {
 	// (package internal/plant); the Swarm never sets it, and a build without
 	// the tag backwave_plant refuses a Plan that does.
 	Mutation plant.Bug `json:"mutation,omitempty"`
+	// Observers are the Transition Observers some nodes register
+	// (observer.go).
+	Observers []ObserverSpec `json:"observers,omitempty"`
 }
 
 // RetrySpec is the retry policy every job runs under.
@@ -208,6 +211,7 @@ func NewScenario(seed uint64, level Level, size Size) Scenario {
 	sc.Swarm = NewSwarm(seed, level)
 	drawSchedules(&sc)
 	drawRates(&sc)
+	drawObservers(&sc)
 	return sc
 }
 
@@ -282,6 +286,9 @@ func (sc *Scenario) Validate() error {
 		return err
 	}
 	if err := sc.validateRates(); err != nil {
+		return err
+	}
+	if err := sc.validateObservers(); err != nil {
 		return err
 	}
 	for i, ns := range sc.Nodes {

@@ -22,10 +22,11 @@ var evNames = [...]string{
 	evSkew: "skew", evChaosEnd: "chaos-end", evDeadline: "deadline", evStoreRestart: "store-restart",
 	evStoreUp: "store-up", evRequeue: "operator-requeue", evScheduleRemove: "schedule-remove",
 	evRateAction: "rate-action", evRateUndo: "rate-undo", evRepoll: "re-poll",
+	evWalkTick: "walk-tick", evWalkDelivered: "walk-delivered", evObserverDeadline: "observer-deadline",
 }
 
 func (w *world) traceEvent(ev *event) {
-	if w.log != nil && ev.kind != evPoll && ev.kind != evHeartbeat {
+	if w.log != nil && ev.kind != evPoll && ev.kind != evHeartbeat && ev.kind != evWalkTick {
 		w.logf("event %s node=%d inc=%d idx=%d lease=%s", evNames[ev.kind], ev.node, ev.inc, ev.idx, ev.lease)
 	}
 	w.mix(uint64(ev.at.Sub(w.start)))
@@ -98,6 +99,15 @@ func (w *world) traceInput(n *simNode, ev node.Event) {
 		}
 	case node.PurgeDone:
 		code, a, b = 13, uint64(e.Op), uint64(e.Purged)
+	case node.WalkTick:
+		code = 15
+	case node.WalkClaimDone:
+		code, a, b = 16, uint64(e.Op), uint64(len(e.Result.Transitions))
+		w.mix(uint64(e.Result.Through.Seq)<<1 | b2u(e.Result.Held))
+	case node.WalkAdvanceDone:
+		code, a, b = 17, uint64(e.Op), b2u(e.Err != nil)
+	case node.Delivered:
+		code, a, b = 18, uint64(e.Position.Seq), b2u(e.Failed)
 	}
 	if ev.At().IsZero() {
 		code |= 1 << 7
@@ -146,8 +156,22 @@ func (w *world) traceCommand(n *simNode, c node.Command) {
 		code, a, b = 12, uint64(len(c.Leases)), uint64(c.Reason)
 	case node.PollAfter:
 		code, a = 13, uint64(c.Delay)
+	case node.WalkClaim:
+		code, a, b = 14, uint64(c.Op), uint64(c.Limit)
+	case node.WalkAdvance:
+		code, a, b = 15, uint64(c.Op), uint64(c.To.Seq)<<1|b2u(c.Release)
+	case node.Deliver:
+		code, a = 16, uint64(c.Transition.Position.Seq)
 	}
 	w.mix(code<<56 | uint64(n.idx)<<40 | uint64(n.inc)<<24)
 	w.mix(a)
 	w.mix(b)
+}
+
+// b2u is 1 for true, 0 for false.
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
 }

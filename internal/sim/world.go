@@ -42,6 +42,9 @@ const (
 	evRateAction
 	evRateUndo
 	evRepoll
+	evWalkTick
+	evWalkDelivered
+	evObserverDeadline
 )
 
 // event is one entry of the event queue, ordered by (at, seq).
@@ -55,6 +58,8 @@ type event struct {
 	lease  job.Lease
 	result core.Result
 	op     *op
+	// delivery is a simulated Transition Observer callback's result.
+	delivery *delivery
 }
 
 // eventQueue is a binary min-heap of events by (at, seq).
@@ -193,6 +198,7 @@ type world struct {
 	hintsDropped int
 
 	latch latchModel // the Dependency oracles' model (latch.go)
+	obs   obsWorld   // the Transition Observer oracles (observer.go)
 	sched schedWorld // Recurring Schedules and retention (schedule.go)
 }
 
@@ -324,6 +330,7 @@ func newWorld(p *Plan, opts Options) (*world, error) {
 	for i := range sc.Nodes {
 		w.nodes = append(w.nodes, newSimNode(w, i))
 	}
+	w.setupObservers()
 	return w, nil
 }
 
@@ -423,6 +430,10 @@ func (w *world) run() {
 			return
 		}
 		if w.workloadLeft == 0 && w.live == 0 && w.chaosOver {
+			if !w.observersCaughtUp() {
+				w.waitObservers()
+				continue
+			}
 			w.finish(true)
 			return
 		}
@@ -454,7 +465,15 @@ func (w *world) handle(ev *event) {
 		w.workloadLeft--
 		w.rateAction(ev.idx, ev.kind == evRateUndo)
 	case evDeadline:
+		if w.workloadLeft == 0 && w.live == 0 {
+			return // drained: the Observers' own deadline is the one that counts
+		}
 		w.finish(false)
+	case evObserverDeadline:
+		w.checkObserverLiveness()
+		if w.fail == nil {
+			w.finish(true)
+		}
 	case evChaosEnd:
 		w.endChaos()
 	case evCrash:

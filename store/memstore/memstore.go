@@ -78,6 +78,12 @@ type Store struct {
 	purgeFrom int
 	// holds are the unique keys held, by key (unique.go).
 	holds map[string]hold
+	// walk indexes every Transition Log entry the store holds in sequence
+	// order, for the Transition Observer walk; tseq numbers the entries;
+	// observers are the walk's registrations by name (observer.go).
+	walk      []walkRef
+	tseq      int64
+	observers map[string]*observerReg
 }
 
 var (
@@ -91,6 +97,8 @@ type row struct {
 	job    job.Job
 	output []byte
 	log    []store.Transition
+	// seqs are the Transition Log sequence numbers of log, entry by entry.
+	seqs []int64
 	// dep is the job's Dependency latch; nil for a job without parents.
 	dep *latch
 	// dependents lists the jobs naming this one as a parent, ascending.
@@ -130,6 +138,7 @@ func New(opts Options) *Store {
 		tags:         make(map[job.Tag]int),
 		schedules:    make(map[string]*schedule),
 		holds:        make(map[string]hold),
+		observers:    make(map[string]*observerReg),
 	}
 }
 
@@ -177,6 +186,9 @@ func (s *Store) Clone() *Store {
 		occSeq:       s.occSeq,
 		purgeFrom:    s.purgeFrom,
 		holds:        maps.Clone(s.holds),
+		walk:         slices.Clone(s.walk),
+		tseq:         s.tseq,
+		observers:    cloneObservers(s.observers),
 	}
 	for i, r := range s.jobs {
 		if r == nil {
@@ -186,6 +198,7 @@ func (s *Store) Clone() *Store {
 			job:        copyJob(&r.job),
 			output:     bytes.Clone(r.output),
 			log:        slices.Clone(r.log),
+			seqs:       slices.Clone(r.seqs),
 			dep:        r.dep.clone(),
 			dependents: slices.Clone(r.dependents),
 			schedule:   r.schedule,
@@ -294,7 +307,11 @@ func (s *Store) move(r *row, to job.State, via core.Via, now time.Time, detail s
 	if s.history.Records() {
 		if len(r.log) >= store.TransitionLogCap {
 			r.log = slices.Delete(r.log, 0, len(r.log)-store.TransitionLogCap+1)
+			r.seqs = slices.Delete(r.seqs, 0, len(r.seqs)-store.TransitionLogCap+1)
 		}
+		s.tseq++
+		r.seqs = append(r.seqs, s.tseq)
+		s.walk = append(s.walk, walkRef{seq: s.tseq, id: r.job.ID})
 		r.log = append(r.log, store.Transition{
 			At:            now,
 			From:          e.From,

@@ -12,7 +12,9 @@ import (
 // store's now minus p.KeepFor and parent of no job still held, smallest id
 // first, each with its Transition Log, Job Output, Dependency edges and
 // occurrence record; a Tag no job left carries leaves Tag Suggest's
-// dictionary. Purged ids are never reused.
+// dictionary. A job holding a Transition Log entry a live Transition
+// Observer registration was not yet walked past is kept. Purged ids are
+// never reused.
 func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeResult, error) {
 	if err := p.Validate(); err != nil {
 		return store.PurgeResult{}, err
@@ -21,13 +23,15 @@ func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeR
 		return store.PurgeResult{}, err
 	}
 	defer s.mu.Unlock()
-	horizon := s.clock.Now().Add(-p.KeepFor)
+	now := s.clock.Now()
+	horizon := now.Add(-p.KeepFor)
+	floor := s.observedFloor(now)
 	purged := map[string]map[job.ID]bool{} // by Queue
 	n := 0
 	for i := s.purgeFrom; i < len(s.jobs) && n < p.Limit; i++ {
 		r := s.jobs[i]
-		if r == nil || !slices.Contains(p.States, r.job.State) || r.job.FinalizedAt.After(horizon) || len(r.dependents) > 0 {
-			continue // live, too young, or a parent of a job still held
+		if r == nil || !slices.Contains(p.States, r.job.State) || r.job.FinalizedAt.After(horizon) || len(r.dependents) > 0 || !unobserved(r, floor) {
+			continue // live, too young, a parent of a job still held, or awaited by a Transition Observer
 		}
 		if purged[r.job.Queue] == nil {
 			purged[r.job.Queue] = map[job.ID]bool{}
@@ -41,6 +45,9 @@ func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeR
 	}
 	for s.purgeFrom < len(s.jobs) && s.jobs[s.purgeFrom] == nil {
 		s.purgeFrom++ // purged rows before the first kept one are never scanned again
+	}
+	if n > 0 {
+		s.compactWalk()
 	}
 	for name, ids := range purged {
 		q := s.queues[name]

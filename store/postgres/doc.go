@@ -115,6 +115,26 @@
 // transition. The claimable index covers only Scheduled jobs, per Queue in
 // due order.
 //
+// # The Transition Observer walk
+//
+// A job_transition row's seq is drawn from its identity sequence when the
+// row is inserted, long before its transaction commits, so a lower seq may
+// commit after a higher one and a walk by "seq > cursor" could step past a
+// row still to commit and never see it. Every row therefore records the id
+// of the transaction that wrote it (the xid column, default
+// pg_current_xact_id()), and ObserverClaim walks in (xid, seq) order and
+// returns only rows with xid < pg_snapshot_xmin(pg_current_snapshot()):
+// every transaction below that horizon has ended, and every row still to
+// commit belongs to a transaction at or above it, so it lies after every
+// row a walk returned and the cursor never passes it (observer.go gives
+// the argument in full; TestObserverHorizonHoldsUncommitted holds a
+// transaction open to check it). The horizon is the cluster's: while any
+// transaction that took an xid stays open — in any database of the
+// server — younger rows wait for it. A long-running or idle-in-transaction
+// session delays deliveries (as it holds back VACUUM), never loses one;
+// idle_in_transaction_session_timeout bounds it. Rows written before the
+// xid column existed read as xid 0.
+//
 // # Wake-Up Hints
 //
 // Writes that make jobs claimable send at most one NOTIFY per Queue per

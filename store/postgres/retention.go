@@ -64,7 +64,9 @@ SELECT count(*) FROM purged`
 // store's now minus p.KeepFor, oldest first within each state, with their
 // payloads, Job Output (a column of the job row), Tags, Transition Logs and
 // occurrence records, in one short transaction. A Tag no job left carries
-// leaves Tag Suggest's dictionary (see purgeTagLockSQL).
+// leaves Tag Suggest's dictionary (see purgeTagLockSQL). A job holding a
+// Transition Log entry a live Transition Observer registration was not yet
+// walked past is kept (purgePick).
 func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeResult, error) {
 	if err := s.enter(ctx); err != nil {
 		return store.PurgeResult{}, err
@@ -80,7 +82,11 @@ func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeR
 	err := s.db.inTx(ctx, func(q querier) error {
 		n = 0
 		var ids []int64
-		err := q.query(ctx, s.sql(purgePickSQL), []any{s.nowArg(), states, micros(p.KeepFor), int32(p.Limit)},
+		pick, args, err := s.purgePick(ctx, q, []any{s.nowArg(), states, micros(p.KeepFor), int32(p.Limit)})
+		if err != nil {
+			return err
+		}
+		err = q.query(ctx, pick, args,
 			func(scan scanFunc) error {
 				var id int64
 				if err := scan(&id); err != nil {

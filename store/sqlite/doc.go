@@ -181,6 +181,15 @@
 // per Queue in claim order, and another the Running jobs per Queue, which
 // serves both the Concurrency-Limit count and the lease-expiry sweep.
 //
+// # The Transition Observer walk
+//
+// The file has one writer at a time, so Transition Log ids commit in id
+// order and ObserverClaim walks by id: nothing still to commit can get an
+// id below one already walked. Ids are rowids without AUTOINCREMENT, so
+// retention keeps the job of the entry a live registration's cursor
+// stands on, and a deleted newest id is never handed out again below a
+// live cursor (observer.go).
+//
 // # Wake-Up Hints
 //
 // A Store announces in-process Wake-Up Hints (SubscribeHints) after its own

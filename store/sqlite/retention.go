@@ -21,6 +21,14 @@ const (
 	WHERE j.state = ?1 AND j.finalized_at <= ?2
 		AND NOT EXISTS (SELECT 1 FROM backwave_job_dependency d WHERE d.parent_id = j.id)
 	LIMIT ?3`
+	// sqlPurgePickObserved is sqlPurgePick while a Transition Observer
+	// registration is live: it keeps every job holding an entry at or past
+	// the lowest live cursor ?4 (see observer.go for why "at").
+	sqlPurgePickObserved = `SELECT j.id FROM backwave_job j
+	WHERE j.state = ?1 AND j.finalized_at <= ?2
+		AND NOT EXISTS (SELECT 1 FROM backwave_job_dependency d WHERE d.parent_id = j.id)
+		AND NOT EXISTS (SELECT 1 FROM backwave_job_transition t WHERE t.job_id = j.id AND t.id >= ?4)
+	LIMIT ?3`
 )
 
 // purgeDeletes delete a batch of jobs by id (a JSON array) from every table
@@ -45,7 +53,9 @@ var purgeDeletes = []string{
 // JobPurge deletes up to p.Limit jobs in p.States finalized at or before the
 // store's now minus p.KeepFor, with their payloads, Job Output, Tags,
 // Transition Logs and occurrence records, in one write transaction. A Tag
-// no job left carries leaves Tag Suggest's dictionary.
+// no job left carries leaves Tag Suggest's dictionary. A job holding a
+// Transition Log entry a live Transition Observer registration was not yet
+// walked past is kept.
 // AUTOINCREMENT ids are never reused after the delete.
 func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeResult, error) {
 	if err := p.Validate(); err != nil {
@@ -54,10 +64,20 @@ func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeR
 	var res store.PurgeResult
 	err := s.write(ctx, "purge jobs", func(tx *sql.Tx) error {
 		res = store.PurgeResult{}
-		horizon := micros(s.clock.Now().Add(-p.KeepFor))
+		now := s.clock.Now()
+		horizon := micros(now.Add(-p.KeepFor))
+		floor, observed, err := s.observedFloor(ctx, tx, micros(now))
+		if err != nil {
+			return err
+		}
+		pick, args := s.schema.Rename(sqlPurgePick), []any{nil, horizon, nil}
+		if observed {
+			pick, args = s.schema.Rename(sqlPurgePickObserved), append(args, floor)
+		}
 		var ids []int64
 		for _, st := range p.States {
-			rows, err := tx.QueryContext(ctx, s.schema.Rename(sqlPurgePick), stateCode(st), horizon, p.Limit-len(ids))
+			args[0], args[2] = stateCode(st), p.Limit-len(ids)
+			rows, err := tx.QueryContext(ctx, pick, args...)
 			if err != nil {
 				return err
 			}

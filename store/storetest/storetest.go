@@ -134,6 +134,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Close", testClose},
 		{"PayloadFor", testPayloadFor},
 		{"Rewrite", testRewrite},
+		{"Observer", testObserver},
 	} {
 		t.Run(group.name, func(t *testing.T) { group.tests(t, s) })
 	}

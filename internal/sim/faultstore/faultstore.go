@@ -58,6 +58,7 @@ type Target interface {
 	store.Worker
 	store.Schedules
 	store.Retention
+	store.Observers
 }
 
 // Store is Target with Fault applied to every call made through it. It
@@ -164,4 +165,19 @@ func (s *Store) ScheduleOccurrences(ctx context.Context, p store.OccurrenceListP
 // JobPurge is store.Retention.JobPurge under the Fault.
 func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeResult, error) {
 	return call(s, func() (store.PurgeResult, error) { return s.Target.JobPurge(ctx, p) })
+}
+
+// ObserverClaim is store.Observers.ObserverClaim under the Fault.
+func (s *Store) ObserverClaim(ctx context.Context, p store.ObserverClaimParams) (store.ObserverClaimResult, error) {
+	return call(s, func() (store.ObserverClaimResult, error) { return s.Target.ObserverClaim(ctx, p) })
+}
+
+// ObserverAdvance is store.Observers.ObserverAdvance under the Fault.
+func (s *Store) ObserverAdvance(ctx context.Context, p store.ObserverAdvanceParams) error {
+	return callErr(s, func() error { return s.Target.ObserverAdvance(ctx, p) })
+}
+
+// ObserverRemove is store.Observers.ObserverRemove under the Fault.
+func (s *Store) ObserverRemove(ctx context.Context, observer string) error {
+	return callErr(s, func() error { return s.Target.ObserverRemove(ctx, observer) })
 }

@@ -1,0 +1,138 @@
+package backwave
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/node"
+	"github.com/backwave/backwave/shell"
+	"github.com/backwave/backwave/store"
+)
+
+// ObservedTransition is one Transition Log entry as a Transition Observer
+// is delivered it: job JobID of WireName in Queue made the Transition (its
+// FailureDetail is always empty: the walk reads none). Seq is the entry's
+// Transition Log sequence number; with JobID it names the entry, so a
+// subscriber can recognise a redelivery.
+type ObservedTransition struct {
+	Seq      int64
+	JobID    JobID
+	WireName string
+	Queue    string
+	Transition
+}
+
+// TransitionObserver is host code BackWave invokes when a job reaches one of
+// the declared States — the sanctioned way to react to the lifecycle (e.g.
+// Dead-Lettered → post to a chat). It observes the Transition Log, after the
+// fact: it cannot intercept, veto or rewrite a transition, and nothing it
+// does changes a decision.
+//
+// Delivery is at-least-once, never Effect-Once: the nodes of the cluster
+// that register the same Name take turns on one Lease-claimed walk of the
+// Transition Log, so one node delivers each transition in the happy path,
+// and a node that stops mid-delivery leaves the transition to the next
+// holder, which delivers it again. Making the reaction idempotent is the
+// subscriber's job, the same contract as a handler's (ObservedTransition.Seq
+// with JobID names the entry).
+//
+// Observe is called for one transition at a time, in the order the store
+// committed them. An error or a panic (recovered and logged) delivers the
+// same transition again after a backoff (Interval, doubled per consecutive
+// failure, at most a minute); the walk never skips one, so a transition
+// that always fails holds back those after it. Observe's context is
+// cancelled when the Client stops.
+//
+// It needs the store's Job History Policy to record the Transition Log
+// (transitions or transitions+detail): NewClient refuses a store opened
+// with history=off. A new Name starts at the beginning of the Transition
+// Log the store holds. While a Name is registered, retention keeps every
+// job holding a transition it was not yet delivered; remove a Name you no
+// longer register with Admin.RemoveTransitionObserver, or it is considered
+// removed once no node has walked for it for store.ObserverRemoveAfter (a
+// week). A Client with no TransitionObservers costs nothing: no goroutine,
+// no store call. A Client whose Start package jobtest takes over (driving
+// its Pumps by hand) runs no Transition Observer.
+type TransitionObserver struct {
+	// Name identifies the observer across the cluster and its restarts
+	// (its durable cursor); required, unique within a Config.
+	Name string
+	// States are the declared states; at least one.
+	States []JobState
+	// Observe is the callback; required.
+	Observe func(ctx context.Context, t ObservedTransition) error
+	// Interval is how long a caught-up walk waits before looking again,
+	// and the first backoff after a failure (1 s if 0).
+	Interval time.Duration
+	// LeaseDuration is the walk's Lease, renewed while delivering (30 s if
+	// 0). A node that stops without releasing it holds the walk that long.
+	LeaseDuration time.Duration
+}
+
+// walkerConfig returns the node.WalkerConfig of o.
+func (o TransitionObserver) walkerConfig() node.WalkerConfig {
+	states := make([]job.State, len(o.States))
+	for i, s := range o.States {
+		states[i] = job.State(s)
+	}
+	return node.WalkerConfig{Observer: o.Name, States: states, Interval: o.Interval, LeaseDuration: o.LeaseDuration}
+}
+
+// newTransitionObservers checks the Config's Transition Observers and makes
+// their pumps. None makes none.
+func (c *Client) newTransitionObservers(s Store, cfg Config, nodeID string) error {
+	if len(cfg.TransitionObservers) == 0 {
+		return nil
+	}
+	if h := s.History(); !h.Records() {
+		return fmt.Errorf("%w: Transition Observers need the store's Transition Log, but its Job History Policy is %q: "+
+			"open the store with history=transitions or history=transitions+detail (the default)", ErrInvalidConfig, h)
+	}
+	names := make(map[string]bool, len(cfg.TransitionObservers))
+	for _, o := range cfg.TransitionObservers {
+		switch {
+		case o.Name == "":
+			return fmt.Errorf("%w: a Transition Observer has no Name", ErrInvalidConfig)
+		case names[o.Name]:
+			return fmt.Errorf("%w: two Transition Observers are named %q", ErrInvalidConfig, o.Name)
+		case o.Observe == nil:
+			return fmt.Errorf("%w: Transition Observer %q has no Observe func", ErrInvalidConfig, o.Name)
+		case o.Interval < 0 || o.LeaseDuration < 0:
+			return fmt.Errorf("%w: Transition Observer %q: negative Interval %v or LeaseDuration %v", ErrInvalidConfig, o.Name, o.Interval, o.LeaseDuration)
+		}
+		names[o.Name] = true
+		observe := o.Observe
+		p, err := shell.NewWalkPump(shell.WalkPumpConfig{
+			Walker:       o.walkerConfig(),
+			Worker:       job.WorkerID(nodeID + "/observer/" + o.Name),
+			Store:        s,
+			Clock:        cfg.Clock,
+			DrainTimeout: cfg.DrainTimeout,
+			Logger:       cfg.Logger,
+			Deliver: func(ctx context.Context, t store.ObservedTransition) error {
+				return observe(ctx, ObservedTransition{
+					Seq: t.Position.Seq, JobID: t.Job, WireName: t.WireName, Queue: t.Queue,
+					Transition: transitionsOf([]store.Transition{t.Transition})[0],
+				})
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("transition observer %q: %w", o.Name, err)
+		}
+		c.walks = append(c.walks, p)
+	}
+	return nil
+}
+
+// RemoveTransitionObserver forgets the Transition Observer registration
+// name: its durable cursor and the hold it has on retention. A node still
+// registering the name starts it afresh, at the beginning of the
+// Transition Log. An unknown name is an error wrapping ErrNotFound.
+func (a *Admin) RemoveTransitionObserver(ctx context.Context, name string) error {
+	if err := a.store.ObserverRemove(ctx, name); err != nil {
+		return fmt.Errorf("backwave: remove transition observer %q: %w", name, err)
+	}
+	return nil
+}
