@@ -248,9 +248,24 @@ type Coverage struct {
 	Runs       int
 	Edges      [maxEdges]int
 	Situations [numSituations]int
-	// pairs[i] has bit j set when Situations i and j both occurred in one
-	// run.
-	pairs [numSituations]uint64
+	// pairs[i] holds Situation j when Situations i and j both occurred in
+	// one run.
+	pairs [numSituations]situationSet
+}
+
+// situationSet is a set of Situations, one bit each, as wide as the list.
+type situationSet [(numSituations + 63) / 64]uint64
+
+func (s *situationSet) add(j int)      { s[j/64] |= 1 << (j % 64) }
+func (s *situationSet) has(j int) bool { return s[j/64]&(1<<(j%64)) != 0 }
+
+// union adds o to s and reports whether o held a Situation s did not.
+func (s *situationSet) union(o *situationSet) (novel bool) {
+	for w := range s {
+		novel = novel || o[w]&^s[w] != 0
+		s[w] |= o[w]
+	}
+	return novel
 }
 
 func (c *Coverage) edge(e core.Edge) {
@@ -274,7 +289,7 @@ func (c *Coverage) seal() {
 		}
 		for j := range numSituations {
 			if c.Situations[j] > 0 {
-				c.pairs[i] |= 1 << j
+				c.pairs[i].add(int(j))
 			}
 		}
 	}
@@ -288,7 +303,7 @@ func (c *Coverage) Merge(o *Coverage) {
 	}
 	for i := range c.Situations {
 		c.Situations[i] += o.Situations[i]
-		c.pairs[i] |= o.pairs[i]
+		c.pairs[i].union(&o.pairs[i])
 	}
 }
 
@@ -304,7 +319,7 @@ func (c *Coverage) Novel(o *Coverage) bool {
 		if o.Situations[i] > 0 && c.Situations[i] == 0 {
 			return true
 		}
-		if o.pairs[i]&^c.pairs[i] != 0 {
+		if seen := c.pairs[i]; seen.union(&o.pairs[i]) {
 			return true
 		}
 	}
@@ -324,7 +339,7 @@ func (c *Coverage) Counts() (edges, situations, pairs int) {
 			situations++
 		}
 		for j := i; j < numSituations; j++ {
-			if c.pairs[i]&(1<<j) != 0 {
+			if c.pairs[i].has(int(j)) {
 				pairs++
 			}
 		}
