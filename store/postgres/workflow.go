@@ -503,7 +503,9 @@ func (s *Store) WorkflowRetry(ctx context.Context, p store.WorkflowRetryParams) 
 			}
 			h := heads[job.ID(dep)]
 			h.Parents = append(h.Parents, job.ID(parent))
-			return nil
+			var err error
+			h.Mode, err = job.ParseDependencyMode(mode)
+			return err
 		})
 		if err != nil {
 			return err
