@@ -1,0 +1,23 @@
+package sqlite_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/backwave/backwave/internal/graphtest"
+	"github.com/backwave/backwave/store/sqlite"
+)
+
+// TestClientRunsDiamondWorkflow: a 1,000-step diamond-heavy Workflow runs
+// to Succeeded through a running Client over a SQLite file (glossary,
+// Workflow: status derived from member states).
+func TestClientRunsDiamondWorkflow(t *testing.T) {
+	t.Parallel()
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "jobs.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	st := graphtest.ClientDiamondWorkflow(t, s, 1000)
+	t.Logf("%d steps ran through a Client in %v", st.Jobs, st.Took)
+}
