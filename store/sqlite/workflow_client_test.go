@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/backwave/backwave/internal/graphtest"
+	"github.com/backwave/backwave/store"
 	"github.com/backwave/backwave/store/sqlite"
+	"github.com/backwave/backwave/store/storetest"
 )
 
 // TestClientRunsDiamondWorkflow: a 1,000-step diamond-heavy Workflow runs
@@ -20,4 +22,17 @@ func TestClientRunsDiamondWorkflow(t *testing.T) {
 	t.Cleanup(func() { _ = s.Close() })
 	st := graphtest.ClientDiamondWorkflow(t, s, 1000)
 	t.Logf("%d steps ran through a Client in %v", st.Jobs, st.Took)
+}
+
+// BenchmarkWorkflowStatus: the status read at 100 and 10,000 members
+// (storetest.BenchWorkflowStatus).
+func BenchmarkWorkflowStatus(b *testing.B) {
+	storetest.BenchWorkflowStatus(b, func(b *testing.B) store.Store {
+		s, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "jobs.db"), sqlite.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = s.Close() })
+		return s
+	})
 }
