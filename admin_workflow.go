@@ -17,7 +17,7 @@ func (a *Admin) Workflows(ctx context.Context, p WorkflowListParams) (Page[Workf
 		return Page[WorkflowInfo]{}, fmt.Errorf("backwave: list workflows: %w", err)
 	}
 	return readPage(p.PageParams, "list workflows", func(limit int) ([]store.WorkflowInfo, error) {
-		return ws.WorkflowList(ctx, store.WorkflowListParams{Status: p.Status, Name: p.Name, BeforeID: WorkflowID(p.Before), Limit: limit})
+		return ws.WorkflowList(ctx, store.WorkflowListParams{Status: job.WorkflowStatus(p.Status), Name: p.Name, BeforeID: WorkflowID(p.Before), Limit: limit})
 	}, workflowInfoOf, func(w *WorkflowInfo) Cursor { return Cursor(w.ID) })
 }
 
@@ -160,7 +160,7 @@ func (a *Admin) RetryWorkflow(ctx context.Context, id WorkflowID, scope Workflow
 	if err != nil {
 		return WorkflowInfo{}, fmt.Errorf("backwave: %s: %w", what, err)
 	}
-	res, err := ws.WorkflowRetry(ctx, store.WorkflowRetryParams{ID: id, Scope: scope, Actor: store.Actor(a.actor)})
+	res, err := ws.WorkflowRetry(ctx, store.WorkflowRetryParams{ID: id, Scope: job.WorkflowRetryScope(scope), Actor: store.Actor(a.actor)})
 	if err != nil {
 		return WorkflowInfo{}, actionErr(what, err)
 	}

@@ -30,59 +30,68 @@ type NewWorkflow struct {
 // WorkflowStatus is a Workflow's status: always a projection of its
 // members' states, never stored. Its zero value is no status (a list
 // filter that keeps every Workflow).
-type WorkflowStatus = job.WorkflowStatus
+type WorkflowStatus uint8
 
-// The Workflow statuses.
+// The Workflow statuses. Their values are the store's.
 const (
 	// WorkflowRunning: some member is live (Scheduled, Awaiting Parent or
 	// Running).
-	WorkflowRunning = job.WorkflowRunning
+	WorkflowRunning WorkflowStatus = WorkflowStatus(job.WorkflowRunning)
 	// WorkflowSucceeded: every member Succeeded.
-	WorkflowSucceeded = job.WorkflowSucceeded
+	WorkflowSucceeded WorkflowStatus = WorkflowStatus(job.WorkflowSucceeded)
 	// WorkflowFailed: every member is terminal and some member is
 	// Dead-Lettered or Quarantined.
-	WorkflowFailed = job.WorkflowFailed
+	WorkflowFailed WorkflowStatus = WorkflowStatus(job.WorkflowFailed)
 	// WorkflowCancelled: every member is terminal, none Dead-Lettered or
 	// Quarantined, and some member Cancelled.
-	WorkflowCancelled = job.WorkflowCancelled
+	WorkflowCancelled WorkflowStatus = WorkflowStatus(job.WorkflowCancelled)
 )
 
+// String returns the status's name: "running", "succeeded", "failed" or
+// "cancelled".
+func (s WorkflowStatus) String() string { return job.WorkflowStatus(s).String() }
+
 // ParseWorkflowStatus reads a status by its name: "running", "succeeded",
-// "failed" or "cancelled".
+// "failed" or "cancelled". Any other text is an error wrapping
+// ErrInvalidParams.
 func ParseWorkflowStatus(s string) (WorkflowStatus, error) {
 	st, err := job.ParseWorkflowStatus(s)
 	if err != nil {
 		return 0, fmt.Errorf("backwave: %w: unknown workflow status %q", ErrInvalidParams, s)
 	}
-	return st, nil
+	return WorkflowStatus(st), nil
 }
 
 // WorkflowRetryScope is which terminal members Admin.RetryWorkflow
 // reanimates (glossary, Workflow Retry).
-type WorkflowRetryScope = job.WorkflowRetryScope
+type WorkflowRetryScope uint8
 
-// The three scopes of a Workflow Retry.
+// The three scopes of a Workflow Retry. Their values are the store's.
 const (
 	// RetryAll reanimates every terminal member, Succeeded ones included.
-	RetryAll = job.RetryAll
+	RetryAll WorkflowRetryScope = WorkflowRetryScope(job.RetryAll)
 	// RetryFailed reanimates only the failed members: Dead-Lettered,
 	// Quarantined, and Cancelled by an operator. A member Cancelled because
 	// a parent failed stays Cancelled.
-	RetryFailed = job.RetryFailed
+	RetryFailed WorkflowRetryScope = WorkflowRetryScope(job.RetryFailed)
 	// RetryFailedAndDownstream reanimates the failed members and every
 	// terminal member downstream of one — previously Succeeded dependents
 	// and those Cancelled by the failure included: resume from failure.
-	RetryFailedAndDownstream = job.RetryFailedAndDownstream
+	RetryFailedAndDownstream WorkflowRetryScope = WorkflowRetryScope(job.RetryFailedAndDownstream)
 )
 
+// String returns the scope's name: "all", "failed" or "failed+downstream".
+func (s WorkflowRetryScope) String() string { return job.WorkflowRetryScope(s).String() }
+
 // ParseWorkflowRetryScope reads a scope by its name: "all", "failed" or
-// "failed+downstream".
+// "failed+downstream". Any other text is an error wrapping
+// ErrInvalidParams.
 func ParseWorkflowRetryScope(s string) (WorkflowRetryScope, error) {
 	sc, err := job.ParseWorkflowRetryScope(s)
 	if err != nil {
 		return 0, fmt.Errorf("backwave: %w: unknown workflow retry scope %q", ErrInvalidParams, s)
 	}
-	return sc, nil
+	return WorkflowRetryScope(sc), nil
 }
 
 // WorkflowInfo is a Workflow as the Monitor shows it: its row and the
@@ -138,7 +147,7 @@ func workflowInfoOf(w store.WorkflowInfo) WorkflowInfo {
 			n += c
 		}
 	}
-	return WorkflowInfo{ID: w.ID, Name: w.Name, Status: w.Status(), CreatedAt: w.CreatedAt,
+	return WorkflowInfo{ID: w.ID, Name: w.Name, Status: WorkflowStatus(w.Status()), CreatedAt: w.CreatedAt,
 		Members: n, Counts: counts, RestartOf: w.RestartOf}
 }
 
