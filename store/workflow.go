@@ -71,7 +71,9 @@ type Workflows interface {
 
 	// WorkflowRetry is the Operator Action Workflow Retry: it reanimates,
 	// in place and under the same ids, the terminal members p.Scope names
-	// (core.WorkflowRetrySet), in one atomic step with one audit record
+	// (core.RetrySet, which leaves out an on-success member whose parent
+	// stays terminal without succeeding: it could never run), in one
+	// atomic step with one audit record
 	// (AuditWorkflowRetry). Each reanimated member moves along a
 	// core.ViaWorkflowRetry edge and is reset as core.Reanimate says: a
 	// fresh attempt budget above the Attempt it reached (AttemptBase =
