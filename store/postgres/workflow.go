@@ -348,23 +348,30 @@ func (s *Store) WorkflowMembers(ctx context.Context, id job.WorkflowID) ([]store
 		if err != nil {
 			return err
 		}
-		return q.query(ctx, s.sql(workflowEdgesSQL), []any{int64(id)}, func(scan scanFunc) error {
-			var dep, parent int64
-			var mode string
-			if err := scan(&dep, &parent, &mode); err != nil {
-				return err
-			}
-			m := &out[at[job.ID(dep)]]
-			m.Parents = append(m.Parents, job.ID(parent))
-			var err error
-			m.Mode, err = job.ParseDependencyMode(mode)
-			return err
+		return s.workflowEdges(ctx, q, id, func(dep, parent job.ID, mode job.DependencyMode) {
+			m := &out[at[dep]]
+			m.Parents, m.Mode = append(m.Parents, parent), mode
 		})
 	})
 	if err != nil {
 		return nil, s.wrap(fmt.Sprintf("members of workflow %d", id), err)
 	}
 	return out, nil
+}
+
+// workflowEdges calls fn with every Dependency edge into a member of
+// Workflow id, by dependent then parent.
+func (s *Store) workflowEdges(ctx context.Context, q querier, id job.WorkflowID, fn func(dep, parent job.ID, mode job.DependencyMode)) error {
+	return q.query(ctx, s.sql(workflowEdgesSQL), []any{int64(id)}, func(scan scanFunc) error {
+		var dep, parent int64
+		var name string
+		if err := scan(&dep, &parent, &name); err != nil {
+			return err
+		}
+		mode, err := job.ParseDependencyMode(name)
+		fn(job.ID(dep), job.ID(parent), mode)
+		return err
+	})
 }
 
 // memberHead is what a Workflow action reads of a member it locked.
@@ -495,17 +502,9 @@ func (s *Store) WorkflowRetry(ctx context.Context, p store.WorkflowRetryParams) 
 		if err != nil {
 			return err
 		}
-		err = q.query(ctx, s.sql(workflowEdgesSQL), []any{int64(p.ID)}, func(scan scanFunc) error {
-			var dep, parent int64
-			var mode string
-			if err := scan(&dep, &parent, &mode); err != nil {
-				return err
-			}
-			h := heads[job.ID(dep)]
-			h.Parents = append(h.Parents, job.ID(parent))
-			var err error
-			h.Mode, err = job.ParseDependencyMode(mode)
-			return err
+		err = s.workflowEdges(ctx, q, p.ID, func(dep, parent job.ID, mode job.DependencyMode) {
+			h := heads[dep]
+			h.Parents, h.Mode = append(h.Parents, parent), mode
 		})
 		if err != nil {
 			return err

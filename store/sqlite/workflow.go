@@ -304,26 +304,35 @@ func (s *Store) WorkflowMembers(ctx context.Context, id job.WorkflowID) ([]store
 			out[i].Job = j
 			at[j.ID] = i
 		}
-		rows, err := tx.QueryContext(ctx, s.schema.Rename(sqlWorkflowEdges), int64(id))
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var dep, parent, mode int64
-			if err := rows.Scan(&dep, &parent, &mode); err != nil {
-				_ = rows.Close()
-				return err
-			}
-			m := &out[at[job.ID(dep)]]
-			m.Parents = append(m.Parents, job.ID(parent))
-			if m.Mode, err = decode(modeCodes, "dependency mode", mode); err != nil {
-				_ = rows.Close()
-				return err
-			}
-		}
-		return errors.Join(rows.Err(), rows.Close())
+		return s.workflowEdges(ctx, tx, id, func(dep, parent job.ID, mode job.DependencyMode) {
+			m := &out[at[dep]]
+			m.Parents, m.Mode = append(m.Parents, parent), mode
+		})
 	})
 	return out, err
+}
+
+// workflowEdges calls fn with every Dependency edge into a member of
+// Workflow id, by dependent then parent.
+func (s *Store) workflowEdges(ctx context.Context, tx *sql.Tx, id job.WorkflowID, fn func(dep, parent job.ID, mode job.DependencyMode)) error {
+	rows, err := tx.QueryContext(ctx, s.schema.Rename(sqlWorkflowEdges), int64(id))
+	if err != nil {
+		return fmt.Errorf("read edges: %w", err)
+	}
+	for rows.Next() {
+		var dep, parent, code int64
+		if err := rows.Scan(&dep, &parent, &code); err != nil {
+			_ = rows.Close()
+			return err
+		}
+		mode, err := decode(modeCodes, "dependency mode", code)
+		if err != nil {
+			_ = rows.Close()
+			return err
+		}
+		fn(job.ID(dep), job.ID(parent), mode)
+	}
+	return errors.Join(rows.Err(), rows.Close())
 }
 
 // WorkflowCancel cancels every live member in one write transaction with
@@ -438,24 +447,11 @@ func (s *Store) WorkflowRetry(ctx context.Context, p store.WorkflowRetryParams) 
 		if err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, r(sqlWorkflowEdges), int64(p.ID))
+		err = s.workflowEdges(ctx, tx, p.ID, func(dep, parent job.ID, mode job.DependencyMode) {
+			h := heads[dep]
+			h.Parents, h.Mode = append(h.Parents, parent), mode
+		})
 		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var dep, parent, mode int64
-			if err := rows.Scan(&dep, &parent, &mode); err != nil {
-				_ = rows.Close()
-				return err
-			}
-			h := heads[job.ID(dep)]
-			h.Parents = append(h.Parents, job.ID(parent))
-			if h.Mode, err = decode(modeCodes, "dependency mode", mode); err != nil {
-				_ = rows.Close()
-				return err
-			}
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return err
 		}
 		members := make([]store.RetryMember, 0, len(heads))
