@@ -24,7 +24,7 @@ func TestGraphCoverage(t *testing.T) {
 	want := map[Level][]Situation{
 		Pristine: {SitLatchReleased, SitParentFailureCascade, SitCascadeDeep, SitParentTerminalAtInsert,
 			SitAnyTerminalAfterFailure, SitParentRequeued, SitWaitingCancelled,
-			SitWorkflowRetried, SitWorkflowRetryWaits, SitWorkflowRetryCancelledMember},
+			SitWorkflowRetried, SitWorkflowRetryWaits, SitWorkflowRetryCancelled},
 		Recoverable: {SitLatchReleased, SitParentOutcomeFenced, SitParentOutcomeUnknown, SitParentLeaseLost,
 			SitWorkflowRetried, SitWorkflowRetryWaits},
 		Adversarial: {SitLatchReleased, SitParentLeaseLost, SitWorkflowRetried},

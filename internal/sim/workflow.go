@@ -163,7 +163,7 @@ func (w *world) retryWorkflow(k int) {
 // runs inside the store's OnTransition.
 func (w *world) retryTransition(id job.ID, e core.Edge) {
 	if e.From == job.StateCancelled {
-		w.cov.hit(SitWorkflowRetryCancelledMember)
+		w.cov.hit(SitWorkflowRetryCancelled)
 	}
 	if !w.wf.retrying[id] {
 		w.failf(ClassSafety, InvRetryScope, "job %d reanimated along %s outside a Workflow Retry naming it", id, e)
