@@ -46,6 +46,8 @@ const rootPath = "github.com/backwave/backwave"
 var sharedAliases = map[string]string{
 	"JobID":   "the job identity every layer passes and the store assigns: an int64, nothing for go doc to hide",
 	"Attempt": "the Attempt number every layer fences on: an int32, nothing for go doc to hide",
+	"WorkflowID": "the Workflow identity the store assigns and every Workflow surface passes: an int64, " +
+		"nothing for go doc to hide",
 	"Store": "the handle an adapter opens, handed to NewClient and NewAdmin; its methods are the Storage Contract " +
 		"that adapters implement, not this package's API",
 }

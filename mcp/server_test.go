@@ -53,6 +53,10 @@ func TestCatalogue(t *testing.T) {
 		t.Errorf("catalogue has %d tools %v\nwant 23 %v", len(tools), names, wantTools)
 	}
 	for _, a := range permission.Actions() {
+		switch a {
+		case permission.ActionCancelWorkflow, permission.ActionRestartWorkflow, permission.ActionRetryWorkflow:
+			continue // the Workflow tools take these; they are not among the 23
+		}
 		if _, ok := actions[a]; !ok {
 			t.Errorf("no tool takes the Operator Action %s", a)
 		}

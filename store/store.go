@@ -101,6 +101,7 @@ type Store interface {
 	History
 	Operator
 	Dependencies
+	Workflows
 	Schedules
 	Retention
 	Observers

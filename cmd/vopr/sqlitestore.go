@@ -156,7 +156,7 @@ func (s *sqliteStore) after(c call) error {
 	for _, id := range slices.Sorted(maps.Keys(s.pending)) {
 		for _, t := range s.pending[id] {
 			s.feed(id, t.Edge(), t.Attempt)
-			if t.From == job.StateRunning || t.Via == core.ViaRelease || t.Via == core.ViaRequeue {
+			if t.From == job.StateRunning || t.Via == core.ViaRelease || t.Via == core.ViaRequeue || t.Via == core.ViaWorkflowRetry {
 				candidates = append(candidates, s.queue[id-1])
 			}
 		}
@@ -413,4 +413,28 @@ func (s *sqliteStore) ScheduleTrigger(ctx context.Context, p store.ScheduleTrigg
 func (s *sqliteStore) ScheduleMint(ctx context.Context, p store.MintParams) ([]store.MintResult, error) {
 	res, err := s.Store.ScheduleMint(ctx, p)
 	return done(s, res, err, call{inserts: true})
+}
+
+// WorkflowInsert feeds the inserted members.
+func (s *sqliteStore) WorkflowInsert(ctx context.Context, p store.WorkflowInsertParams) (store.WorkflowInsertResult, error) {
+	res, err := s.Store.WorkflowInsert(ctx, p)
+	return done(s, res, err, call{ids: res.Jobs, inserts: true})
+}
+
+// WorkflowRetry feeds the reanimated members.
+func (s *sqliteStore) WorkflowRetry(ctx context.Context, p store.WorkflowRetryParams) (store.WorkflowRetryResult, error) {
+	res, err := s.Store.WorkflowRetry(ctx, p)
+	return done(s, res, err, call{ids: res.Retried})
+}
+
+// WorkflowCancel feeds every member and their dependents.
+func (s *sqliteStore) WorkflowCancel(ctx context.Context, p store.WorkflowActionParams) (store.WorkflowInfo, error) {
+	var ids []job.ID
+	if ms, err := s.Store.WorkflowMembers(ctx, p.ID); err == nil {
+		for _, m := range ms {
+			ids = append(ids, m.Job.ID)
+		}
+	}
+	w, err := s.Store.WorkflowCancel(ctx, p)
+	return done(s, w, err, call{ids: ids})
 }

@@ -145,6 +145,17 @@ const (
 	// SitObserverDeliveryFailed: an Observer's callback failed and the walk
 	// delivered the entry again later.
 	SitObserverDeliveryFailed
+	// SitWorkflowRetried: an operator's Workflow Retry reanimated members.
+	SitWorkflowRetried
+	// SitWorkflowRetryWaits: a reanimated member waited, Awaiting Parent,
+	// for a reanimated parent.
+	SitWorkflowRetryWaits
+	// SitWorkflowRetryCancelled: a Workflow Retry reanimated a Cancelled
+	// member, the one path out of Cancelled.
+	SitWorkflowRetryCancelled
+	// SitWorkflowRetryFenced: the fence rejected a late outcome of an
+	// Attempt from before a Workflow Retry.
+	SitWorkflowRetryFenced
 	numSituations
 )
 
@@ -212,6 +223,10 @@ var situationNames = [numSituations]string{
 	SitObserverRedelivered:       "observer-redelivered",
 	SitObserverLeaseTakeover:     "observer-lease-takeover",
 	SitObserverDeliveryFailed:    "observer-delivery-failed",
+	SitWorkflowRetried:           "workflow-retried",
+	SitWorkflowRetryWaits:        "workflow-retry-waits",
+	SitWorkflowRetryCancelled:    "workflow-retry-cancelled-member",
+	SitWorkflowRetryFenced:       "workflow-retry-fenced",
 }
 
 // String names the Situation.

@@ -14,17 +14,20 @@ import (
 
 var updatePlans = flag.Bool("update-plans", false, "rewrite the targeted Dependency Plans under testdata/")
 
-// TestGraphCoverage: the workload's Dependency graphs reach every latch
-// edge and Situation over the battery's seeds, and every run passes the
+// TestGraphCoverage: the workload's Dependency graphs (some enqueued as
+// Workflows and retried) reach every latch and Workflow Retry edge and
+// Situation over the battery's seeds, and every run passes the
 // Dependency oracles at every level (glossary: Dependency, Awaiting
 // Parent, Cancelled; Fault Level: Drain-Liveness includes graphs).
 func TestGraphCoverage(t *testing.T) {
 	t.Parallel()
 	want := map[Level][]Situation{
 		Pristine: {SitLatchReleased, SitParentFailureCascade, SitCascadeDeep, SitParentTerminalAtInsert,
-			SitAnyTerminalAfterFailure, SitParentRequeued, SitWaitingCancelled},
-		Recoverable: {SitLatchReleased, SitParentOutcomeFenced, SitParentOutcomeUnknown, SitParentLeaseLost},
-		Adversarial: {SitLatchReleased, SitParentLeaseLost},
+			SitAnyTerminalAfterFailure, SitParentRequeued, SitWaitingCancelled,
+			SitWorkflowRetried, SitWorkflowRetryWaits, SitWorkflowRetryCancelled},
+		Recoverable: {SitLatchReleased, SitParentOutcomeFenced, SitParentOutcomeUnknown, SitParentLeaseLost,
+			SitWorkflowRetried, SitWorkflowRetryWaits},
+		Adversarial: {SitLatchReleased, SitParentLeaseLost, SitWorkflowRetried},
 	}
 	for _, level := range Levels {
 		t.Run(level.String(), func(t *testing.T) {
@@ -47,7 +50,7 @@ func TestGraphCoverage(t *testing.T) {
 				}
 			}
 			for i, e := range core.Edges {
-				if e.From == job.StateAwaitingParent || e.To == job.StateAwaitingParent {
+				if e.From == job.StateAwaitingParent || e.To == job.StateAwaitingParent || e.Via == core.ViaWorkflowRetry {
 					if cov.Edges[i] == 0 {
 						t.Errorf("%s: edge %s never reached", level, e)
 					}
@@ -58,7 +61,8 @@ func TestGraphCoverage(t *testing.T) {
 }
 
 // TestPlantedLatchBugsAreFound: the Dependency oracles catch a latch that
-// counts a requeued parent twice and a cascade that stops after one level,
+// counts a requeued parent twice, a cascade that stops after one level and
+// a Workflow Retry that releases a dependent early,
 // the minimized Plan replays to the same invariant, and passes without the
 // planted bug.
 func TestPlantedLatchBugsAreFound(t *testing.T) {
@@ -82,6 +86,10 @@ func TestPlantedLatchBugsAreFound(t *testing.T) {
 	}{
 		{plant.LatchRecountsEdges, InvLatchExactlyOnce, 300, moreRequeues},
 		{plant.CascadeStopsEarly, InvDependencySettled, 100, nil},
+		// A Workflow Retry that recounts latches against the parents'
+		// states before the retry releases a retried dependent at once,
+		// before its retried parent has run again.
+		{plant.RetryReleasesEarly, InvRetryEarly, 200, nil},
 	} {
 		t.Run(string(tc.mutation), func(t *testing.T) {
 			t.Parallel()

@@ -45,6 +45,7 @@ const (
 	evWalkTick
 	evWalkDelivered
 	evObserverDeadline
+	evWorkflowRetry
 )
 
 // event is one entry of the event queue, ordered by (at, seq).
@@ -131,6 +132,10 @@ type jobState struct {
 	// job at: each starts a new life whose attempt budget counts Attempts
 	// above it.
 	bases []job.Attempt
+	// retriedAbove is the last Attempt charged before the job's latest
+	// Workflow Retry (0 if never retried): an outcome of any Attempt up to
+	// it is of a life the retry ended.
+	retriedAbove job.Attempt
 }
 
 // baseOf returns the base of the life Attempt a was charged in: the last
@@ -199,6 +204,7 @@ type world struct {
 
 	latch latchModel // the Dependency oracles' model (latch.go)
 	obs   obsWorld   // the Transition Observer oracles (observer.go)
+	wf    wfModel    // the Workflows and their retries (workflow.go)
 	sched schedWorld // Recurring Schedules and retention (schedule.go)
 }
 
@@ -380,6 +386,7 @@ func (w *world) setup() {
 		}
 	}
 	w.setupRates()
+	w.setupWorkflows()
 	for k, a := range w.wl.actions {
 		w.workload(event{at: w.at(a.at), kind: evQueueAction, idx: k})
 		w.workload(event{at: w.at(a.undo), kind: evQueueUndo, idx: k})
@@ -455,6 +462,9 @@ func (w *world) handle(ev *event) {
 	case evRequeue:
 		w.workloadLeft--
 		w.requeue(ev.idx)
+	case evWorkflowRetry:
+		w.workloadLeft--
+		w.retryWorkflow(ev.idx)
 	case evQueueAction, evQueueUndo:
 		w.workloadLeft--
 		w.queueAction(ev.idx, ev.kind == evQueueUndo)
@@ -524,7 +534,7 @@ func (w *world) enqueue(b int) {
 	}
 	w.register(idxs)
 	w.workloadCall()
-	ids, err := w.st.JobInsertMany(w.ctx, store.InsertManyParams{Jobs: jobs})
+	ids, err := w.insertBatch(b, jobs)
 	w.mustStore(err)
 	w.checkSettled()
 	for k, id := range ids {

@@ -135,6 +135,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"PayloadFor", testPayloadFor},
 		{"Rewrite", testRewrite},
 		{"Observer", testObserver},
+		{"Workflow", testWorkflow},
 	} {
 		t.Run(group.name, func(t *testing.T) { group.tests(t, s) })
 	}
