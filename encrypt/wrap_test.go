@@ -145,7 +145,7 @@ func TestEveryMethodSorted(t *testing.T) {
 		"LeaseRenew", "LeaseExpire", "LeaseRelinquish", "QueuePause", "QueueResume", "QueueSetLimit", "QueueSetRate", "QueueList",
 		"JobCountByState", "JobCountByQueue", "TagFacet", "TagSuggest", "AuditList", "JobDependencies",
 		"ScheduleRemove", "SchedulePause", "ScheduleResume", "ScheduleTrigger", "ScheduleMint", "ScheduleOccurrences",
-		"JobPurge", "Close",
+		"JobPurge", "FleetStamp", "Close",
 	}
 	contract := reflect.TypeFor[store.Store]()
 	for i := range contract.NumMethod() {

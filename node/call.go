@@ -31,6 +31,9 @@ type Caller struct {
 	// Retention serves Purge; required when the Driver has a Retention
 	// Policy.
 	Retention store.Retention
+	// Fleet serves StampFleet; required when the Driver takes part in the
+	// fleet registry (Config.WireNames).
+	Fleet store.Fleet
 	// Detail joins what the caller keeps for one outcome's Attempt — its
 	// Failure Detail, Job Output and Tag delta, which never cross the
 	// determinism boundary — onto the outcome before it is reported. Nil
@@ -78,6 +81,8 @@ type Reply struct {
 	Minted []store.MintResult
 	// Purged answers a Purge.
 	Purged store.PurgeResult
+	// Fleet answers a StampFleet: the registry and the store's now.
+	Fleet store.FleetView
 	// Err is the store call's error.
 	Err error
 }
@@ -95,7 +100,7 @@ func (cl *Caller) Call(ctx context.Context, c StoreCommand) Reply {
 	switch c := c.(type) {
 	case Claim:
 		r.Jobs, r.Err = cl.Store.JobClaim(ctx, store.ClaimParams{
-			Worker: cl.Worker, Queues: c.Queues, Limit: c.Limit, LeaseDuration: c.LeaseDuration, Reopen: &r.Reopen,
+			Worker: cl.Worker, Queues: c.Queues, Limit: c.Limit, LeaseDuration: c.LeaseDuration, Reopen: &r.Reopen, Skip: c.Skip,
 		})
 	case Renew:
 		p := store.RenewParams{Worker: cl.Worker, Leases: c.Leases, LeaseDuration: c.LeaseDuration}
@@ -130,6 +135,11 @@ func (cl *Caller) Call(ctx context.Context, c StoreCommand) Reply {
 		}
 	case Mint:
 		r.Minted, r.Err = cl.schedules().ScheduleMint(ctx, store.MintParams{Plans: c.Plans})
+	case StampFleet:
+		if cl.Fleet == nil {
+			panic("node: StampFleet without a store.Fleet")
+		}
+		r.Fleet, r.Err = cl.Fleet.FleetStamp(ctx, store.FleetStampParams{Worker: cl.Worker, WireNames: c.WireNames, Forget: c.Forget})
 	case Purge:
 		if cl.Retention == nil {
 			panic("node: Purge without a store.Retention")
@@ -181,6 +191,8 @@ func (r Reply) Event(now time.Time) Event {
 		return MintDone{Now: now, Op: c.Op, Results: r.Minted, Err: r.Err}
 	case Purge:
 		return PurgeDone{Now: now, Op: c.Op, Purged: r.Purged.Purged, Err: r.Err}
+	case StampFleet:
+		return FleetStamped{Now: now, Op: c.Op, StoreNow: r.Fleet.Now, Handlers: r.Fleet.Handlers, Err: r.Err}
 	}
 	panic(fmt.Sprintf("node: reply to unknown store command %T", r.Command))
 }

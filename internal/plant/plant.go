@@ -51,13 +51,18 @@ const (
 	// MintDropsOccurrence: a mint plan silently drops every second on-time
 	// occurrence (node).
 	MintDropsOccurrence Bug = "mint-drops-occurrence"
+	// FleetSkipsNothing: the Driver stamps and reads the fleet registry
+	// but its claims skip no Wire Name, so a node claims — and
+	// Quarantines — jobs it has no handler for while another live node
+	// has one (node).
+	FleetSkipsNothing Bug = "fleet-skips-nothing"
 )
 
 // All returns every planted bug, in a new slice.
 func All() []Bug {
 	return []Bug{
 		FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence,
-		CapacityForgetsBuffered, CoalesceEveryMissed, MintDropsOccurrence,
+		CapacityForgetsBuffered, CoalesceEveryMissed, MintDropsOccurrence, FleetSkipsNothing,
 	}
 }
 

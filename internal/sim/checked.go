@@ -186,3 +186,16 @@ func (c *checkedStore) JobPurge(ctx context.Context, p store.PurgeParams) (store
 	}
 	return res, err
 }
+
+// FleetStamp is a fleet registry stamp: the fleet oracle notes what the
+// store stamped (fleet.go).
+func (c *checkedStore) FleetStamp(ctx context.Context, p store.FleetStampParams) (store.FleetView, error) {
+	c.begin()
+	defer c.end()
+	p.Forget = c.w.storeDur(p.Forget)
+	res, err := c.Store.FleetStamp(ctx, p)
+	if c.answered(err) {
+		c.w.afterStamp(c.n, p, res)
+	}
+	return res, err
+}

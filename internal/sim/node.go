@@ -190,7 +190,7 @@ func (n *simNode) start() {
 // caller is the node's Caller over st, the store as one operation reaches
 // it: the Caller is made per operation, since each has its own fault.
 func (n *simNode) caller(st faultstore.Target) node.Caller {
-	return node.Caller{Worker: n.worker, Store: st, Schedules: st, Retention: st, Zone: simZone}
+	return node.Caller{Worker: n.worker, Store: st, Schedules: st, Retention: st, Fleet: st, Zone: simZone}
 }
 
 // simZone loads every zone as UTC: every simulated schedule is in UTC, since

@@ -47,6 +47,7 @@ type Store interface {
 	store.Dependencies
 	store.Schedules
 	store.Retention
+	store.Fleet
 	store.HintSource
 
 	// Restart stands for a restart of the store (a Fault Map's store

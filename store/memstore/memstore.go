@@ -78,6 +78,9 @@ type Store struct {
 	purgeFrom int
 	// holds are the unique keys held, by key (unique.go).
 	holds map[string]hold
+	// fleet is the fleet registry: each Worker's Wire Names with their
+	// stamps (fleet.go).
+	fleet map[job.WorkerID]map[string]time.Time
 }
 
 var (
@@ -177,6 +180,7 @@ func (s *Store) Clone() *Store {
 		occSeq:       s.occSeq,
 		purgeFrom:    s.purgeFrom,
 		holds:        maps.Clone(s.holds),
+		fleet:        cloneFleet(s.fleet),
 	}
 	for i, r := range s.jobs {
 		if r == nil {

@@ -191,7 +191,7 @@ func (p *schemaPool) give(t testing.TB, schema string) {
 	_, err := p.admin.Exec(context.Background(), strings.ReplaceAll(`DELETE FROM S.job; DELETE FROM S.job_payload;
 DELETE FROM S.job_tag; DELETE FROM S.job_transition; DELETE FROM S.queue; DELETE FROM S.tag;
 DELETE FROM S.job_count; DELETE FROM S.job_count_delta; DELETE FROM S.audit; DELETE FROM S.job_dependency;
-DELETE FROM S.schedule; DELETE FROM S.schedule_occurrence; DELETE FROM S.job_unique; ALTER SEQUENCE S.job_id_seq RESTART`, "S.", schema+"."))
+DELETE FROM S.schedule; DELETE FROM S.schedule_occurrence; DELETE FROM S.job_unique; DELETE FROM S.fleet_handler; ALTER SEQUENCE S.job_id_seq RESTART`, "S.", schema+"."))
 	if err != nil {
 		t.Errorf("empty schema %s for reuse: %v", schema, err)
 		return

@@ -58,6 +58,7 @@ type Target interface {
 	store.Worker
 	store.Schedules
 	store.Retention
+	store.Fleet
 }
 
 // Store is Target with Fault applied to every call made through it. It
@@ -164,4 +165,9 @@ func (s *Store) ScheduleOccurrences(ctx context.Context, p store.OccurrenceListP
 // JobPurge is store.Retention.JobPurge under the Fault.
 func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeResult, error) {
 	return call(s, func() (store.PurgeResult, error) { return s.Target.JobPurge(ctx, p) })
+}
+
+// FleetStamp is store.Fleet.FleetStamp under the Fault.
+func (s *Store) FleetStamp(ctx context.Context, p store.FleetStampParams) (store.FleetView, error) {
+	return call(s, func() (store.FleetView, error) { return s.Target.FleetStamp(ctx, p) })
 }
