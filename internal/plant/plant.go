@@ -40,6 +40,11 @@ const (
 	// MintIgnoresFence: the store applies a stale mint plan whatever the
 	// schedule's revision and mints an occurrence again (memstore).
 	MintIgnoresFence Bug = "mint-ignores-fence"
+	// WindowRefusesNewer: the store's version-window check refuses every
+	// schema newer than the build, the one n-1 step included, so a node one
+	// release behind that restarts during a rolling deploy never opens
+	// again (memstore).
+	WindowRefusesNewer Bug = "window-refuses-newer"
 
 	// CapacityForgetsBuffered: the Driver's free-capacity math forgets
 	// buffered outcomes, whose Leases still occupy Workers, so a claim pass
@@ -61,7 +66,7 @@ const (
 // All returns every planted bug, in a new slice.
 func All() []Bug {
 	return []Bug{
-		FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence,
+		FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, WindowRefusesNewer,
 		CapacityForgetsBuffered, CoalesceEveryMissed, MintDropsOccurrence, FleetSkipsNothing,
 	}
 }
@@ -73,7 +78,7 @@ func (b Bug) Known() bool { return b == None || slices.Contains(All(), b) }
 // store that can plant it) rather than in the Node Driver.
 func (b Bug) InStore() bool {
 	switch b {
-	case FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence:
+	case FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, WindowRefusesNewer:
 		return true
 	}
 	return false

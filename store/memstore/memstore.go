@@ -81,6 +81,8 @@ type Store struct {
 	// fleet is the fleet registry: each Worker's Wire Names with their
 	// stamps (fleet.go).
 	fleet map[job.WorkerID]map[string]time.Time
+	// schema are the migrations recorded, oldest first (schema.go).
+	schema []store.SchemaStep
 }
 
 var (
@@ -181,6 +183,7 @@ func (s *Store) Clone() *Store {
 		purgeFrom:    s.purgeFrom,
 		holds:        maps.Clone(s.holds),
 		fleet:        cloneFleet(s.fleet),
+		schema:       slices.Clone(s.schema),
 	}
 	for i, r := range s.jobs {
 		if r == nil {

@@ -163,6 +163,7 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 // querier is what both *sql.DB and *sql.Tx offer.
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
 func schemaVersion(ctx context.Context, q querier, n schemaName) (int, error) {
@@ -272,25 +273,24 @@ func addCompatColumn(ctx context.Context, tx *sql.Tx, n schemaName) error {
 // migration is recorded above latest and it is marked n-1. Otherwise the
 // error wraps store.ErrSchemaTooNew.
 func checkWindow(ctx context.Context, q querier, n schemaName, current, latest int) error {
-	var (
-		newer        int
-		name, marked string
-	)
-	// With one row above latest, MAX picks that row's name and mark.
-	err := q.QueryRowContext(ctx, n.Rename(`SELECT COUNT(*), COALESCE(MAX(version || '_' || name), ''), COALESCE(MAX(compat), '')
-FROM backwave_schema_version WHERE version > ?`), latest).Scan(&newer, &name, &marked)
+	rows, err := q.QueryContext(ctx, n.Rename(`SELECT version, version || '_' || name, COALESCE(compat, '')
+FROM backwave_schema_version WHERE version > ? ORDER BY version`), latest)
 	if err != nil {
 		return fmt.Errorf("read the migrations newer than this build: %w", err)
 	}
-	switch {
-	case newer > 1:
-		return fmt.Errorf("%w: schema %q is at version %d, %d migrations past version %d, the newest this build knows; a node may run at most one migration behind (Mixed-Version Fleet)",
-			store.ErrSchemaTooNew, n, current, newer, latest)
-	case compat(marked) != compatN1:
-		return fmt.Errorf("%w: schema %q is at version %d, whose migration %s is not marked n-1 (compat %q): this build knows up to version %d and cannot run on it",
-			store.ErrSchemaTooNew, n, current, name, marked, latest)
+	defer func() { _ = rows.Close() }()
+	var newer []store.SchemaStep
+	for rows.Next() {
+		var st store.SchemaStep
+		if err := rows.Scan(&st.Version, &st.Name, &st.Compat); err != nil {
+			return fmt.Errorf("read the migrations newer than this build: %w", err)
+		}
+		newer = append(newer, st)
 	}
-	return nil
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the migrations newer than this build: %w", err)
+	}
+	return store.CheckSchemaWindow(fmt.Sprintf("%q", n), current, latest, newer)
 }
 
 // Migrate opens the database at path, brings the schema opts.Schema up to
