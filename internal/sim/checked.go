@@ -67,6 +67,7 @@ func (c *checkedStore) JobClaim(ctx context.Context, p store.ClaimParams) ([]job
 			w.cov.hit(SitLimitSaturated)
 		}
 	}
+	w.checkFleetClaim(n, c.o.cmd.OpID(), jobs)
 	return jobs, nil
 }
 
@@ -195,7 +196,7 @@ func (c *checkedStore) FleetStamp(ctx context.Context, p store.FleetStampParams)
 	p.Forget = c.w.storeDur(p.Forget)
 	res, err := c.Store.FleetStamp(ctx, p)
 	if c.answered(err) {
-		c.w.afterStamp(c.n, p, res)
+		c.w.afterStamp(c.n, c.o, p, res)
 	}
 	return res, err
 }

@@ -136,6 +136,24 @@ const (
 	// SitRateRepoll: a node re-polled when a spent Rate Limit's window
 	// reopened (node.PollAfter).
 	SitRateRepoll
+	// SitMigrationFired: the store's schema stepped one migration ahead
+	// mid-run (fleet.go).
+	SitMigrationFired
+	// SitMigrationHeld: a node's store operation waited for the
+	// Coordinated Migration lock.
+	SitMigrationHeld
+	// SitOpenedNewerSchema: a node one release behind started on the
+	// schema one n-1 step newer than it knows.
+	SitOpenedNewerSchema
+	// SitMigrationRefused: a node's start was refused by the version
+	// window.
+	SitMigrationRefused
+	// SitFleetSkipped: a claim skipped Wire Names only another live node
+	// handles.
+	SitFleetSkipped
+	// SitQuarantineNoHandler: a node claimed a job of a Wire Name no live
+	// node handled for the grace period, to Quarantine it.
+	SitQuarantineNoHandler
 	numSituations
 )
 
@@ -200,6 +218,12 @@ var situationNames = [numSituations]string{
 	SitPurgeFullBatch:            "retention-full-batch",
 	SitRateSpent:                 "rate-spent",
 	SitRateRepoll:                "rate-repoll",
+	SitMigrationFired:            "migration-fired",
+	SitMigrationHeld:             "migration-held-op",
+	SitOpenedNewerSchema:         "opened-newer-schema",
+	SitMigrationRefused:          "migration-refused-start",
+	SitFleetSkipped:              "fleet-skipped",
+	SitQuarantineNoHandler:       "quarantine-no-live-handler",
 }
 
 // String names the Situation.

@@ -30,6 +30,7 @@ const (
 	tagRestart
 	tagRate
 	tagRateAction
+	tagFleet
 )
 
 // mix64 is the splitmix64 finalizer.

@@ -63,6 +63,9 @@ type simNode struct {
 	// reaches it (ops.go apply), kept here to be reused call after call.
 	checked checkedStore
 	faulty  faultstore.Store
+
+	// fl is the node's side of a Mixed-Version Fleet (fleet.go).
+	fl fleetNode
 }
 
 func newSimNode(w *world, i int) *simNode {
@@ -84,6 +87,9 @@ func (n *simNode) handle(ev *event) {
 			n.start()
 		}
 		return
+	}
+	if ev.kind == evDeployStop && n.w.wl.deploys[ev.idx].upgrade {
+		n.fl.toVersion = 1 // the new release is in place: the next start runs it
 	}
 	if ev.kind == evDeployStop && n.up {
 		ev.inc = n.inc // a deploy stops whichever incarnation runs
@@ -163,9 +169,17 @@ func (n *simNode) noteBackpressure() {
 // the production pump starts.
 func (n *simNode) start() {
 	w := n.w
+	if !n.openCheck() {
+		return
+	}
 	n.inc++
 	n.worker = job.WorkerID(fmt.Sprintf("n%d.%d", n.idx, n.inc))
-	drv, err := node.New(w.sc.nodeConfig(n.idx, n.worker))
+	cfg := w.sc.nodeConfig(n.idx, n.worker)
+	if w.sc.Fleet != nil {
+		cfg.WireNames = fleetWireNames(n.fl.version)
+	}
+	n.started()
+	drv, err := node.New(cfg)
 	if err != nil {
 		w.failf(ClassCrash, InvPanic, "node %d: %v", n.idx, err)
 		return
@@ -228,7 +242,10 @@ const maxStepCommands = 1_000_000
 func (n *simNode) step(ev node.Event) {
 	w := n.w
 	w.traceInput(n, ev)
+	n.noteFleetEvent(ev)
+	from := len(n.cmds)
 	n.cmds = n.drv.Step(ev, n.cmds)
+	n.noteIssued(n.cmds[from:])
 	n.checkHeld()
 	for count := 0; n.head < len(n.cmds); count++ {
 		if count > maxStepCommands {
@@ -241,7 +258,10 @@ func (n *simNode) step(ev node.Event) {
 		w.traceCommand(n, c)
 		if res := n.do(c); res != nil {
 			w.traceInput(n, res)
+			n.noteFleetEvent(res)
+			from := len(n.cmds)
 			n.cmds = n.drv.Step(res, n.cmds)
+			n.noteIssued(n.cmds[from:])
 			n.checkHeld()
 		}
 	}
@@ -294,6 +314,10 @@ func (n *simNode) execute(j job.Job) {
 	l := j.Lease()
 	idx := w.byID[j.ID-1]
 	p := planAttempt(w.sc, idx, int32(l.Attempt))
+	if !n.handles(j.WireName) {
+		// No handler for its Wire Name: the Shell Quarantines it at once.
+		p.dur, p.result = 0, core.ResultUnroutable
+	}
 	n.attempts[l] = &attempt{plan: p}
 	w.schedule(event{at: w.now.Add(p.dur), kind: evHandlerDone, node: n.idx, inc: n.inc, lease: l, result: p.result})
 }

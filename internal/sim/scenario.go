@@ -50,6 +50,9 @@ type Scenario struct {
 	// (package internal/plant); the Swarm never sets it, and a build without
 	// the tag backwave_plant refuses a Plan that does.
 	Mutation plant.Bug `json:"mutation,omitempty"`
+	// Fleet, if set, makes the run a Mixed-Version Fleet, with or without
+	// a migration (fleet.go).
+	Fleet *FleetSpec `json:"fleet,omitempty"`
 }
 
 // RetrySpec is the retry policy every job runs under.
@@ -208,6 +211,7 @@ func NewScenario(seed uint64, level Level, size Size) Scenario {
 	sc.Swarm = NewSwarm(seed, level)
 	drawSchedules(&sc)
 	drawRates(&sc)
+	drawFleet(&sc)
 	return sc
 }
 
@@ -284,6 +288,9 @@ func (sc *Scenario) Validate() error {
 	if err := sc.validateRates(); err != nil {
 		return err
 	}
+	if err := sc.validateFleet(); err != nil {
+		return err
+	}
 	for i, ns := range sc.Nodes {
 		if ns.Poll <= 0 || ns.Heartbeat <= 0 || ns.Heartbeat >= sc.Lease {
 			return fmt.Errorf("%w: node %d: poll %v, heartbeat %v (want 0 < heartbeat < lease %v)", ErrInvalidPlan, i, ns.Poll, ns.Heartbeat, sc.Lease)
@@ -316,5 +323,6 @@ func (sc *Scenario) nodeConfig(i int, worker job.WorkerID) node.Config {
 	}
 	cfg.Plant = sc.Mutation
 	sc.maintenanceConfig(i, &cfg)
+	sc.fleetConfig(i, &cfg)
 	return cfg.WithDefaults()
 }

@@ -42,6 +42,8 @@ const (
 	evRateAction
 	evRateUndo
 	evRepoll
+	evMigrate
+	evMigrationCheck
 )
 
 // event is one entry of the event queue, ordered by (at, seq).
@@ -194,6 +196,7 @@ type world struct {
 
 	latch latchModel // the Dependency oracles' model (latch.go)
 	sched schedWorld // Recurring Schedules and retention (schedule.go)
+	fl    fleetWorld // the Mixed-Version Fleet (fleet.go)
 }
 
 // Report is what a run produced.
@@ -396,6 +399,7 @@ func (w *world) setup() {
 		w.schedule(event{at: w.at(f.At.D()), kind: evStoreRestart, idx: k})
 	}
 	w.setupSchedules()
+	w.setupFleet()
 	w.schedule(event{at: w.at(w.sc.Chaos.D()), kind: evChaosEnd})
 }
 
@@ -422,7 +426,7 @@ func (w *world) run() {
 		if w.fail != nil || w.done {
 			return
 		}
-		if w.workloadLeft == 0 && w.live == 0 && w.chaosOver {
+		if w.workloadLeft == 0 && w.live == 0 && w.chaosOver && !w.fl.checkPending {
 			w.finish(true)
 			return
 		}
@@ -454,7 +458,14 @@ func (w *world) handle(ev *event) {
 		w.workloadLeft--
 		w.rateAction(ev.idx, ev.kind == evRateUndo)
 	case evDeadline:
-		w.finish(false)
+		if w.live > 0 || w.workloadLeft > 0 || !w.fl.checkPending {
+			w.finish(false)
+		} // else drained, waiting only for the Migration-Liveness check
+	case evMigrate:
+		w.migrate()
+	case evMigrationCheck:
+		w.fl.checkPending = false
+		w.checkMigration()
 	case evChaosEnd:
 		w.endChaos()
 	case evCrash:
@@ -493,7 +504,7 @@ func (w *world) enqueue(b int) {
 	jobs := make([]store.NewJob, len(idxs))
 	for k, i := range idxs {
 		js := &w.wl.jobs[i]
-		jobs[k] = store.NewJob{WireName: "sim", Queue: w.sc.Queues[js.queue].Name, MaxAttempts: js.maxAttempts,
+		jobs[k] = store.NewJob{WireName: w.wireOf(i), Queue: w.sc.Queues[js.queue].Name, MaxAttempts: js.maxAttempts,
 			Dependency: w.dependencyOf(i, idxs)}
 		w.jobs[i].due = w.storeNow()
 		if js.future > 0 {
