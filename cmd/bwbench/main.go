@@ -31,10 +31,14 @@ const (
 	// scObserversIdle is BackWave's drain with an Observer whose every
 	// callback does nothing: the cost of the Observer path itself.
 	scObserversIdle = "drain-observers-idle"
-	scRSS           = "rss"
+	// scFleetSkip is BackWave's drain while the fleet registry shows
+	// another live node handling a Wire Name this one does not, so every
+	// claim carries a Skip list (store.ClaimParams.Skip).
+	scFleetSkip = "drain-fleet-skip"
+	scRSS       = "rss"
 )
 
-var allScenarios = []string{scInsert, scDrain, scHistoryOff, scEncrypted, scObserversIdle, scSteady, scLatencyOn, scLatencyOff, scLimit, scRate, scDrainLag, scLatencyLag, scDrainIdleTx, scRSS}
+var allScenarios = []string{scInsert, scDrain, scHistoryOff, scEncrypted, scObserversIdle, scFleetSkip, scSteady, scLatencyOn, scLatencyOff, scLimit, scRate, scDrainLag, scLatencyLag, scDrainIdleTx, scRSS}
 
 // Target names.
 const (

@@ -153,9 +153,9 @@ func (r report) ratios() []string {
 			return "—"
 		}
 		river, raw := find(x.Scenario, x.Target, sysRiver), find(x.Scenario, x.Target, sysRaw)
-		if x.Scenario == scLimit || x.Scenario == scRate || x.Scenario == scHistoryOff || x.Scenario == scEncrypted || x.Scenario == scObserversIdle {
+		if x.Scenario == scLimit || x.Scenario == scRate || x.Scenario == scHistoryOff || x.Scenario == scEncrypted || x.Scenario == scObserversIdle || x.Scenario == scFleetSkip {
 			river, raw = nil, find(scDrain, x.Target, sysRaw)
-			if x.Scenario == scHistoryOff || x.Scenario == scObserversIdle {
+			if x.Scenario == scHistoryOff || x.Scenario == scObserversIdle || x.Scenario == scFleetSkip {
 				river = find(scDrain, x.Target, sysRiver)
 			}
 			if x.baseline > 0 {
@@ -167,6 +167,8 @@ func (r report) ratios() []string {
 					what = "encrypted/plain"
 				case scObserversIdle:
 					what = "observers idle/none"
+				case scFleetSkip:
+					what = "fleet skip/none"
 				case scRate:
 					what = "idle rate/unrated"
 				}
