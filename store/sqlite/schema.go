@@ -207,51 +207,6 @@ func (s *Store) Migrate(ctx context.Context) (MigrateResult, error) {
 	return s.migrate(ctx, migrations)
 }
 
-// migrate is Migrate over a given migration list (tests append to it the
-// migrations of a later build).
-func (s *Store) migrate(ctx context.Context, all []migration) (MigrateResult, error) {
-	var res MigrateResult
-	err := s.write(ctx, "migrate", func(tx *sql.Tx) error {
-		res = MigrateResult{}
-		if _, err := tx.ExecContext(ctx, s.schema.Rename(versionsTable)); err != nil {
-			return fmt.Errorf("create the versions table: %w", err)
-		}
-		v, err := schemaVersion(ctx, tx, s.schema)
-		if err != nil {
-			return err
-		}
-		res.From, res.To = v, v
-		if latest := all[len(all)-1].version; v > latest {
-			return checkWindow(ctx, tx, s.schema, v, latest)
-		}
-		now := micros(s.clock.Now())
-		for _, m := range all {
-			if m.version <= v {
-				continue
-			}
-			if len(res.Applied) == 0 {
-				if err := addCompatColumn(ctx, tx, s.schema); err != nil {
-					return err
-				}
-			}
-			if _, err := tx.ExecContext(ctx, s.schema.Rename(m.sql)); err != nil {
-				return fmt.Errorf("apply migration %04d_%s: %w", m.version, m.name, err)
-			}
-			if _, err := tx.ExecContext(ctx, s.schema.Rename(`INSERT INTO backwave_schema_version (version, name, applied_at, compat) VALUES (?, ?, ?, ?)`),
-				m.version, m.name, now, string(m.compat)); err != nil {
-				return fmt.Errorf("record migration %04d_%s: %w", m.version, m.name, err)
-			}
-			res.Applied = append(res.Applied, fmt.Sprintf("%04d_%s", m.version, m.name))
-			res.To = m.version
-		}
-		return nil
-	})
-	if err != nil {
-		return MigrateResult{}, err
-	}
-	return res, nil
-}
-
 // addCompatColumn adds the compat column to a versions table made before
 // compatibility marks were recorded.
 func addCompatColumn(ctx context.Context, tx *sql.Tx, n schemaName) error {

@@ -1,0 +1,165 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
+// A migration runs as one or more steps, each in a write transaction of its
+// own, so it holds the file's write lock — which every claim and report of
+// every process on the file waits for — only as long as its longest step
+// rather than as long as all of it. A line that is exactly "-- step" ends
+// one step and begins the next; a migration without one is a single step,
+// as before.
+//
+// Each step commits with a row in the step table naming it done, and the
+// last one commits with the migration's version instead (the step rows of
+// that version are removed with it), so an interrupted migration — a crash,
+// a cancelled deploy, a busy timeout — is resumed where it stopped by the
+// next Migrate, on any process: a step is never applied twice, and the
+// version is recorded only once every step is. Concurrent migrators queue on
+// the write lock and re-read the progress in each step's transaction, so
+// they take turns through the steps and none applies one twice (Coordinated
+// Migration).
+//
+// While a migration is part applied the schema's version is still the one
+// before it, so the release before runs on it as on that version: a step
+// boundary must leave the schema one that release runs on, and what the
+// steps leave behind must be additive in the sense of the migration's mark.
+// The statements that must see each other's rows — a backfill and the
+// triggers that keep it current from then on — belong in one step.
+//
+// What bounds a step: SQLite builds an index, and runs a backfill, under
+// the write lock from start to end, so a step that builds an index on the
+// job table holds it for the whole scan of the table; splitting index builds
+// into steps of their own bounds the stall by the longest single build
+// instead of their sum, and nothing shorter is possible on SQLite.
+
+// stepsTable records the steps done of a migration not yet recorded.
+const stepsTable = `CREATE TABLE IF NOT EXISTS backwave_schema_step (
+	version INTEGER NOT NULL,
+	step    INTEGER NOT NULL,
+	PRIMARY KEY (version, step)
+) WITHOUT ROWID`
+
+// stepMarker is the line that separates two steps of a migration.
+const stepMarker = "-- step"
+
+// steps returns the migration's statements split at its step markers.
+func (m migration) steps() []string {
+	var out []string
+	var cur strings.Builder
+	for line := range strings.Lines(m.sql) {
+		if strings.TrimSpace(line) == stepMarker {
+			out = append(out, cur.String())
+			cur.Reset()
+			continue
+		}
+		cur.WriteString(line)
+	}
+	return append(out, cur.String())
+}
+
+// migrate is Migrate over a given migration list (tests append to it the
+// migrations of a later build): a first transaction reads the version (and
+// checks the version window of a newer schema), then each step of each
+// missing migration runs in its own.
+func (s *Store) migrate(ctx context.Context, all []migration) (MigrateResult, error) {
+	var res MigrateResult
+	var pending []migration
+	err := s.write(ctx, "migrate", func(tx *sql.Tx) error {
+		res, pending = MigrateResult{}, nil
+		if _, err := tx.ExecContext(ctx, s.schema.Rename(versionsTable)); err != nil {
+			return fmt.Errorf("create the versions table: %w", err)
+		}
+		v, err := schemaVersion(ctx, tx, s.schema)
+		if err != nil {
+			return err
+		}
+		res.From, res.To = v, v
+		if latest := all[len(all)-1].version; v > latest {
+			return checkWindow(ctx, tx, s.schema, v, latest)
+		}
+		for _, m := range all {
+			if m.version > v {
+				pending = append(pending, m)
+			}
+		}
+		if len(pending) == 0 {
+			return nil
+		}
+		if err := addCompatColumn(ctx, tx, s.schema); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.schema.Rename(stepsTable)); err != nil {
+			return fmt.Errorf("create the steps table: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return MigrateResult{}, err
+	}
+	for _, m := range pending {
+		steps := m.steps()
+		for i, text := range steps {
+			applied, err := s.migrateStep(ctx, m, i, len(steps), text)
+			if err != nil {
+				return MigrateResult{}, err
+			}
+			if applied && i == len(steps)-1 {
+				res.Applied = append(res.Applied, fmt.Sprintf("%04d_%s", m.version, m.name))
+			}
+		}
+		res.To = m.version
+	}
+	return res, nil
+}
+
+// migrateStep applies step i of n of migration m in one write transaction,
+// unless it is done already (by this process before an interruption, or by
+// another migrator meanwhile), and reports whether it applied it.
+func (s *Store) migrateStep(ctx context.Context, m migration, i, n int, text string) (bool, error) {
+	applied := false
+	err := s.write(ctx, "migrate", func(tx *sql.Tx) error {
+		applied = false
+		v, err := schemaVersion(ctx, tx, s.schema)
+		if err != nil {
+			return err
+		}
+		if v >= m.version {
+			return nil // recorded, by another migrator
+		}
+		var done bool
+		if err := tx.QueryRowContext(ctx, s.schema.Rename(`SELECT EXISTS (SELECT 1 FROM backwave_schema_step WHERE version = ? AND step = ?)`),
+			m.version, i).Scan(&done); err != nil {
+			return fmt.Errorf("read the progress of migration %04d_%s: %w", m.version, m.name, err)
+		}
+		if done {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, s.schema.Rename(text)); err != nil {
+			if n > 1 {
+				return fmt.Errorf("apply migration %04d_%s, step %d of %d: %w", m.version, m.name, i+1, n, err)
+			}
+			return fmt.Errorf("apply migration %04d_%s: %w", m.version, m.name, err)
+		}
+		if i < n-1 {
+			if _, err := tx.ExecContext(ctx, s.schema.Rename(`INSERT INTO backwave_schema_step (version, step) VALUES (?, ?)`), m.version, i); err != nil {
+				return fmt.Errorf("record step %d of migration %04d_%s: %w", i+1, m.version, m.name, err)
+			}
+		} else {
+			if _, err := tx.ExecContext(ctx, s.schema.Rename(`INSERT INTO backwave_schema_version (version, name, applied_at, compat) VALUES (?, ?, ?, ?)`),
+				m.version, m.name, micros(s.clock.Now()), string(m.compat)); err != nil {
+				return fmt.Errorf("record migration %04d_%s: %w", m.version, m.name, err)
+			}
+			if _, err := tx.ExecContext(ctx, s.schema.Rename(`DELETE FROM backwave_schema_step WHERE version = ?`), m.version); err != nil {
+				return fmt.Errorf("clear the steps of migration %04d_%s: %w", m.version, m.name, err)
+			}
+		}
+		applied = true
+		return nil
+	})
+	return applied, err
+}
