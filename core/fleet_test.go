@@ -28,7 +28,7 @@ func TestFleetSkip(t *testing.T) {
 		{"same names everywhere", []HandlerStamp{st("x", "a", 0), st("y", "a", time.Second)}, []string{"a"}, nil},
 		{"another live handler", []HandlerStamp{st("x", "b", time.Second), st("x", "a", time.Second)}, []string{"a"}, []string{"b"}},
 		{"at the grace is live", []HandlerStamp{st("x", "b", grace)}, []string{"a"}, []string{"b"}},
-		{"past the grace", []HandlerStamp{st("x", "b", grace + time.Microsecond)}, []string{"a"}, nil},
+		{"past the grace", []HandlerStamp{st("x", "b", grace+time.Microsecond)}, []string{"a"}, nil},
 		{"one live of several", []HandlerStamp{st("x", "b", time.Hour), st("y", "b", time.Second)}, nil, []string{"b"}},
 		{"a stamp from the future", []HandlerStamp{st("x", "b", -time.Minute)}, nil, []string{"b"}},
 		{"sorted, distinct", []HandlerStamp{st("x", "d", 0), st("y", "c", 0), st("z", "d", 0)}, []string{"a"}, []string{"c", "d"}},
