@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // A migration runs as one or more steps, each in a write transaction of its
@@ -36,6 +37,26 @@ import (
 // job table holds it for the whole scan of the table; splitting index builds
 // into steps of their own bounds the stall by the longest single build
 // instead of their sum, and nothing shorter is possible on SQLite.
+
+// stepPause is how long the migrator waits between two steps of a
+// migration. A writer that found the lock taken sleeps in SQLite's busy
+// handler, waking at intervals of up to 100 ms, and a migrator that began
+// its next step at once would take the lock again before any of them woke:
+// the steps would stall writers as long as the whole migration. Waiting a
+// little longer than the longest interval lets every waiting writer in.
+const stepPause = 120 * time.Millisecond
+
+// pause waits d, or until ctx is done.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
 
 // stepsTable records the steps done of a migration not yet recorded.
 const stepsTable = `CREATE TABLE IF NOT EXISTS backwave_schema_step (
@@ -104,6 +125,11 @@ func (s *Store) migrate(ctx context.Context, all []migration) (MigrateResult, er
 	for _, m := range pending {
 		steps := m.steps()
 		for i, text := range steps {
+			if i > 0 {
+				if err := pause(ctx, stepPause); err != nil {
+					return MigrateResult{}, fmt.Errorf("sqlite: migrate: %w", err)
+				}
+			}
 			applied, err := s.migrateStep(ctx, m, i, len(steps), text)
 			if err != nil {
 				return MigrateResult{}, err
