@@ -44,7 +44,12 @@ import (
 // its next step at once would take the lock again before any of them woke:
 // the steps would stall writers as long as the whole migration. Waiting a
 // little longer than the longest interval lets every waiting writer in.
-const stepPause = 120 * time.Millisecond
+// A step that held the lock no longer than stepPauseAfter (any step on a
+// small file) kept no writer waiting long, and the next follows at once.
+const (
+	stepPause      = 120 * time.Millisecond
+	stepPauseAfter = 20 * time.Millisecond
+)
 
 // pause waits d, or until ctx is done.
 func pause(ctx context.Context, d time.Duration) error {
@@ -124,13 +129,16 @@ func (s *Store) migrate(ctx context.Context, all []migration) (MigrateResult, er
 	}
 	for _, m := range pending {
 		steps := m.steps()
+		var took time.Duration
 		for i, text := range steps {
-			if i > 0 {
+			if took > stepPauseAfter {
 				if err := pause(ctx, stepPause); err != nil {
 					return MigrateResult{}, fmt.Errorf("sqlite: migrate: %w", err)
 				}
 			}
+			start := time.Now()
 			applied, err := s.migrateStep(ctx, m, i, len(steps), text)
+			took = time.Since(start)
 			if err != nil {
 				return MigrateResult{}, err
 			}
