@@ -2,8 +2,11 @@ package sqlite
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 )
@@ -20,10 +23,15 @@ import (
 // that version are removed with it), so an interrupted migration — a crash,
 // a cancelled deploy, a busy timeout — is resumed where it stopped by the
 // next Migrate, on any process: a step is never applied twice, and the
-// version is recorded only once every step is. Concurrent migrators queue on
-// the write lock and re-read the progress in each step's transaction, so
-// they take turns through the steps and none applies one twice (Coordinated
-// Migration).
+// version is recorded only once every step is.
+//
+// Coordinated Migration: one migrator at a time runs the steps. The first
+// step it applies records it as the migrator (the migrator table, with a
+// lease of migratorLease renewed by every step); a concurrent migrator that
+// finds another's live lease waits, re-checking between pauses, and finds
+// the schema migrated when the lease's holder is done — nothing to do. A
+// lease left by a migrator that stopped part way lapses, and the next
+// migrator takes it and resumes.
 //
 // While a migration is part applied the schema's version is still the one
 // before it, so the release before runs on it as on that version: a step
@@ -69,6 +77,17 @@ const stepsTable = `CREATE TABLE IF NOT EXISTS backwave_schema_step (
 	step    INTEGER NOT NULL,
 	PRIMARY KEY (version, step)
 ) WITHOUT ROWID`
+
+// migratorTable records the migrator running the steps and its lease.
+const migratorTable = `CREATE TABLE IF NOT EXISTS backwave_schema_migrator (
+	id      INTEGER PRIMARY KEY CHECK (id = 1),
+	owner   TEXT    NOT NULL,
+	expires INTEGER NOT NULL
+)`
+
+// migratorLease is how long a migrator's claim on the steps lasts past its
+// latest step.
+const migratorLease = 30 * time.Second
 
 // stepMarker is the line that separates two steps of a migration.
 const stepMarker = "-- step"
@@ -122,10 +141,17 @@ func (s *Store) migrate(ctx context.Context, all []migration) (MigrateResult, er
 		if _, err := tx.ExecContext(ctx, s.schema.Rename(stepsTable)); err != nil {
 			return fmt.Errorf("create the steps table: %w", err)
 		}
+		if _, err := tx.ExecContext(ctx, s.schema.Rename(migratorTable)); err != nil {
+			return fmt.Errorf("create the migrator table: %w", err)
+		}
 		return nil
 	})
 	if err != nil {
 		return MigrateResult{}, err
+	}
+	owner := migratorID()
+	if len(pending) > 0 {
+		defer s.releaseMigrator(context.WithoutCancel(ctx), owner)
 	}
 	for _, m := range pending {
 		steps := m.steps()
@@ -137,8 +163,16 @@ func (s *Store) migrate(ctx context.Context, all []migration) (MigrateResult, er
 				}
 			}
 			start := time.Now()
-			applied, err := s.migrateStep(ctx, m, i, len(steps), text)
+			applied, err := s.migrateStep(ctx, owner, m, i, len(steps), text)
 			took = time.Since(start)
+			for errors.Is(err, errOtherMigrator) {
+				// Another migrator runs the steps: wait for it.
+				if err := pause(ctx, stepPause); err != nil {
+					return MigrateResult{}, fmt.Errorf("sqlite: migrate: %w", err)
+				}
+				applied, err = s.migrateStep(ctx, owner, m, i, len(steps), text)
+				took = 0
+			}
 			if err != nil {
 				return MigrateResult{}, err
 			}
@@ -154,16 +188,32 @@ func (s *Store) migrate(ctx context.Context, all []migration) (MigrateResult, er
 // migrateStep applies step i of n of migration m in one write transaction,
 // unless it is done already (by this process before an interruption, or by
 // another migrator meanwhile), and reports whether it applied it.
-func (s *Store) migrateStep(ctx context.Context, m migration, i, n int, text string) (bool, error) {
-	applied := false
+func (s *Store) migrateStep(ctx context.Context, owner string, m migration, i, n int, text string) (bool, error) {
+	applied, other := false, false
 	err := s.write(ctx, "migrate", func(tx *sql.Tx) error {
-		applied = false
+		applied, other = false, false
 		v, err := schemaVersion(ctx, tx, s.schema)
 		if err != nil {
 			return err
 		}
 		if v >= m.version {
 			return nil // recorded, by another migrator
+		}
+		now := micros(time.Now())
+		var holder string
+		var expires int64
+		err = tx.QueryRowContext(ctx, s.schema.Rename(`SELECT owner, expires FROM backwave_schema_migrator WHERE id = 1`)).Scan(&holder, &expires)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return fmt.Errorf("read the migrator: %w", err)
+		case holder != owner && expires > now:
+			other = true
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, s.schema.Rename(`INSERT INTO backwave_schema_migrator (id, owner, expires) VALUES (1, ?, ?)
+ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, expires = excluded.expires`), owner, now+migratorLease.Microseconds()); err != nil {
+			return fmt.Errorf("record the migrator: %w", err)
 		}
 		var done bool
 		if err := tx.QueryRowContext(ctx, s.schema.Rename(`SELECT EXISTS (SELECT 1 FROM backwave_schema_step WHERE version = ? AND step = ?)`),
@@ -195,5 +245,29 @@ func (s *Store) migrateStep(ctx context.Context, m migration, i, n int, text str
 		applied = true
 		return nil
 	})
+	if err == nil && other {
+		return false, errOtherMigrator
+	}
 	return applied, err
+}
+
+// releaseMigrator gives up owner's lease on the steps, if it holds it, so
+// the next migrator need not wait for it to lapse. It is best effort: a
+// lease left behind lapses.
+func (s *Store) releaseMigrator(ctx context.Context, owner string) {
+	_ = s.write(ctx, "migrate", func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, s.schema.Rename(`DELETE FROM backwave_schema_migrator WHERE id = 1 AND owner = ?`), owner)
+		return err
+	})
+}
+
+// errOtherMigrator says another migrator holds the lease on the steps.
+var errOtherMigrator = errors.New("another migrator runs the steps")
+
+// migratorID names one Migrate call among every process's: the process id
+// and a random number.
+func migratorID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%d-%x", os.Getpid(), b)
 }
