@@ -149,7 +149,9 @@ func NewClient(s Store, cfg Config) (*Client, error) {
 		if r.retry != nil {
 			p.retry[wire] = core.RetryPolicy(*r.retry)
 		}
+		p.wireNames = append(p.wireNames, wire)
 	}
+	slices.Sort(p.wireNames)
 	names := make(map[string]bool, len(cfg.Groups))
 	for _, g := range cfg.Groups {
 		switch {
@@ -212,6 +214,9 @@ type pumpSet struct {
 	// retry holds the Wire Names' own retry policies, unchecked: the
 	// Driver's Config checks them.
 	retry map[string]core.RetryPolicy
+	// wireNames are the registered Wire Names, sorted: what every Pump
+	// stamps in the fleet registry.
+	wireNames []string
 }
 
 // addGroup builds the Pumps of group g. Its knobs are forwarded unchanged;
@@ -227,6 +232,7 @@ func (c *Client) addGroup(p *pumpSet, g WorkerGroupOptions) error {
 		drv.Worker = job.WorkerID(p.nodeID + "/" + g.Name + "/" + strconv.Itoa(i))
 		drv.RetryPolicy = core.RetryPolicy(p.cfg.RetryPolicy)
 		drv.RetryPolicies = p.retry
+		drv.WireNames, drv.HandlerGrace = p.wireNames, p.cfg.HandlerGrace
 		p.setAttemptTimeouts(&drv)
 		var obs shell.Observer
 		if o := c.obs.forPump(g.Name, drv.Worker); o != nil {
@@ -242,6 +248,7 @@ func (c *Client) addGroup(p *pumpSet, g WorkerGroupOptions) error {
 			Store:              p.store,
 			Schedules:          p.store,
 			Retention:          p.store,
+			Fleet:              p.store,
 			Hints:              p.hints,
 			Executor:           p.exec,
 			Clock:              p.cfg.Clock,

@@ -177,6 +177,17 @@ type Config struct {
 	// attempt timeout with its Lease still renewed; after it the job is
 	// left to run again elsewhere (DefaultAttemptTimeoutGrace if 0).
 	AttemptTimeoutGrace time.Duration
+	// HandlerGrace is how long a Pump still counts as a handler of its
+	// Wire Names after its last stamp in the fleet registry. Every Pump
+	// stamps the Wire Names its Client has handlers for on its maintenance
+	// beat, and leaves alone the jobs of a Wire Name some other live Pump
+	// handles and it does not, so a Mixed-Version Fleet does not Quarantine
+	// the jobs only its newer nodes can run. A Wire Name no Pump has
+	// stamped for HandlerGrace is claimed again, and its jobs Quarantined
+	// as before. It must exceed every group's MaintenanceInterval
+	// (node.DefaultHandlerGrace, a minute, or three MaintenanceIntervals
+	// when that is longer, if 0).
+	HandlerGrace time.Duration
 	// MaxAttempts is the attempt budget of jobs that set none: how many
 	// Attempts one life of a job gets before it dead-letters
 	// (DefaultMaxAttempts if 0).

@@ -88,7 +88,7 @@ func TestProgressTravelsWithTheNextRenewal(t *testing.T) {
 			switch op {
 			case "renew":
 				renewals++
-			case "claim", "expire", "load_schedules":
+			case "claim", "expire", "load_schedules", "fleet_stamp":
 			default:
 				t.Errorf("store call %q between the report and its arrival; want only the Pump's usual calls", op)
 			}

@@ -145,7 +145,7 @@ func TestEveryMethodSorted(t *testing.T) {
 		"LeaseRenew", "LeaseExpire", "LeaseRelinquish", "QueuePause", "QueueResume", "QueueSetLimit", "QueueSetRate", "QueueList",
 		"JobCountByState", "JobCountByQueue", "TagFacet", "TagSuggest", "AuditList", "JobDependencies",
 		"ScheduleRemove", "SchedulePause", "ScheduleResume", "ScheduleTrigger", "ScheduleMint", "ScheduleOccurrences",
-		"JobPurge", "Close", "WorkflowGet", "WorkflowList", "WorkflowCancel", "WorkflowRetry",
+		"JobPurge", "FleetStamp", "Close", "WorkflowGet", "WorkflowList", "WorkflowCancel", "WorkflowRetry",
 		// The Transition Observer walk reads states, ids, Wire Names and
 		// Queues only (no payload, no Failure Detail); History is a setting.
 		"ObserverClaim", "ObserverAdvance", "ObserverRemove", "History",

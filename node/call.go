@@ -34,6 +34,9 @@ type Caller struct {
 	// Observers serves a Walker's WalkClaim and WalkAdvance; required when
 	// the node walks for a Transition Observer.
 	Observers store.Observers
+	// Fleet serves StampFleet; required when the Driver takes part in the
+	// fleet registry (Config.WireNames).
+	Fleet store.Fleet
 	// Detail joins what the caller keeps for one outcome's Attempt — its
 	// Failure Detail, Job Output and Tag delta, which never cross the
 	// determinism boundary — onto the outcome before it is reported. Nil
@@ -83,6 +86,8 @@ type Reply struct {
 	Purged store.PurgeResult
 	// Walk answers a WalkClaim.
 	Walk store.ObserverClaimResult
+	// Fleet answers a StampFleet: the registry and the store's now.
+	Fleet store.FleetView
 	// Err is the store call's error.
 	Err error
 }
@@ -100,7 +105,7 @@ func (cl *Caller) Call(ctx context.Context, c StoreCommand) Reply {
 	switch c := c.(type) {
 	case Claim:
 		r.Jobs, r.Err = cl.Store.JobClaim(ctx, store.ClaimParams{
-			Worker: cl.Worker, Queues: c.Queues, Limit: c.Limit, LeaseDuration: c.LeaseDuration, Reopen: &r.Reopen,
+			Worker: cl.Worker, Queues: c.Queues, Limit: c.Limit, LeaseDuration: c.LeaseDuration, Reopen: &r.Reopen, Skip: c.Skip,
 		})
 	case Renew:
 		p := store.RenewParams{Worker: cl.Worker, Leases: c.Leases, LeaseDuration: c.LeaseDuration}
@@ -135,6 +140,11 @@ func (cl *Caller) Call(ctx context.Context, c StoreCommand) Reply {
 		}
 	case Mint:
 		r.Minted, r.Err = cl.schedules().ScheduleMint(ctx, store.MintParams{Plans: c.Plans})
+	case StampFleet:
+		if cl.Fleet == nil {
+			panic("node: StampFleet without a store.Fleet")
+		}
+		r.Fleet, r.Err = cl.Fleet.FleetStamp(ctx, store.FleetStampParams{Worker: cl.Worker, WireNames: c.WireNames, Forget: c.Forget})
 	case Purge:
 		if cl.Retention == nil {
 			panic("node: Purge without a store.Retention")
@@ -205,6 +215,8 @@ func (r Reply) Event(now time.Time) Event {
 		return WalkClaimDone{Now: now, Op: c.Op, Result: r.Walk, Err: r.Err}
 	case WalkAdvance:
 		return WalkAdvanceDone{Now: now, Op: c.Op, Err: r.Err}
+	case StampFleet:
+		return FleetStamped{Now: now, Op: c.Op, StoreNow: r.Fleet.Now, Handlers: r.Fleet.Handlers, Err: r.Err}
 	}
 	panic(fmt.Sprintf("node: reply to unknown store command %T", r.Command))
 }

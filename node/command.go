@@ -26,6 +26,11 @@ type Claim struct {
 	Queues        []string
 	Limit         int
 	LeaseDuration time.Duration
+	// Skip are the Wire Names the claim must leave alone
+	// (store.ClaimParams.Skip): the fleet registry's judgment (fleet.go).
+	// Empty without a registry, or when every live Pump handles what this
+	// one does. The Driver's, like Queues.
+	Skip []string
 }
 
 // Execute asks the Shell to run the handler for the claimed job's Attempt on
@@ -293,7 +298,11 @@ func (c PollAfter) String() string { return fmt.Sprintf("poll-after delay=%v", c
 
 // String renders the command for logs and Driver scripts.
 func (c Claim) String() string {
-	return fmt.Sprintf("claim op=%d queues=%s limit=%d lease=%v", c.Op, strings.Join(c.Queues, ","), c.Limit, c.LeaseDuration)
+	s := fmt.Sprintf("claim op=%d queues=%s limit=%d lease=%v", c.Op, strings.Join(c.Queues, ","), c.Limit, c.LeaseDuration)
+	if len(c.Skip) > 0 {
+		s += " skip=" + strings.Join(c.Skip, ",")
+	}
+	return s
 }
 
 // String renders the command for logs and Driver scripts.

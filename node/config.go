@@ -175,6 +175,23 @@ type Config struct {
 	// sweeps. Nil (the default) purges nothing: terminal jobs accumulate.
 	Retention *RetentionPolicy
 
+	// WireNames are the Wire Names the Shell has handlers for. Set (even
+	// to an empty list), the Driver takes part in the fleet registry
+	// (fleet.go): it stamps them on the maintenance beat, and its claims
+	// skip the Wire Names some other live Pump handles and this one does
+	// not (core.FleetSkip). Nil leaves the registry alone: the Driver
+	// claims every job of its Queues, as a Driver without a registry
+	// does.
+	WireNames []string
+	// HandlerGrace is how long after a Pump's last stamp it still counts
+	// as a live handler of its Wire Names (core.HandlerLive). A Wire Name
+	// no live Pump handles is claimed again, and its jobs Quarantined by a
+	// node without its handler, at most this long after its last
+	// handler's last stamp. It must exceed MaintenanceInterval, the
+	// stamps' cadence (default: DefaultHandlerGrace, or three
+	// MaintenanceIntervals when that is longer).
+	HandlerGrace time.Duration
+
 	// Plant plants a known bug so the Simulator's tests can prove its
 	// oracles catch it. Only a build with the tag backwave_plant reads it
 	// (package internal/plant); every other build ignores it.
@@ -239,6 +256,9 @@ func (c Config) WithDefaults() Config {
 	if c.AttemptTimeoutGrace == 0 {
 		c.AttemptTimeoutGrace = DefaultAttemptTimeoutGrace
 	}
+	if c.HandlerGrace == 0 {
+		c.HandlerGrace = max(DefaultHandlerGrace, 3*c.MaintenanceInterval)
+	}
 	if c.Retention != nil {
 		r := *c.Retention
 		if r.Batch == 0 {
@@ -278,6 +298,12 @@ func (c Config) Validate() error {
 		return invalid("AttemptTimeout %v (want ≥ 0; 0 is no timeout)", c.AttemptTimeout)
 	case c.AttemptTimeoutGrace < 0:
 		return invalid("AttemptTimeoutGrace %v (want ≥ 0)", c.AttemptTimeoutGrace)
+	case c.HandlerGrace <= c.MaintenanceInterval:
+		return invalid("HandlerGrace %v (want above MaintenanceInterval %v, or a live Pump would look dead between its stamps)",
+			c.HandlerGrace, c.MaintenanceInterval)
+	}
+	if err := validateWireNames(c.WireNames); err != nil {
+		return err
 	}
 	for name, d := range c.AttemptTimeouts {
 		if d < 0 {

@@ -119,6 +119,7 @@ type Driver struct {
 	expireOp        OpID
 	lastMaintenance time.Time
 	maint           maintenance
+	fleet           fleetState
 
 	stopping bool
 }
@@ -181,6 +182,8 @@ func (d *Driver) Step(ev Event, out []Command) []Command {
 		return d.mintDone(e, out)
 	case PurgeDone:
 		return d.purgeDone(e, out)
+	case FleetStamped:
+		return d.fleetStamped(e, out)
 	case Stop:
 		return d.stop(out)
 	case DrainTimeout:
@@ -262,6 +265,7 @@ func (d *Driver) poll(now time.Time, out []Command) []Command {
 		(d.lastMaintenance.IsZero() || now.Sub(d.lastMaintenance) >= d.cfg.MaintenanceInterval) {
 		d.lastMaintenance = now
 		out = d.expire(out)
+		out = d.stampFleet(out)
 		return d.maintain(out)
 	}
 	return d.continueSweeps(out)
@@ -281,9 +285,12 @@ func (d *Driver) requestPass(out []Command) []Command {
 	if n <= 0 {
 		return out // Backpressure: no free Worker, no claim.
 	}
+	if out, hold := d.fleetHold(out); hold {
+		return out // the registry's first read comes first (fleet.go)
+	}
 	if d.wrr == nil {
 		d.claim = &pass{op: d.op(), requested: n}
-		return append(out, Claim{Op: d.claim.op, Queues: d.queues, Limit: n, LeaseDuration: d.cfg.LeaseDuration})
+		return append(out, Claim{Op: d.claim.op, Queues: d.queues, Limit: n, LeaseDuration: d.cfg.LeaseDuration, Skip: d.fleet.skip})
 	}
 	batches, idle := d.wrr.allocate(n)
 	for _, b := range idle {
@@ -307,7 +314,7 @@ func (d *Driver) issueNext(out []Command) []Command {
 			queues = append(queues, q)
 		}
 	}
-	return append(out, Claim{Op: d.claim.op, Queues: queues, Limit: b.limit, LeaseDuration: d.cfg.LeaseDuration})
+	return append(out, Claim{Op: d.claim.op, Queues: queues, Limit: b.limit, LeaseDuration: d.cfg.LeaseDuration, Skip: d.fleet.skip})
 }
 
 func (d *Driver) claimDone(e ClaimDone, out []Command) []Command {
@@ -537,6 +544,7 @@ func (d *Driver) stop(out []Command) []Command {
 	}
 	d.stopping = true
 	d.pendingPoll = false
+	d.fleet.waiting = false
 	if d.claim != nil {
 		d.claim.rest = nil // un-issued batches keep their credit
 	}

@@ -98,6 +98,9 @@ type Config struct {
 	// Retention is where the Pump purges; required when Driver.Retention
 	// is set.
 	Retention store.Retention
+	// Fleet is where the Pump stamps and reads the fleet registry;
+	// required when Driver.WireNames is set.
+	Fleet store.Fleet
 	// Hints, if set, announces Wake-Up Hints; hints for Queues the Driver's
 	// Dispatch Policy does not serve are ignored.
 	Hints store.HintSource
@@ -151,6 +154,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: schedule minting without a Schedules store", ErrInvalidConfig)
 	case c.Driver.Retention != nil && c.Retention == nil:
 		return c, fmt.Errorf("%w: a retention policy without a Retention store", ErrInvalidConfig)
+	case c.Driver.WireNames != nil && c.Fleet == nil:
+		return c, fmt.Errorf("%w: wire names for the fleet registry without a Fleet store", ErrInvalidConfig)
 	case c.Executor == nil:
 		return c, fmt.Errorf("%w: no Executor", ErrInvalidConfig)
 	case c.FailureDetailLimit < 0:

@@ -49,7 +49,7 @@ type Observer interface {
 
 // Operation names the store call of c, as Observer.StoreCall, the Pump's
 // Stats and the logs name it: "claim", "renew", "report", "expire",
-// "relinquish", "load_schedules", "mint" or "purge".
+// "relinquish", "load_schedules", "mint", "purge" or "fleet_stamp".
 func Operation(c node.StoreCommand) string {
 	switch c.(type) {
 	case node.Claim:
@@ -68,6 +68,8 @@ func Operation(c node.StoreCommand) string {
 		return "mint"
 	case node.Purge:
 		return "purge"
+	case node.StampFleet:
+		return "fleet_stamp"
 	}
 	return "unknown"
 }

@@ -143,6 +143,7 @@ func New(cfg Config) (*Pump, error) {
 		Store:     cfg.Store,
 		Schedules: cfg.Schedules,
 		Retention: cfg.Retention,
+		Fleet:     cfg.Fleet,
 		Detail:    p.detail,
 		Progress:  p.progress,
 		Zone:      p.zone,

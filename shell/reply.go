@@ -43,6 +43,10 @@ func (p *Pump) logReply(r node.Reply) {
 		}
 	case node.Mint:
 		p.logMint(c, r)
+	case node.StampFleet:
+		if r.Err != nil {
+			p.log.Error("fleet registry stamp failed", "wire_names", len(c.WireNames), "error", r.Err)
+		}
 	case node.Purge:
 		switch {
 		case r.Err != nil:

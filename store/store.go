@@ -105,6 +105,7 @@ type Store interface {
 	Schedules
 	Retention
 	Observers
+	Fleet
 	// Close releases the store's resources. Calls after Close fail with
 	// ErrClosed.
 	Close() error
@@ -168,8 +169,10 @@ type Worker interface {
 	// every worker on every node. A Queue with a Rate Limit yields only as
 	// many jobs as leave its window's count at or below the Rate's Limit (see
 	// Rate Limit in the package doc), and when it withholds a due job the
-	// claim reports, through p.Reopen, when its window ends. Concurrent
-	// claimers never lease one job twice.
+	// claim reports, through p.Reopen, when its window ends. A job whose
+	// Wire Name is in p.Skip is passed over as if it were not due: it is
+	// neither leased nor counted against the batch, a Concurrency Limit or
+	// a Rate Limit. Concurrent claimers never lease one job twice.
 	JobClaim(ctx context.Context, p ClaimParams) ([]job.Job, error)
 
 	// LeaseRenew extends each named Lease still held by Worker to the store's
@@ -341,6 +344,11 @@ type ClaimParams struct {
 	// Queue that withheld a due job from this claim, or zero if no Rate
 	// Limit withheld one. The store writes it only on success.
 	Reopen *time.Duration
+	// Skip are Wire Names the claim leaves alone: no job of one of them is
+	// leased, whatever its Queue, as if it were not due (core.FleetSkip
+	// says which; see Fleet). Empty skips nothing: the claim is exactly
+	// the claim without a fleet registry.
+	Skip []string
 }
 
 // RenewParams are the params of Worker.LeaseRenew.

@@ -99,6 +99,9 @@ func (p ClaimParams) Validate() error {
 	if len(p.Queues) == 0 {
 		return fmt.Errorf("%w: claim names no queue", ErrInvalidParams)
 	}
+	if err := validateSkip(p.Skip); err != nil {
+		return err
+	}
 	return validateLeaseDuration(p.LeaseDuration)
 }
 

@@ -50,6 +50,8 @@ func backwaveKnobs(sc, tg string, sz sizes) *knobs {
 		k.set("observers", "1")
 	case scTransitionObserverIdle:
 		k.set("transition_observers", "1")
+	case scFleetSkip:
+		k.set("fleet_skip", "bwbench.elsewhere")
 	case scLatencyOn:
 		k.set("pool", "100")
 		k.set("claim", "100")
@@ -235,8 +237,19 @@ func (in *backwaveInstance) start(ctx context.Context, onWork func(int64)) error
 			walks = append(walks, idleTransitionObserver(i))
 		}
 	}
+	var grace time.Duration
+	if skip := in.k.str("fleet_skip"); skip != "" {
+		// Another node, live for the whole run (a stamp an hour's grace
+		// keeps live), handles a Wire Name this one does not: every claim
+		// skips it.
+		if _, err := in.st.FleetStamp(ctx, store.FleetStampParams{Worker: "bwbench-other-node", WireNames: []string{skip}, Forget: 2 * time.Hour}); err != nil {
+			return err
+		}
+		grace = time.Hour
+	}
 	c, err := backwave.NewClient(worker, backwave.Config{
 		TransitionObservers: walks,
+		HandlerGrace:        grace,
 		Observers:           observers,
 		Handlers:            h,
 		Logger:              in.b.quietLogger(sysBackWave),

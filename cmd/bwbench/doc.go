@@ -19,6 +19,9 @@
 //	                   payload sealed at insert and opened at claim, AES-256-GCM
 //	drain-observers-idle  BackWave's drain with an Observer whose every callback does nothing,
 //	                   paired with the default drain run alternately (the ratio is the cost)
+//	drain-fleet-skip   BackWave's drain while the fleet registry shows another live node
+//	                   handling a Wire Name this one lacks, so every claim carries a Skip list;
+//	                   paired with the default drain (the ratio is the cost per claim)
 //	steady             a producer keeps a backlog while workers drain; completed jobs/s over
 //	                   a window after a warm-up
 //	latency-hints-on   single enqueues at a fixed rate; enqueue → handler start p50/p90/p99,

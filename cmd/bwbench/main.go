@@ -36,10 +36,14 @@ const (
 	// (Quarantined): the walk of the Transition Log runs and delivers
 	// nothing, the cost of an idle registration.
 	scTransitionObserverIdle = "drain-transition-observer-idle"
-	scRSS                    = "rss"
+	// scFleetSkip is BackWave's drain while the fleet registry shows
+	// another live node handling a Wire Name this one does not, so every
+	// claim carries a Skip list (store.ClaimParams.Skip).
+	scFleetSkip = "drain-fleet-skip"
+	scRSS       = "rss"
 )
 
-var allScenarios = []string{scInsert, scDrain, scHistoryOff, scEncrypted, scObserversIdle, scTransitionObserverIdle, scSteady, scLatencyOn, scLatencyOff, scLimit, scRate, scDrainLag, scLatencyLag, scDrainIdleTx, scRSS}
+var allScenarios = []string{scInsert, scDrain, scHistoryOff, scEncrypted, scObserversIdle, scTransitionObserverIdle, scFleetSkip, scSteady, scLatencyOn, scLatencyOff, scLimit, scRate, scDrainLag, scLatencyLag, scDrainIdleTx, scRSS}
 
 // Target names.
 const (

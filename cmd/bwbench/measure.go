@@ -42,7 +42,7 @@ func (b *bench) measure(ctx context.Context, sc, tg string) ([]result, error) {
 	// drain row, which ran at another time on a machine that may have
 	// drifted since.
 	paired := -1
-	if (sc == scLimit || sc == scRate || sc == scHistoryOff || sc == scEncrypted || sc == scObserversIdle || sc == scTransitionObserverIdle) && len(systems) > 0 {
+	if (sc == scLimit || sc == scRate || sc == scHistoryOff || sc == scEncrypted || sc == scObserversIdle || sc == scTransitionObserverIdle || sc == scFleetSkip) && len(systems) > 0 {
 		paired = len(systems)
 		systems = append(systems, pairedDrain{})
 	}
@@ -123,7 +123,7 @@ func (b *bench) once(ctx context.Context, s system, sc, tg string) (smp sample, 
 		}
 		smp.elapsed = time.Since(t0)
 		meter.end(ctx, smp.jobs)
-	case scDrain, scHistoryOff, scEncrypted, scObserversIdle, scTransitionObserverIdle, scLimit, scRate:
+	case scDrain, scHistoryOff, scEncrypted, scObserversIdle, scTransitionObserverIdle, scFleetSkip, scLimit, scRate:
 		smp.jobs = b.drainSize(s.name(), tg)
 		smp.elapsed, err = drain(ctx, inst, smp.jobs, meter)
 	case scSteady:

@@ -153,9 +153,9 @@ func (r report) ratios() []string {
 			return "—"
 		}
 		river, raw := find(x.Scenario, x.Target, sysRiver), find(x.Scenario, x.Target, sysRaw)
-		if x.Scenario == scLimit || x.Scenario == scRate || x.Scenario == scHistoryOff || x.Scenario == scEncrypted || x.Scenario == scObserversIdle || x.Scenario == scTransitionObserverIdle {
+		if x.Scenario == scLimit || x.Scenario == scRate || x.Scenario == scHistoryOff || x.Scenario == scEncrypted || x.Scenario == scObserversIdle || x.Scenario == scTransitionObserverIdle || x.Scenario == scFleetSkip {
 			river, raw = nil, find(scDrain, x.Target, sysRaw)
-			if x.Scenario == scHistoryOff || x.Scenario == scObserversIdle || x.Scenario == scTransitionObserverIdle {
+			if x.Scenario == scHistoryOff || x.Scenario == scObserversIdle || x.Scenario == scTransitionObserverIdle || x.Scenario == scFleetSkip {
 				river = find(scDrain, x.Target, sysRiver)
 			}
 			if x.baseline > 0 {
@@ -169,6 +169,8 @@ func (r report) ratios() []string {
 					what = "observers idle/none"
 				case scTransitionObserverIdle:
 					what = "transition observer idle/none"
+				case scFleetSkip:
+					what = "fleet skip/none"
 				case scRate:
 					what = "idle rate/unrated"
 				}

@@ -45,6 +45,11 @@ const (
 	// dependent of a retried parent is released at once and may run before
 	// its parent has ended again (memstore).
 	RetryReleasesEarly Bug = "retry-releases-early"
+	// WindowRefusesNewer: the store's version-window check refuses every
+	// schema newer than the build, the one n-1 step included, so a node one
+	// release behind that restarts during a rolling deploy never opens
+	// again (memstore).
+	WindowRefusesNewer Bug = "window-refuses-newer"
 
 	// CapacityForgetsBuffered: the Driver's free-capacity math forgets
 	// buffered outcomes, whose Leases still occupy Workers, so a claim pass
@@ -60,13 +65,18 @@ const (
 	// cursor past a batch before delivering it, so a failed delivery or a
 	// node stopping mid-batch loses the rest (node, Walker).
 	ObserverAdvancesFirst Bug = "observer-advances-first"
+	// FleetSkipsNothing: the Driver stamps and reads the fleet registry
+	// but its claims skip no Wire Name, so a node claims — and
+	// Quarantines — jobs it has no handler for while another live node
+	// has one (node).
+	FleetSkipsNothing Bug = "fleet-skips-nothing"
 )
 
 // All returns every planted bug, in a new slice.
 func All() []Bug {
 	return []Bug{
-		FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly,
-		CapacityForgetsBuffered, CoalesceEveryMissed, MintDropsOccurrence, ObserverAdvancesFirst,
+		FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly, WindowRefusesNewer,
+		CapacityForgetsBuffered, CoalesceEveryMissed, MintDropsOccurrence, ObserverAdvancesFirst, FleetSkipsNothing,
 	}
 }
 
@@ -77,7 +87,7 @@ func (b Bug) Known() bool { return b == None || slices.Contains(All(), b) }
 // store that can plant it) rather than in the Node Driver.
 func (b Bug) InStore() bool {
 	switch b {
-	case FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly:
+	case FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly, WindowRefusesNewer:
 		return true
 	}
 	return false

@@ -68,6 +68,7 @@ func (c *checkedStore) JobClaim(ctx context.Context, p store.ClaimParams) ([]job
 			w.cov.hit(SitLimitSaturated)
 		}
 	}
+	w.checkFleetClaim(n, c.o.cmd.OpID(), jobs)
 	return jobs, nil
 }
 
@@ -214,4 +215,17 @@ func (c *checkedStore) ObserverAdvance(ctx context.Context, p store.ObserverAdva
 	}
 	c.answered(err)
 	return err
+}
+
+// FleetStamp is a fleet registry stamp: the fleet oracle notes what the
+// store stamped (fleet.go).
+func (c *checkedStore) FleetStamp(ctx context.Context, p store.FleetStampParams) (store.FleetView, error) {
+	c.begin()
+	defer c.end()
+	p.Forget = c.w.storeDur(p.Forget)
+	res, err := c.Store.FleetStamp(ctx, p)
+	if c.answered(err) {
+		c.w.afterStamp(c.n, c.o, p, res)
+	}
+	return res, err
 }

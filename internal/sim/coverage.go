@@ -156,6 +156,24 @@ const (
 	// SitWorkflowRetryFenced: the fence rejected a late outcome of an
 	// Attempt from before a Workflow Retry.
 	SitWorkflowRetryFenced
+	// SitMigrationFired: the store's schema stepped one migration ahead
+	// mid-run (fleet.go).
+	SitMigrationFired
+	// SitMigrationHeld: a node's store operation waited for the
+	// Coordinated Migration lock.
+	SitMigrationHeld
+	// SitOpenedNewerSchema: a node one release behind started on the
+	// schema one n-1 step newer than it knows.
+	SitOpenedNewerSchema
+	// SitMigrationRefused: a node's start was refused by the version
+	// window.
+	SitMigrationRefused
+	// SitFleetSkipped: a claim skipped Wire Names only another live node
+	// handles.
+	SitFleetSkipped
+	// SitQuarantineNoHandler: a node claimed a job of a Wire Name no live
+	// node handled for the grace period, to Quarantine it.
+	SitQuarantineNoHandler
 	numSituations
 )
 
@@ -227,6 +245,12 @@ var situationNames = [numSituations]string{
 	SitWorkflowRetryWaits:        "workflow-retry-waits",
 	SitWorkflowRetryCancelled:    "workflow-retry-cancelled-member",
 	SitWorkflowRetryFenced:       "workflow-retry-fenced",
+	SitMigrationFired:            "migration-fired",
+	SitMigrationHeld:             "migration-held-op",
+	SitOpenedNewerSchema:         "opened-newer-schema",
+	SitMigrationRefused:          "migration-refused-start",
+	SitFleetSkipped:              "fleet-skipped",
+	SitQuarantineNoHandler:       "quarantine-no-live-handler",
 }
 
 // String names the Situation.

@@ -108,6 +108,14 @@ const (
 	InvEventBudget = "event-budget"
 	// InvStoreError: the store failed a call the Simulator made correctly.
 	InvStoreError = "store-error"
+	// InvFleetQuarantine: a node claimed, to Quarantine it, a job of a
+	// Wire Name it has no handler for while a live node of the fleet
+	// handled it (fleet.go).
+	InvFleetQuarantine = "fleet-quarantine"
+	// InvMigrationLiveness: after a migration, a node did not resume
+	// claiming within the bound (glossary: Fault Level,
+	// Migration-Liveness).
+	InvMigrationLiveness = "migration-liveness"
 )
 
 // Failure is a run's typed failure: which invariant tripped (its stable

@@ -31,6 +31,7 @@ const (
 	tagRate
 	tagRateAction
 	tagObserver
+	tagFleet
 )
 
 // mix64 is the splitmix64 finalizer.

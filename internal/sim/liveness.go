@@ -87,10 +87,18 @@ func (w *world) drainBound() (anchor time.Time, bound time.Duration) {
 	handler := sc.maxHandler() + sc.Handler.CancelReaction.D()
 
 	t1 := inflight + sc.Lease.D() + maint + poll + 2*skew + drain + 500*time.Millisecond
+	if sc.Fleet != nil {
+		// A job of a Wire Name whose last live handler is gone waits out
+		// the grace, and a maintenance beat, before it is claimed.
+		t1 += sc.Fleet.Grace.D() + maint
+	}
 
 	pool := make([]int, len(sc.Queues))
 	for _, n := range w.nodes {
-		if n.lost || n.isoPermanent {
+		if n.lost || n.isoPermanent || (sc.Fleet != nil && n.fl.version == 0) {
+			// In a Mixed-Version Fleet only version-1 nodes are counted:
+			// a version-0 node leaves the jobs of NewWireName alone, so
+			// counting only the others keeps the bound conservative.
 			continue
 		}
 		for _, q := range n.spec.Policy.Queues {

@@ -67,6 +67,8 @@ type simNode struct {
 	// walkers are the incarnation's Transition Observer Walkers, by
 	// Observer index (nil for one the node does not register).
 	walkers []*walker
+	// fl is the node's side of a Mixed-Version Fleet (fleet.go).
+	fl fleetNode
 }
 
 func newSimNode(w *world, i int) *simNode {
@@ -88,6 +90,9 @@ func (n *simNode) handle(ev *event) {
 			n.start()
 		}
 		return
+	}
+	if ev.kind == evDeployStop && n.w.wl.deploys[ev.idx].upgrade {
+		n.fl.toVersion = 1 // the new release is in place: the next start runs it
 	}
 	if ev.kind == evDeployStop && n.up {
 		ev.inc = n.inc // a deploy stops whichever incarnation runs
@@ -175,9 +180,17 @@ func (n *simNode) noteBackpressure() {
 // the production pump starts.
 func (n *simNode) start() {
 	w := n.w
+	if !n.openCheck() {
+		return
+	}
 	n.inc++
 	n.worker = job.WorkerID(fmt.Sprintf("n%d.%d", n.idx, n.inc))
-	drv, err := node.New(w.sc.nodeConfig(n.idx, n.worker))
+	cfg := w.sc.nodeConfig(n.idx, n.worker)
+	if w.sc.Fleet != nil {
+		cfg.WireNames = fleetWireNames(n.fl.version)
+	}
+	n.started()
+	drv, err := node.New(cfg)
 	if err != nil {
 		w.failf(ClassCrash, InvPanic, "node %d: %v", n.idx, err)
 		return
@@ -203,7 +216,7 @@ func (n *simNode) start() {
 // caller is the node's Caller over st, the store as one operation reaches
 // it: the Caller is made per operation, since each has its own fault.
 func (n *simNode) caller(st faultstore.Target) node.Caller {
-	return node.Caller{Worker: n.worker, Store: st, Schedules: st, Retention: st, Observers: st, Zone: simZone}
+	return node.Caller{Worker: n.worker, Store: st, Schedules: st, Retention: st, Observers: st, Fleet: st, Zone: simZone}
 }
 
 // simZone loads every zone as UTC: every simulated schedule is in UTC, since
@@ -242,7 +255,10 @@ const maxStepCommands = 1_000_000
 func (n *simNode) step(ev node.Event) {
 	w := n.w
 	w.traceInput(n, ev)
+	n.noteFleetEvent(ev)
+	from := len(n.cmds)
 	n.cmds = n.drv.Step(ev, n.cmds)
+	n.noteIssued(n.cmds[from:])
 	n.checkHeld()
 	for count := 0; n.head < len(n.cmds); count++ {
 		if count > maxStepCommands {
@@ -255,7 +271,10 @@ func (n *simNode) step(ev node.Event) {
 		w.traceCommand(n, c)
 		if res := n.do(c); res != nil {
 			w.traceInput(n, res)
+			n.noteFleetEvent(res)
+			from := len(n.cmds)
 			n.cmds = n.drv.Step(res, n.cmds)
+			n.noteIssued(n.cmds[from:])
 			n.checkHeld()
 		}
 	}
@@ -308,6 +327,10 @@ func (n *simNode) execute(j job.Job) {
 	l := j.Lease()
 	idx := w.byID[j.ID-1]
 	p := planAttempt(w.sc, idx, int32(l.Attempt))
+	if !n.handles(j.WireName) {
+		// No handler for its Wire Name: the Shell Quarantines it at once.
+		p.dur, p.result = 0, core.ResultUnroutable
+	}
 	n.attempts[l] = &attempt{plan: p}
 	w.schedule(event{at: w.now.Add(p.dur), kind: evHandlerDone, node: n.idx, inc: n.inc, lease: l, result: p.result})
 }

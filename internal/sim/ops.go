@@ -45,6 +45,7 @@ func (n *simNode) send(c node.StoreCommand) node.Event {
 	if applyAt.Before(n.lastApply) {
 		applyAt = n.lastApply
 	}
+	applyAt = w.migrationHold(applyAt)
 	n.lastApply = applyAt
 	if applyAt.Equal(w.now) && n.pendingApply == 0 && len(n.withheld) == 0 {
 		n.apply(o)

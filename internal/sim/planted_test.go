@@ -27,6 +27,8 @@ func TestPlantedBugsAreFound(t *testing.T) {
 		{plant.ClaimIgnoresRate, Pristine, InvRateLimit, 50},
 		{plant.CapacityForgetsBuffered, Pristine, InvPoolSize, 50},
 		{plant.ObserverAdvancesFirst, Pristine, InvObserverDeliveryLiveness, 200},
+		{plant.FleetSkipsNothing, Pristine, InvFleetQuarantine, 200},
+		{plant.WindowRefusesNewer, Pristine, InvMigrationLiveness, 200},
 	} {
 		t.Run(string(tc.mutation), func(t *testing.T) {
 			t.Parallel()

@@ -53,6 +53,9 @@ type Scenario struct {
 	// Observers are the Transition Observers some nodes register
 	// (observer.go).
 	Observers []ObserverSpec `json:"observers,omitempty"`
+	// Fleet, if set, makes the run a Mixed-Version Fleet, with or without
+	// a migration (fleet.go).
+	Fleet *FleetSpec `json:"fleet,omitempty"`
 }
 
 // RetrySpec is the retry policy every job runs under.
@@ -212,6 +215,7 @@ func NewScenario(seed uint64, level Level, size Size) Scenario {
 	drawSchedules(&sc)
 	drawRates(&sc)
 	drawObservers(&sc)
+	drawFleet(&sc)
 	return sc
 }
 
@@ -291,6 +295,9 @@ func (sc *Scenario) Validate() error {
 	if err := sc.validateObservers(); err != nil {
 		return err
 	}
+	if err := sc.validateFleet(); err != nil {
+		return err
+	}
 	for i, ns := range sc.Nodes {
 		if ns.Poll <= 0 || ns.Heartbeat <= 0 || ns.Heartbeat >= sc.Lease {
 			return fmt.Errorf("%w: node %d: poll %v, heartbeat %v (want 0 < heartbeat < lease %v)", ErrInvalidPlan, i, ns.Poll, ns.Heartbeat, sc.Lease)
@@ -323,5 +330,6 @@ func (sc *Scenario) nodeConfig(i int, worker job.WorkerID) node.Config {
 	}
 	cfg.Plant = sc.Mutation
 	sc.maintenanceConfig(i, &cfg)
+	sc.fleetConfig(i, &cfg)
 	return cfg.WithDefaults()
 }

@@ -49,6 +49,7 @@ type Store interface {
 	store.Schedules
 	store.Retention
 	store.Observers
+	store.Fleet
 	store.HintSource
 
 	// Restart stands for a restart of the store (a Fault Map's store

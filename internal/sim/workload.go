@@ -39,6 +39,8 @@ type deploy struct {
 	node    int
 	stopAt  time.Duration
 	restart time.Duration
+	// upgrade restarts the node onto version 1 (fleet.go).
+	upgrade bool
 }
 
 // workload is the Scenario's workload expanded into concrete items.
@@ -104,6 +106,7 @@ func expandWorkload(sc *Scenario) *workload {
 	}
 	expandGraphs(sc, wl)
 	expandRateActions(sc, wl)
+	expandFleet(sc, wl)
 	return wl
 }
 

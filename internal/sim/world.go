@@ -46,6 +46,8 @@ const (
 	evWalkDelivered
 	evObserverDeadline
 	evWorkflowRetry
+	evMigrate
+	evMigrationCheck
 )
 
 // event is one entry of the event queue, ordered by (at, seq).
@@ -206,6 +208,7 @@ type world struct {
 	obs   obsWorld   // the Transition Observer oracles (observer.go)
 	wf    wfModel    // the Workflows and their retries (workflow.go)
 	sched schedWorld // Recurring Schedules and retention (schedule.go)
+	fl    fleetWorld // the Mixed-Version Fleet (fleet.go)
 }
 
 // Report is what a run produced.
@@ -410,6 +413,7 @@ func (w *world) setup() {
 		w.schedule(event{at: w.at(f.At.D()), kind: evStoreRestart, idx: k})
 	}
 	w.setupSchedules()
+	w.setupFleet()
 	w.schedule(event{at: w.at(w.sc.Chaos.D()), kind: evChaosEnd})
 }
 
@@ -436,7 +440,7 @@ func (w *world) run() {
 		if w.fail != nil || w.done {
 			return
 		}
-		if w.workloadLeft == 0 && w.live == 0 && w.chaosOver {
+		if w.workloadLeft == 0 && w.live == 0 && w.chaosOver && !w.fl.checkPending {
 			if !w.observersCaughtUp() {
 				w.waitObservers()
 				continue
@@ -476,7 +480,7 @@ func (w *world) handle(ev *event) {
 		w.rateAction(ev.idx, ev.kind == evRateUndo)
 	case evDeadline:
 		if w.workloadLeft == 0 && w.live == 0 {
-			return // drained: the Observers' own deadline is the one that counts
+			return // drained: the Observers' own deadline or the Migration-Liveness check is the one that counts
 		}
 		w.finish(false)
 	case evObserverDeadline:
@@ -484,6 +488,11 @@ func (w *world) handle(ev *event) {
 		if w.fail == nil {
 			w.finish(true)
 		}
+	case evMigrate:
+		w.migrate()
+	case evMigrationCheck:
+		w.fl.checkPending = false
+		w.checkMigration()
 	case evChaosEnd:
 		w.endChaos()
 	case evCrash:
@@ -522,7 +531,7 @@ func (w *world) enqueue(b int) {
 	jobs := make([]store.NewJob, len(idxs))
 	for k, i := range idxs {
 		js := &w.wl.jobs[i]
-		jobs[k] = store.NewJob{WireName: "sim", Queue: w.sc.Queues[js.queue].Name, MaxAttempts: js.maxAttempts,
+		jobs[k] = store.NewJob{WireName: w.wireOf(i), Queue: w.sc.Queues[js.queue].Name, MaxAttempts: js.maxAttempts,
 			Dependency: w.dependencyOf(i, idxs)}
 		w.jobs[i].due = w.storeNow()
 		if js.future > 0 {

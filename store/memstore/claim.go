@@ -52,7 +52,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 		if room <= 0 {
 			continue // the Rate Limit's window is spent
 		}
-		due := s.dueIn(q, now, room)
+		due := s.dueIn(q, now, room, p.Skip)
 		if !window.IsZero() {
 			q.rate.take(window, len(due))
 		}
@@ -71,11 +71,11 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 }
 
 // dueIn returns up to n claimable jobs of q at now, in due order (due time,
-// then id). The caller holds s.mu.
-func (s *Store) dueIn(q *queue, now time.Time, n int) []*row {
+// then id), passing over jobs of the Wire Names in skip. The caller holds s.mu.
+func (s *Store) dueIn(q *queue, now time.Time, n int, skip []string) []*row {
 	var due []*row
 	for _, id := range q.ids {
-		if r := s.row(id); core.Claimable(&r.job, now) {
+		if r := s.row(id); core.Claimable(&r.job, now) && !slices.Contains(skip, r.job.WireName) {
 			due = append(due, r)
 		}
 	}

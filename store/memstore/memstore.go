@@ -87,6 +87,11 @@ type Store struct {
 	// workflows are the Workflows, workflows[id-1]; nil once purged
 	// (workflow.go).
 	workflows []*workflowRow
+	// fleet is the fleet registry: each Worker's Wire Names with their
+	// stamps (fleet.go).
+	fleet map[job.WorkerID]map[string]time.Time
+	// schema are the migrations recorded, oldest first (schema.go).
+	schema []store.SchemaStep
 }
 
 var (
@@ -195,6 +200,8 @@ func (s *Store) Clone() *Store {
 		tseq:         s.tseq,
 		observers:    cloneObservers(s.observers),
 		workflows:    make([]*workflowRow, len(s.workflows)),
+		fleet:        cloneFleet(s.fleet),
+		schema:       slices.Clone(s.schema),
 	}
 	for i, w := range s.workflows {
 		c.workflows[i] = w.clone()

@@ -159,12 +159,14 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 	var r jobRow
 	var ord int64
 	dest := r.dest(&ord)
+	claim, claimArgs := claimStatement(p.Skip,
+		[]any{s.nowArg(), p.Queues, int32(min(p.Limit, 1<<31-1)), string(p.Worker), micros(p.LeaseDuration), s.opts.History.Records()})
 	stmts := []stmt{
 		{sql: genericPlanSQL},
 		{sql: s.sql(claimLockSQL), args: []any{p.Queues}},
 		{
-			sql:  s.sql(claimSQL),
-			args: []any{s.nowArg(), p.Queues, int32(min(p.Limit, 1<<31-1)), string(p.Worker), micros(p.LeaseDuration), s.opts.History.Records()},
+			sql:  s.sql(claim),
+			args: claimArgs,
 			each: func(scan scanFunc) error {
 				r = jobRow{}
 				if err := scan(dest...); err != nil {

@@ -399,15 +399,11 @@ func (s *Store) checkWindow(ctx context.Context, q querier, current, latest int)
 	if err != nil {
 		return fmt.Errorf("read the migrations newer than this build: %w", err)
 	}
-	switch {
-	case len(newer) > 1:
-		return fmt.Errorf("%w: schema %s is at version %d, %d migrations past version %d, the newest this build knows; a node may run at most one migration behind (Mixed-Version Fleet)",
-			store.ErrSchemaTooNew, s.schema, current, len(newer), latest)
-	case len(newer) == 1 && newer[0].compat != compatN1:
-		return fmt.Errorf("%w: schema %s is at version %d, whose migration %s is not marked n-1 (compat %q): this build knows up to version %d and cannot run on it",
-			store.ErrSchemaTooNew, s.schema, current, newer[0].name, newer[0].compat, latest)
+	steps := make([]store.SchemaStep, len(newer))
+	for i, r := range newer {
+		steps[i] = store.SchemaStep{Version: r.version, Name: r.name, Compat: string(r.compat)}
 	}
-	return nil
+	return store.CheckSchemaWindow(s.schema, current, latest, steps)
 }
 
 // Migrate connects to the database connString names, brings the schema
@@ -569,6 +565,7 @@ FROM (VALUES ('backwave', 'USAGE', 'schema'),
              ('backwave.workflow', 'SELECT,INSERT,DELETE', 'table'),
              ('backwave.workflow_count', 'SELECT,INSERT,UPDATE,DELETE', 'table'),
              ('backwave.workflow_count_delta', 'SELECT,INSERT,DELETE', 'table'),
+             ('backwave.fleet_handler', 'SELECT,INSERT,UPDATE,DELETE', 'table'),
              ('backwave.job_id_seq', 'USAGE', 'sequence')) AS t(name, privs, kind)
 CROSS JOIN LATERAL unnest(string_to_array(t.privs, ',')) AS p(priv)
 WHERE NOT CASE t.kind

@@ -185,13 +185,32 @@ func (p *schemaPool) take(t testing.TB) (schema string, migrated bool) {
 	return schema, migrated
 }
 
+// empty deletes every row of every table of schema but the migration
+// bookkeeping, whatever tables later migrations add, and restarts the job
+// id sequence.
+func (p *schemaPool) empty(schema string) error {
+	ctx := context.Background()
+	rows, err := p.admin.Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename <> 'migration' ORDER BY tablename`, schema)
+	if err != nil {
+		return err
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, name := range tables {
+		fmt.Fprintf(&b, "DELETE FROM %s.%s; ", schema, name)
+	}
+	fmt.Fprintf(&b, "ALTER SEQUENCE %s.job_id_seq RESTART", schema)
+	_, err = p.admin.Exec(ctx, b.String())
+	return err
+}
+
 // give empties schema and returns it to the pool; a schema that cannot be
 // emptied is left for TestMain to drop.
 func (p *schemaPool) give(t testing.TB, schema string) {
-	_, err := p.admin.Exec(context.Background(), strings.ReplaceAll(`DELETE FROM S.job; DELETE FROM S.job_payload;
-DELETE FROM S.job_tag; DELETE FROM S.job_transition; DELETE FROM S.queue; DELETE FROM S.tag;
-DELETE FROM S.job_count; DELETE FROM S.job_count_delta; DELETE FROM S.audit; DELETE FROM S.job_dependency;
-DELETE FROM S.schedule; DELETE FROM S.schedule_occurrence; DELETE FROM S.job_unique; ALTER SEQUENCE S.job_id_seq RESTART`, "S.", schema+"."))
+	err := p.empty(schema)
 	if err != nil {
 		t.Errorf("empty schema %s for reuse: %v", schema, err)
 		return

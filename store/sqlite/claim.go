@@ -54,7 +54,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			if room <= 0 {
 				continue
 			}
-			rows, err := s.query(ctx, tx, s.q.claimDue, name, micros(now), room)
+			rows, err := s.claimDueRows(ctx, tx, name, now, room, p.Skip)
 			if err != nil {
 				return fmt.Errorf("queue %q: %w", name, err)
 			}

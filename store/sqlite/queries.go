@@ -187,6 +187,7 @@ type queries struct {
 	dep                                                                                                                                             depQueries
 	unique                                                                                                                                          uniqueQueries
 	rate                                                                                                                                            rateQueries
+	fleet                                                                                                                                           fleetQueries
 }
 
 func newQueries(n schemaName) *queries {
@@ -213,5 +214,6 @@ func newQueries(n schemaName) *queries {
 		dep:              newDepQueries(n),
 		unique:           newUniqueQueries(n),
 		rate:             newRateQueries(n),
+		fleet:            newFleetQueries(n),
 	}
 }

@@ -163,6 +163,7 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 // querier is what both *sql.DB and *sql.Tx offer.
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
 func schemaVersion(ctx context.Context, q querier, n schemaName) (int, error) {
@@ -206,51 +207,6 @@ func (s *Store) Migrate(ctx context.Context) (MigrateResult, error) {
 	return s.migrate(ctx, migrations)
 }
 
-// migrate is Migrate over a given migration list (tests append to it the
-// migrations of a later build).
-func (s *Store) migrate(ctx context.Context, all []migration) (MigrateResult, error) {
-	var res MigrateResult
-	err := s.write(ctx, "migrate", func(tx *sql.Tx) error {
-		res = MigrateResult{}
-		if _, err := tx.ExecContext(ctx, s.schema.Rename(versionsTable)); err != nil {
-			return fmt.Errorf("create the versions table: %w", err)
-		}
-		v, err := schemaVersion(ctx, tx, s.schema)
-		if err != nil {
-			return err
-		}
-		res.From, res.To = v, v
-		if latest := all[len(all)-1].version; v > latest {
-			return checkWindow(ctx, tx, s.schema, v, latest)
-		}
-		now := micros(s.clock.Now())
-		for _, m := range all {
-			if m.version <= v {
-				continue
-			}
-			if len(res.Applied) == 0 {
-				if err := addCompatColumn(ctx, tx, s.schema); err != nil {
-					return err
-				}
-			}
-			if _, err := tx.ExecContext(ctx, s.schema.Rename(m.sql)); err != nil {
-				return fmt.Errorf("apply migration %04d_%s: %w", m.version, m.name, err)
-			}
-			if _, err := tx.ExecContext(ctx, s.schema.Rename(`INSERT INTO backwave_schema_version (version, name, applied_at, compat) VALUES (?, ?, ?, ?)`),
-				m.version, m.name, now, string(m.compat)); err != nil {
-				return fmt.Errorf("record migration %04d_%s: %w", m.version, m.name, err)
-			}
-			res.Applied = append(res.Applied, fmt.Sprintf("%04d_%s", m.version, m.name))
-			res.To = m.version
-		}
-		return nil
-	})
-	if err != nil {
-		return MigrateResult{}, err
-	}
-	return res, nil
-}
-
 // addCompatColumn adds the compat column to a versions table made before
 // compatibility marks were recorded.
 func addCompatColumn(ctx context.Context, tx *sql.Tx, n schemaName) error {
@@ -272,25 +228,24 @@ func addCompatColumn(ctx context.Context, tx *sql.Tx, n schemaName) error {
 // migration is recorded above latest and it is marked n-1. Otherwise the
 // error wraps store.ErrSchemaTooNew.
 func checkWindow(ctx context.Context, q querier, n schemaName, current, latest int) error {
-	var (
-		newer        int
-		name, marked string
-	)
-	// With one row above latest, MAX picks that row's name and mark.
-	err := q.QueryRowContext(ctx, n.Rename(`SELECT COUNT(*), COALESCE(MAX(version || '_' || name), ''), COALESCE(MAX(compat), '')
-FROM backwave_schema_version WHERE version > ?`), latest).Scan(&newer, &name, &marked)
+	rows, err := q.QueryContext(ctx, n.Rename(`SELECT version, version || '_' || name, COALESCE(compat, '')
+FROM backwave_schema_version WHERE version > ? ORDER BY version`), latest)
 	if err != nil {
 		return fmt.Errorf("read the migrations newer than this build: %w", err)
 	}
-	switch {
-	case newer > 1:
-		return fmt.Errorf("%w: schema %q is at version %d, %d migrations past version %d, the newest this build knows; a node may run at most one migration behind (Mixed-Version Fleet)",
-			store.ErrSchemaTooNew, n, current, newer, latest)
-	case compat(marked) != compatN1:
-		return fmt.Errorf("%w: schema %q is at version %d, whose migration %s is not marked n-1 (compat %q): this build knows up to version %d and cannot run on it",
-			store.ErrSchemaTooNew, n, current, name, marked, latest)
+	defer func() { _ = rows.Close() }()
+	var newer []store.SchemaStep
+	for rows.Next() {
+		var st store.SchemaStep
+		if err := rows.Scan(&st.Version, &st.Name, &st.Compat); err != nil {
+			return fmt.Errorf("read the migrations newer than this build: %w", err)
+		}
+		newer = append(newer, st)
 	}
-	return nil
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the migrations newer than this build: %w", err)
+	}
+	return store.CheckSchemaWindow(fmt.Sprintf("%q", n), current, latest, newer)
 }
 
 // Migrate opens the database at path, brings the schema opts.Schema up to

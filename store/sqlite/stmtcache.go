@@ -25,7 +25,7 @@ func (s *Store) hotQueries() []string {
 		q.lapsed, q.held, q.endLease, q.transition,
 		q.insertUniform, q.insertRows, q.payloadsIn,
 		q.insertJob, q.insertPayload, q.insertTag, q.knowQueue, m.knowTag,
-		q.dep.insertDependent, q.dep.insertEdge,
+		q.dep.insertDependent, q.dep.insertEdge, q.fleet.claimDueSkip,
 	}
 }
 

@@ -118,6 +118,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Queue", testQueue},
 		{"Limit", testLimit},
 		{"Rate", testRate},
+		{"Fleet", testFleet},
 		{"Monitor", testMonitor},
 		{"Dependency", testDependency},
 		{"Output", testOutput},

@@ -59,6 +59,7 @@ type Target interface {
 	store.Schedules
 	store.Retention
 	store.Observers
+	store.Fleet
 }
 
 // Store is Target with Fault applied to every call made through it. It
@@ -180,4 +181,9 @@ func (s *Store) ObserverAdvance(ctx context.Context, p store.ObserverAdvancePara
 // ObserverRemove is store.Observers.ObserverRemove under the Fault.
 func (s *Store) ObserverRemove(ctx context.Context, observer string) error {
 	return callErr(s, func() error { return s.Target.ObserverRemove(ctx, observer) })
+}
+
+// FleetStamp is store.Fleet.FleetStamp under the Fault.
+func (s *Store) FleetStamp(ctx context.Context, p store.FleetStampParams) (store.FleetView, error) {
+	return call(s, func() (store.FleetView, error) { return s.Target.FleetStamp(ctx, p) })
 }

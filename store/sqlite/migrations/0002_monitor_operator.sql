@@ -5,6 +5,12 @@
 -- Monitor reads, audited Operator Actions and the Job History Policy.
 --
 -- Codes as in 0001. Audit actions are stored by name (store.AuditAction).
+--
+-- Each "-- step" line ends a step, committed on its own (migrate_step.go),
+-- so the file's write lock is held for one backfill or one index build at a
+-- time, not for all of them: the count backfill with the triggers that keep
+-- it (they must see the same rows), the Tag backfill, then each index on the
+-- job table.
 
 -- The Attempt an operator requeue left the job at: the current life's
 -- attempt budget counts Attempts above it (job.Job.Ceiling). Attempt
@@ -57,6 +63,7 @@ CREATE TABLE backwave_tag (
 
 CREATE INDEX backwave_tag_folded ON backwave_tag (folded, display, key, value);
 
+-- step
 -- Existing Tags, folded by SQLite's lower() (ASCII only).
 INSERT OR IGNORE INTO backwave_tag (key, value, folded, display)
 SELECT DISTINCT key, value,
@@ -64,13 +71,18 @@ SELECT DISTINCT key, value,
 	CASE WHEN key = '' THEN value ELSE key || '=' || value END
 FROM backwave_job_tag;
 
+-- step
 -- Job lists by a settled state and the Retrying view, newest first: rows
 -- enter these indexes once, so claims and outcomes do not pay for them.
 CREATE INDEX backwave_job_dead_lettered ON backwave_job (id) WHERE state = 5;
+-- step
 CREATE INDEX backwave_job_cancelled ON backwave_job (id) WHERE state = 6;
+-- step
 CREATE INDEX backwave_job_quarantined ON backwave_job (id) WHERE state = 7;
+-- step
 CREATE INDEX backwave_job_retrying ON backwave_job (id) WHERE state = 1 AND retry_cause <> 0;
 
+-- step
 -- The audit trail of Operator Actions: who, what, when, which job, Queue or
 -- schedule.
 CREATE TABLE backwave_audit (
