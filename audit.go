@@ -51,6 +51,15 @@ const (
 	AuditScheduleRemove AuditAction = AuditAction(store.AuditScheduleRemove)
 	// AuditQueueSetRate is Admin.SetQueueRate.
 	AuditQueueSetRate AuditAction = AuditAction(store.AuditQueueSetRate)
+	// AuditWorkflowCancel is Admin.CancelWorkflow; Detail names the
+	// Workflow.
+	AuditWorkflowCancel AuditAction = AuditAction(store.AuditWorkflowCancel)
+	// AuditWorkflowRestart is Admin.RestartWorkflow; Detail names the
+	// original Workflow and the new one.
+	AuditWorkflowRestart AuditAction = AuditAction(store.AuditWorkflowRestart)
+	// AuditWorkflowRetry is Admin.RetryWorkflow; Detail names the Workflow
+	// and the scope.
+	AuditWorkflowRetry AuditAction = AuditAction(store.AuditWorkflowRetry)
 )
 
 // String returns the stored name of the action, e.g. "queue_set_limit".

@@ -89,6 +89,16 @@ const (
 	ActionPauseQueue
 	ActionResumeQueue
 	ActionSetQueueLimit
+	// ActionCancelWorkflow cancels every live member of a Workflow; gated
+	// by Cancel, as cancelling one job is.
+	ActionCancelWorkflow
+	// ActionRestartWorkflow creates a Workflow Restart; gated by Requeue:
+	// like a requeue it makes failed work run again, and it creates jobs
+	// only from a stored definition, never new work of the caller's.
+	ActionRestartWorkflow
+	// ActionRetryWorkflow reanimates a Workflow's terminal members in
+	// place; gated by Requeue, being a requeue of many members at once.
+	ActionRetryWorkflow
 )
 
 var actionInfo = [...]struct {
@@ -105,6 +115,9 @@ var actionInfo = [...]struct {
 	ActionPauseQueue:      {"pause_queue", PauseQueue},
 	ActionResumeQueue:     {"resume_queue", PauseQueue},
 	ActionSetQueueLimit:   {"set_queue_limit", PauseQueue},
+	ActionCancelWorkflow:  {"cancel_workflow", Cancel},
+	ActionRestartWorkflow: {"restart_workflow", Requeue},
+	ActionRetryWorkflow:   {"retry_workflow", Requeue},
 }
 
 // Actions returns every Action, in declaration order.

@@ -160,6 +160,14 @@ const (
 	AuditScheduleRemove
 	// AuditQueueSetRate is QueueSetRate (Detail is RateDetail).
 	AuditQueueSetRate
+	// AuditWorkflowCancel is WorkflowCancel (Detail names the Workflow).
+	AuditWorkflowCancel
+	// AuditWorkflowRestart is a WorkflowInsert with RestartOf (Detail names
+	// the original Workflow and the new one).
+	AuditWorkflowRestart
+	// AuditWorkflowRetry is WorkflowRetry (Detail names the Workflow and
+	// the scope).
+	AuditWorkflowRetry
 )
 
 var auditNames = [...]string{
@@ -176,6 +184,10 @@ var auditNames = [...]string{
 	AuditScheduleResume:  "schedule_resume",
 	AuditScheduleRemove:  "schedule_remove",
 	AuditQueueSetRate:    "queue_set_rate",
+
+	AuditWorkflowCancel:  "workflow_cancel",
+	AuditWorkflowRestart: "workflow_restart",
+	AuditWorkflowRetry:   "workflow_retry",
 }
 
 // String returns the stored name of the action.
