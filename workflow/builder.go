@@ -360,7 +360,11 @@ func (b *Builder[In]) newNode(step Stepper, parents []Parent, opts []StepOption)
 		// A root of a spliced Definition hangs below the splice's parents.
 		n.parents, n.mode = b.sp.after, b.sp.mode
 	}
-	if n.args, err = bake(step, &Membership{Input: b.raw, Name: name}); err != nil {
+	m := &Membership{Input: b.raw, Name: name}
+	if b.sp != nil {
+		m.Scope = b.sp.prefix
+	}
+	if n.args, err = bake(step, m); err != nil {
 		return nil, fmt.Errorf("%w: Step %s: %w", ErrInvalidWorkflow, key, err)
 	}
 	b.g.nodes = append(b.g.nodes, n)
@@ -436,7 +440,7 @@ func bake(step Stepper, m *Membership) (backwave.JobArgs, error) {
 	var probe struct {
 		M *Membership `json:"backwave_workflow"`
 	}
-	if err := json.Unmarshal(raw, &probe); err != nil || probe.M == nil || probe.M.Name != m.Name || string(probe.M.Input) != string(m.Input) {
+	if err := json.Unmarshal(raw, &probe); err != nil || probe.M == nil || probe.M.Name != m.Name || probe.M.Scope != m.Scope || string(probe.M.Input) != string(m.Input) {
 		return nil, fmt.Errorf("args %T do not carry the reserved JSON field %q: embed workflow.Step or workflow.StepNoOutput without a JSON tag, and keep the field in any MarshalJSON", step, membershipField)
 	}
 	return out, nil

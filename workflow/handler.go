@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/backwave/backwave"
 )
@@ -125,6 +126,39 @@ func NewReader(st backwave.Store) (*Reader, error) {
 	return &Reader{st: storeGraph{st: st}}, nil
 }
 
+// NewAdminReader returns a Reader through a, for where the store itself is
+// out of reach (a jobtest Client's Admin, say). It reads a little more per
+// ancestor than NewReader: each one's Transition Log and Job Output too.
+func NewAdminReader(a *backwave.Admin) (*Reader, error) {
+	if a == nil {
+		return nil, errors.New("workflow: NewAdminReader needs an Admin")
+	}
+	return &Reader{st: adminGraph{a: a}}, nil
+}
+
+// adminGraph adapts a backwave.Admin.
+type adminGraph struct{ a *backwave.Admin }
+
+func (s adminGraph) JobGet(ctx context.Context, id backwave.JobID) (jobRow, error) {
+	d, err := s.a.Job(ctx, id)
+	if err != nil {
+		return jobRow{}, err
+	}
+	return jobRow{wire: d.Job.WireName, payload: d.Job.Payload}, nil
+}
+
+func (s adminGraph) Parents(ctx context.Context, id backwave.JobID) ([]backwave.JobID, error) {
+	d, err := s.a.Dependencies(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]backwave.JobID, len(d.Parents))
+	for i, p := range d.Parents {
+		ids[i] = p.ID
+	}
+	return ids, nil
+}
+
 // Output reads the Job Output of the ancestor Step k names, decoded from
 // JSON into the output type the Step declares: reading it as any other type
 // does not compile. It walks j's stored Dependency parents up to the nearest
@@ -140,7 +174,13 @@ func Output[S StepOf[O], O any, T backwave.JobArgs](ctx context.Context, r *Read
 	if err != nil {
 		return v, false, err
 	}
-	id, found, err := r.find(ctx, j.ID, wire, k.name)
+	var scope string
+	if m, ok := any(j.Args).(interface{ membership() *Membership }); ok && !isNil(j.Args) {
+		if mm := m.membership(); mm != nil {
+			scope = mm.Scope
+		}
+	}
+	id, found, err := r.find(ctx, j.ID, wire, candidates(scope, k.name))
 	if err != nil || !found {
 		return v, false, err
 	}
@@ -157,12 +197,37 @@ func zeroStep[S Stepper](zero S) Stepper {
 	return zero
 }
 
-// find walks the ancestors of job, nearest first, for the one with Wire Name
-// wire and Step name name.
-func (r *Reader) find(ctx context.Context, job backwave.JobID, wire, name string) (backwave.JobID, bool, error) {
+// candidates are the Step names a Key's name may stand for, seen from a
+// Step in scope: innermost scope first, the top level last.
+func candidates(scope, name string) []string {
+	var out []string
+	for scope != "" {
+		out = append(out, joinName(scope, name))
+		i := strings.LastIndexByte(scope, '.')
+		if i < 0 {
+			break
+		}
+		scope = scope[:i]
+	}
+	if name != "" || len(out) == 0 {
+		out = append(out, name)
+	}
+	return out
+}
+
+// find walks all the ancestors of job for one with Wire Name wire and a
+// name among names, and returns the one whose name comes first.
+func (r *Reader) find(ctx context.Context, job backwave.JobID, wire string, names []string) (backwave.JobID, bool, error) {
+	rank := make(map[string]int, len(names))
+	for i, n := range names {
+		if _, dup := rank[n]; !dup {
+			rank[n] = i
+		}
+	}
+	best, bestRank := backwave.JobID(0), len(names)
 	seen := map[backwave.JobID]bool{job: true}
 	frontier := []backwave.JobID{job}
-	for len(frontier) > 0 {
+	for len(frontier) > 0 && bestRank > 0 {
 		var next []backwave.JobID
 		for _, id := range frontier {
 			parents, err := r.st.Parents(ctx, id)
@@ -178,15 +243,17 @@ func (r *Reader) find(ctx context.Context, job backwave.JobID, wire, name string
 				if err != nil {
 					return 0, false, fmt.Errorf("workflow: ancestor job %d of job %d: %w", p, job, err)
 				}
-				if row.wire == wire && memberName(row.payload) == name {
-					return p, true, nil
+				if row.wire == wire {
+					if i, ok := rank[memberName(row.payload)]; ok && i < bestRank {
+						best, bestRank = p, i
+					}
 				}
 				next = append(next, p)
 			}
 		}
 		frontier = next
 	}
-	return 0, false, nil
+	return best, bestRank < len(names), nil
 }
 
 // memberName returns the Step name baked into a payload; empty for none.

@@ -22,6 +22,11 @@ type Membership struct {
 	// Name is the Step's disambiguation name (Named), after any splice
 	// prefix; empty for an unnamed Step.
 	Name string `json:"name,omitempty"`
+	// Scope is the prefix of the Splice that added the Step (dotted when
+	// nested); empty at the top level. Output looks for ancestors in it
+	// first, so a Definition's handlers name its Steps as the Definition
+	// does, wherever it is spliced.
+	Scope string `json:"scope,omitempty"`
 }
 
 // Step is embedded (without a JSON tag of its own) in a job args struct to
