@@ -69,3 +69,7 @@ func Depths(d backwave.WorkflowDetail) []int {
 	}
 	return depth
 }
+
+// Label returns the label of a member in a graph view: its Wire Name, and
+// "#" and its Step name when the builder gave it one ("images.resize#0").
+func Label(j backwave.JobInfo) string { return stepKey(j.WireName, memberName(j.Payload)) }
