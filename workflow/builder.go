@@ -445,4 +445,3 @@ func bake(step Stepper, m *Membership) (backwave.JobArgs, error) {
 	}
 	return out, nil
 }
-
