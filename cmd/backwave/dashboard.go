@@ -14,8 +14,8 @@ import (
 
 	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/dashboard"
-	"github.com/backwave/backwave/workflow/dashboardext"
 	"github.com/backwave/backwave/internal/metricsserve"
+	"github.com/backwave/backwave/workflow/dashboardext"
 )
 
 // defaultDashboardAddr is where `backwave dashboard` listens by default:
