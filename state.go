@@ -155,6 +155,9 @@ const (
 	ViaRelease Via = Via(core.ViaRelease)
 	// ViaParentFailure cascades an on-success parent's failure.
 	ViaParentFailure Via = Via(core.ViaParentFailure)
+	// ViaWorkflowRetry is Workflow Retry reanimating a terminal member of a
+	// Workflow (Admin.RetryWorkflow).
+	ViaWorkflowRetry Via = Via(core.ViaWorkflowRetry)
 )
 
 // String returns the action's name, e.g. "requeue".

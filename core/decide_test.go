@@ -88,7 +88,9 @@ func TestAfterLeaseLoss(t *testing.T) {
 }
 
 // TestEdges checks the edge table itself: no duplicates, no edge out of a
-// terminal state but the operator's requeue, and Cancelled has no way out.
+// terminal state but the operator's requeue and Workflow Retry, and only
+// Workflow Retry leaves Cancelled or Succeeded (glossary, Cancelled:
+// reversible only by an explicit Workflow Retry).
 func TestEdges(t *testing.T) {
 	t.Parallel()
 	seen := map[Edge]bool{}
@@ -97,13 +99,16 @@ func TestEdges(t *testing.T) {
 			t.Errorf("duplicate edge %s", e)
 		}
 		seen[e] = true
-		if e.From.Terminal() && e.Via != ViaRequeue {
+		if e.From.Terminal() && e.Via != ViaRequeue && e.Via != ViaWorkflowRetry {
 			t.Errorf("edge %s leaves a terminal state automatically", e)
 		}
-		if e.From == job.StateCancelled {
+		if e.Via == ViaWorkflowRetry && (!e.From.Terminal() || e.To.Terminal() || e.To == job.StateRunning) {
+			t.Errorf("Workflow Retry edge %s must go from a terminal state to a waiting one", e)
+		}
+		if e.From == job.StateCancelled && e.Via != ViaWorkflowRetry {
 			t.Errorf("edge %s leaves Cancelled", e)
 		}
-		if e.From == job.StateSucceeded {
+		if e.From == job.StateSucceeded && e.Via != ViaWorkflowRetry {
 			t.Errorf("edge %s leaves Succeeded", e)
 		}
 	}

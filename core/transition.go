@@ -43,6 +43,11 @@ const (
 	ViaRelease
 	// ViaParentFailure cascades an on-success parent's failure.
 	ViaParentFailure
+	// ViaWorkflowRetry is the Operator Action Workflow Retry reanimating a
+	// terminal member of a Workflow in place (Reanimate): the only edges
+	// out of Succeeded and Cancelled, and the only path that reverses a
+	// Cancelled job.
+	ViaWorkflowRetry
 )
 
 var viaNames = [...]string{
@@ -58,6 +63,7 @@ var viaNames = [...]string{
 	ViaRequeue:       "requeue",
 	ViaRelease:       "release",
 	ViaParentFailure: "parent_failure",
+	ViaWorkflowRetry: "workflow_retry",
 }
 
 // String returns the action's name.
@@ -106,6 +112,17 @@ var Edges = []Edge{
 
 	{job.StateDeadLettered, job.StateScheduled, ViaRequeue},
 	{job.StateQuarantined, job.StateScheduled, ViaRequeue},
+
+	// Workflow Retry: every terminal state back to a waiting one, by
+	// explicit Operator Action only (Reanimate).
+	{job.StateSucceeded, job.StateScheduled, ViaWorkflowRetry},
+	{job.StateSucceeded, job.StateAwaitingParent, ViaWorkflowRetry},
+	{job.StateDeadLettered, job.StateScheduled, ViaWorkflowRetry},
+	{job.StateDeadLettered, job.StateAwaitingParent, ViaWorkflowRetry},
+	{job.StateCancelled, job.StateScheduled, ViaWorkflowRetry},
+	{job.StateCancelled, job.StateAwaitingParent, ViaWorkflowRetry},
+	{job.StateQuarantined, job.StateScheduled, ViaWorkflowRetry},
+	{job.StateQuarantined, job.StateAwaitingParent, ViaWorkflowRetry},
 }
 
 var legalEdges = func() map[Edge]bool {

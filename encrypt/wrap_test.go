@@ -139,13 +139,13 @@ func TestEveryMethodSorted(t *testing.T) {
 	sealsOrOpens := []string{
 		"JobInsertMany", "JobInsertManyResults", "JobClaim", "OutcomeReport", "JobGet", "JobList",
 		"JobRequeue", "JobCancel", "JobReschedule", "JobTransitions", "JobOutput", "JobAncestorOutput",
-		"ScheduleUpsert", "ScheduleList",
+		"ScheduleUpsert", "ScheduleList", "WorkflowInsert", "WorkflowMembers",
 	}
 	movesNone := []string{
 		"LeaseRenew", "LeaseExpire", "LeaseRelinquish", "QueuePause", "QueueResume", "QueueSetLimit", "QueueSetRate", "QueueList",
 		"JobCountByState", "JobCountByQueue", "TagFacet", "TagSuggest", "AuditList", "JobDependencies",
 		"ScheduleRemove", "SchedulePause", "ScheduleResume", "ScheduleTrigger", "ScheduleMint", "ScheduleOccurrences",
-		"JobPurge", "Close",
+		"JobPurge", "Close", "WorkflowGet", "WorkflowList", "WorkflowCancel", "WorkflowRetry",
 	}
 	contract := reflect.TypeFor[store.Store]()
 	for i := range contract.NumMethod() {

@@ -101,6 +101,7 @@ type Store interface {
 	History
 	Operator
 	Dependencies
+	Workflows
 	Schedules
 	Retention
 	// Close releases the store's resources. Calls after Close fail with

@@ -40,6 +40,11 @@ const (
 	// MintIgnoresFence: the store applies a stale mint plan whatever the
 	// schedule's revision and mints an occurrence again (memstore).
 	MintIgnoresFence Bug = "mint-ignores-fence"
+	// RetryReleasesEarly: a Workflow Retry recounts its members' latches
+	// against their parents' states before the retry, so a retried
+	// dependent of a retried parent is released at once and may run before
+	// its parent has ended again (memstore).
+	RetryReleasesEarly Bug = "retry-releases-early"
 
 	// CapacityForgetsBuffered: the Driver's free-capacity math forgets
 	// buffered outcomes, whose Leases still occupy Workers, so a claim pass
@@ -56,7 +61,7 @@ const (
 // All returns every planted bug, in a new slice.
 func All() []Bug {
 	return []Bug{
-		FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence,
+		FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly,
 		CapacityForgetsBuffered, CoalesceEveryMissed, MintDropsOccurrence,
 	}
 }
@@ -68,7 +73,7 @@ func (b Bug) Known() bool { return b == None || slices.Contains(All(), b) }
 // store that can plant it) rather than in the Node Driver.
 func (b Bug) InStore() bool {
 	switch b {
-	case FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence:
+	case FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly:
 		return true
 	}
 	return false

@@ -44,11 +44,28 @@ func (s *Store) JobInsertManyResults(ctx context.Context, p store.InsertManyPara
 	if err := s.checkParents(p.Jobs); err != nil {
 		return nil, err
 	}
-
 	now := s.clock.Now()
-	payloads, err := s.payloadsFor(p, now)
+	res, hs, err := s.insertMany(p, now, nil)
 	if err != nil {
 		return nil, err
+	}
+	hints = s.hintable(&hs, now)
+	return res, nil
+}
+
+// insertMany inserts the validated jobs of p at now, as members of the
+// Workflow wf returns (none when wf is nil), and returns the results and
+// the Queues to hint. wf is called once the insert can no longer fail,
+// before any row is written, so a new Workflow is created only with its
+// members. The caller holds s.mu and checked the parents.
+func (s *Store) insertMany(p store.InsertManyParams, now time.Time, wf func() *workflowRow) ([]store.InsertResult, hintSet, error) {
+	payloads, err := s.payloadsFor(p, now)
+	if err != nil {
+		return nil, hintSet{}, err
+	}
+	var w *workflowRow
+	if wf != nil {
+		w = wf()
 	}
 	var hs hintSet
 	ids := make([]job.ID, len(p.Jobs))
@@ -74,6 +91,10 @@ func (s *Store) JobInsertManyResults(ctx context.Context, p store.InsertManyPara
 		if nj.Unique.Scope == store.UniqueWhileLive {
 			r.unique = nj.Unique.Key
 		}
+		if w != nil {
+			r.workflow = w.info.ID
+			w.members = append(w.members, id)
+		}
 		s.addTags(r, nj.Tags)
 		s.jobs = append(s.jobs, r)
 		q := s.queue(nj.Queue)
@@ -90,9 +111,9 @@ func (s *Store) JobInsertManyResults(ctx context.Context, p store.InsertManyPara
 			s.settle(r, now)
 		}
 	}
-	hints = s.hintable(&hs, now)
-	return res, nil
+	return res, hs, nil
 }
+
 
 // insert stores one validated job without parents (a minted or triggered
 // one), Scheduled, adding its Queue to hs if it is claimable at now. The

@@ -78,6 +78,9 @@ type Store struct {
 	purgeFrom int
 	// holds are the unique keys held, by key (unique.go).
 	holds map[string]hold
+	// workflows are the Workflows, workflows[id-1]; nil once purged
+	// (workflow.go).
+	workflows []*workflowRow
 }
 
 var (
@@ -100,6 +103,8 @@ type row struct {
 	// unique is the while-live unique key the job holds, until it first
 	// ends terminal; empty if none.
 	unique string
+	// workflow is the Workflow the job is a member of; 0 if none.
+	workflow job.WorkflowID
 }
 
 // queue is one known Queue's settings and bookkeeping.
@@ -177,6 +182,10 @@ func (s *Store) Clone() *Store {
 		occSeq:       s.occSeq,
 		purgeFrom:    s.purgeFrom,
 		holds:        maps.Clone(s.holds),
+		workflows:    make([]*workflowRow, len(s.workflows)),
+	}
+	for i, w := range s.workflows {
+		c.workflows[i] = w.clone()
 	}
 	for i, r := range s.jobs {
 		if r == nil {
@@ -190,6 +199,7 @@ func (s *Store) Clone() *Store {
 			dependents: slices.Clone(r.dependents),
 			schedule:   r.schedule,
 			unique:     r.unique,
+			workflow:   r.workflow,
 		}
 	}
 	for name, sc := range s.schedules {
@@ -284,6 +294,9 @@ func (s *Store) move(r *row, to job.State, via core.Via, now time.Time, detail s
 		q.running++
 	}
 	r.job.State = to
+	if r.workflow != 0 {
+		s.countMember(r.workflow, e.From, to)
+	}
 	r.job.RetryCause = core.RetryCauseAfter(e, r.job.RetryCause)
 	if to.Terminal() {
 		r.job.FinalizedAt = now

@@ -12,7 +12,8 @@ import (
 // store's now minus p.KeepFor and parent of no job still held, smallest id
 // first, each with its Transition Log, Job Output, Dependency edges and
 // occurrence record; a Tag no job left carries leaves Tag Suggest's
-// dictionary. Purged ids are never reused.
+// dictionary. A member of a Workflow is purged only once no member of it is
+// live, and the Workflow's row goes with its last member. Purged ids are never reused.
 func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeResult, error) {
 	if err := p.Validate(); err != nil {
 		return store.PurgeResult{}, err
@@ -26,14 +27,16 @@ func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeR
 	n := 0
 	for i := s.purgeFrom; i < len(s.jobs) && n < p.Limit; i++ {
 		r := s.jobs[i]
-		if r == nil || !slices.Contains(p.States, r.job.State) || r.job.FinalizedAt.After(horizon) || len(r.dependents) > 0 {
-			continue // live, too young, or a parent of a job still held
+		if r == nil || !slices.Contains(p.States, r.job.State) || r.job.FinalizedAt.After(horizon) || len(r.dependents) > 0 ||
+			!s.workflowPurgeable(r) {
+			continue // live, too young, a parent of a job still held, or of a live Workflow
 		}
 		if purged[r.job.Queue] == nil {
 			purged[r.job.Queue] = map[job.ID]bool{}
 		}
 		purged[r.job.Queue][r.job.ID] = true
 		s.forgetJob(r)
+		s.forgetMember(r)
 		s.unlink(r)
 		s.dropTags(r)
 		s.jobs[i] = nil

@@ -53,6 +53,7 @@ var viaCodes = map[core.Via]int64{
 	core.ViaRequeue:       10,
 	core.ViaRelease:       11,
 	core.ViaParentFailure: 12,
+	core.ViaWorkflowRetry: 13,
 }
 
 // encode returns the stored code of v; a value without one is a bug in this

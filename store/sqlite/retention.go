@@ -20,6 +20,8 @@ const (
 	sqlPurgePick = `SELECT j.id FROM backwave_job j
 	WHERE j.state = ?1 AND j.finalized_at <= ?2
 		AND NOT EXISTS (SELECT 1 FROM backwave_job_dependency d WHERE d.parent_id = j.id)
+		AND (j.workflow_id IS NULL OR NOT EXISTS (SELECT 1 FROM backwave_workflow_count c
+			WHERE c.workflow_id = j.workflow_id AND c.state IN (1, 2, 3) AND c.n > 0))
 	LIMIT ?3`
 )
 
@@ -39,12 +41,24 @@ var purgeDeletes = []string{
 	`DELETE FROM backwave_job_transition WHERE job_id IN (SELECT value FROM json_each(?1))`,
 	`DELETE FROM backwave_schedule_occurrence WHERE job_id IN (SELECT value FROM json_each(?1))`,
 	`DELETE FROM backwave_job_dependency WHERE job_id IN (SELECT value FROM json_each(?1))`,
+	// A Workflow goes with its last member: its row and its counts.
+	`DELETE FROM backwave_workflow_count WHERE workflow_id IN (` + sqlPurgedWorkflows + `)`,
+	`DELETE FROM backwave_workflow WHERE id IN (` + sqlPurgedWorkflows + `)`,
 	`DELETE FROM backwave_job WHERE id IN (SELECT value FROM json_each(?1))`,
 }
 
+// sqlPurgedWorkflows selects the Workflows whose every remaining member is
+// in the batch ?1.
+const sqlPurgedWorkflows = `SELECT DISTINCT b.workflow_id FROM backwave_job b
+	WHERE b.id IN (SELECT value FROM json_each(?1)) AND b.workflow_id IS NOT NULL
+		AND NOT EXISTS (SELECT 1 FROM backwave_job o WHERE o.workflow_id = b.workflow_id
+			AND o.id NOT IN (SELECT value FROM json_each(?1)))`
+
 // JobPurge deletes up to p.Limit jobs in p.States finalized at or before the
 // store's now minus p.KeepFor, with their payloads, Job Output, Tags,
-// Transition Logs and occurrence records, in one write transaction. A Tag
+// Transition Logs and occurrence records, in one write transaction. A
+// member of a Workflow with a live member is kept; a Workflow's row and
+// counts go with its last member. A Tag
 // no job left carries leaves Tag Suggest's dictionary.
 // AUTOINCREMENT ids are never reused after the delete.
 func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeResult, error) {
