@@ -89,10 +89,11 @@ func TestHandlersReadInputAndOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids, err := c.EnqueueMany(t.Context(), p.Params)
+	run, err := p.Enqueue(t.Context(), c.Client)
 	if err != nil {
 		t.Fatal(err)
 	}
+	ids := run.Jobs
 	c.RunUntilIdle()
 	for _, id := range ids {
 		jobtest.RequireState(t, c, id, backwave.StateSucceeded)
