@@ -566,6 +566,9 @@ FROM (VALUES ('backwave', 'USAGE', 'schema'),
              ('backwave.job_unique', 'SELECT,INSERT,UPDATE,DELETE', 'table'),
              ('backwave.job_trace', 'SELECT,INSERT,DELETE', 'table'),
              ('backwave.job_progress', 'SELECT,INSERT,UPDATE,DELETE', 'table'),
+             ('backwave.workflow', 'SELECT,INSERT,DELETE', 'table'),
+             ('backwave.workflow_count', 'SELECT,INSERT,UPDATE,DELETE', 'table'),
+             ('backwave.workflow_count_delta', 'SELECT,INSERT,DELETE', 'table'),
              ('backwave.job_id_seq', 'USAGE', 'sequence')) AS t(name, privs, kind)
 CROSS JOIN LATERAL unnest(string_to_array(t.privs, ',')) AS p(priv)
 WHERE NOT CASE t.kind

@@ -155,8 +155,10 @@ ON CONFLICT (queue, state) DO UPDATE SET n = c.n + excluded.n`
 // foldCounts folds the count deltas; LeaseExpire calls it, so deltas stay
 // few while any node runs maintenance.
 func (s *Store) foldCounts(ctx context.Context) error {
-	_, err := s.db.exec(ctx, s.sql(foldSQL))
-	return err
+	if _, err := s.db.exec(ctx, s.sql(foldSQL)); err != nil {
+		return err
+	}
+	return s.foldWorkflowCounts(ctx)
 }
 
 // JobCountByQueue counts jobs per Queue and state from the counters,

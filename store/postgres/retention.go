@@ -27,6 +27,11 @@ CROSS JOIN LATERAL (
     WHERE j.state = s.state
       AND j.finalized_at <= coalesce($1::timestamptz, now()) - $3::bigint * interval '1 microsecond'
       AND NOT EXISTS (SELECT 1 FROM backwave.job_dependency d WHERE d.parent_id = j.id)
+      AND (j.workflow_id IS NULL OR NOT EXISTS (
+          SELECT 1 FROM (SELECT c.state, c.n FROM backwave.workflow_count c WHERE c.workflow_id = j.workflow_id
+                         UNION ALL
+                         SELECT d.state, d.n FROM backwave.workflow_count_delta d WHERE d.workflow_id = j.workflow_id) w
+          WHERE w.state IN ('scheduled', 'awaiting_parent', 'running') GROUP BY w.state HAVING sum(w.n) > 0))
     ORDER BY j.finalized_at
     LIMIT $4
     FOR UPDATE OF j SKIP LOCKED
@@ -56,7 +61,19 @@ known_tag AS (
 transition AS (DELETE FROM backwave.job_transition WHERE job_id = ANY($1::bigint[])),
 occurrence AS (DELETE FROM backwave.schedule_occurrence WHERE job_id = ANY($1::bigint[])),
 dependency AS (DELETE FROM backwave.job_dependency WHERE job_id = ANY($1::bigint[])),
-purged AS (DELETE FROM backwave.job WHERE id = ANY($1::bigint[]) RETURNING 1)
+purged AS (DELETE FROM backwave.job WHERE id = ANY($1::bigint[]) RETURNING workflow_id),
+-- A Workflow goes with its last member: its row and its counts. The
+-- delete trigger's deltas for it, written at the statement's end, are
+-- discarded by the next fold (foldWorkflowSQL folds only deltas of a
+-- Workflow that exists).
+emptied AS (
+    SELECT DISTINCT p.workflow_id AS id FROM purged p
+    WHERE p.workflow_id IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM backwave.job o WHERE o.workflow_id = p.workflow_id AND o.id <> ALL($1::bigint[]))
+),
+workflow AS (DELETE FROM backwave.workflow w WHERE w.id IN (SELECT id FROM emptied)),
+workflow_count AS (DELETE FROM backwave.workflow_count c WHERE c.workflow_id IN (SELECT id FROM emptied)),
+workflow_delta AS (DELETE FROM backwave.workflow_count_delta d WHERE d.workflow_id IN (SELECT id FROM emptied))
 SELECT count(*) FROM purged`
 )
 
