@@ -296,7 +296,7 @@ func workflowsShow(ctx context.Context, cmd *cli.Command) error {
 	if d.RestartOf != 0 {
 		row("restart of", d.RestartOf)
 	}
-	row("members", d.Members)
+	row("members", d.WorkflowInfo.Members)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
