@@ -57,12 +57,16 @@ func SetOutput[O any, T StepOf[O]](j *backwave.Job[T], v O) error {
 // typed handle a handler reads an ancestor's Job Output through.
 type Key[S Stepper] struct {
 	name string
+	// names is how many names Ancestor was given; more than one is an
+	// error Output reports.
+	names int
 }
 
 // Ancestor returns the Key of the ancestor Step of type S named name (no
-// name: the unnamed one).
+// name: the unnamed one). It takes at most one name; Output refuses a Key
+// given more.
 func Ancestor[S Stepper](name ...string) Key[S] {
-	var k Key[S]
+	k := Key[S]{names: len(name)}
 	if len(name) > 0 {
 		k.name = name[0]
 	}
@@ -161,13 +165,18 @@ func (s adminGraph) Parents(ctx context.Context, id backwave.JobID) ([]backwave.
 
 // Output reads the Job Output of the ancestor Step k names, decoded from
 // JSON into the output type the Step declares: reading it as any other type
-// does not compile. It walks j's stored Dependency parents up to the nearest
-// ancestor of k's Step type and name. Absence is a normal result (ok false,
-// no error): that ancestor failed, was Cancelled, emitted nothing — or is no
-// ancestor of j at all, which the compiler cannot prove.
+// does not compile. It walks j's stored Dependency parents for an ancestor
+// of k's Step type and name, looking first within the splice the reading
+// Step belongs to and then outwards, so a Definition's handlers name its
+// Steps as the Definition does wherever it is spliced. Absence is a normal
+// result (ok false, no error): that ancestor failed, was Cancelled, emitted
+// nothing — or is no ancestor of j at all, which the compiler cannot prove.
 func Output[S StepOf[O], O any, T backwave.JobArgs](ctx context.Context, r *Reader, j *backwave.Job[T], k Key[S]) (v O, ok bool, err error) {
 	if r == nil || j == nil {
 		return v, false, errors.New("workflow: Output needs a Reader and a Job")
+	}
+	if k.names > 1 {
+		return v, false, fmt.Errorf("workflow: Output: Ancestor takes at most one Step name, got %d", k.names)
 	}
 	var zero S
 	wire, err := wireName(zeroStep(zero))

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/jobtest"
+	"github.com/backwave/backwave/store/memstore"
 	"github.com/backwave/backwave/workflow"
 )
 
@@ -123,3 +125,24 @@ func TestHandlersReadInputAndOutputs(t *testing.T) {
 		t.Errorf("handlers saw:\n%q\nwant:\n%q", got, want)
 	}
 }
+
+// A Key given two names is refused, not read as its first.
+func TestAncestorTakesOneName(t *testing.T) {
+	t.Parallel()
+	rd, err := workflow.NewReader(memstoreForTest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &backwave.Job[publish]{ID: 1}
+	if _, _, err := workflow.Output(t.Context(), rd, j, workflow.Ancestor[resize]("a", "b")); err == nil || !strings.Contains(err.Error(), "at most one") {
+		t.Errorf("two names: %v", err)
+	}
+	if _, err := workflow.NewReader(nil); err == nil {
+		t.Error("NewReader(nil) gave a Reader")
+	}
+	if _, err := workflow.NewAdminReader(nil); err == nil {
+		t.Error("NewAdminReader(nil) gave a Reader")
+	}
+}
+
+func memstoreForTest() backwave.Store { return memstore.New(memstore.Options{}) }
