@@ -78,3 +78,7 @@ type StepOf[O any] interface {
 type membershipSetter interface {
 	setMembership(*Membership)
 }
+
+// stepOutput is what StepOf constrains on: Step[O] has it for its own O
+// only, so a Step's output type is checked at compile time.
+var _ interface{ stepOutput(*int) } = Step[int]{}
