@@ -338,23 +338,8 @@ func (b *Builder[In]) newNode(step Stepper, parents []Parent, opts []StepOption)
 		// Step's own.
 		n.opts = append(append([]backwave.EnqueueOption(nil), sp.opts...), n.opts...)
 	}
-	seen := make(map[*node]bool)
-	for _, p := range append(parents, s.after...) {
-		if p == nil {
-			return nil, fmt.Errorf("%w: Step %s: a nil parent", ErrInvalidWorkflow, key)
-		}
-		for _, pn := range p.nodes() {
-			switch {
-			case pn == nil:
-				return nil, fmt.Errorf("%w: Step %s: a parent is the zero Ref (a Step never added)", ErrInvalidWorkflow, key)
-			case pn.g != b.g:
-				return nil, fmt.Errorf("%w: Step %s: parent %s is a Step of another Builder", ErrInvalidWorkflow, key, stepKey(pn.wire, pn.name))
-			case seen[pn]:
-				continue
-			}
-			seen[pn] = true
-			n.parents = append(n.parents, pn)
-		}
+	if n.parents, err = b.g.parentNodes("Step "+key, append(parents, s.after...)); err != nil {
+		return nil, err
 	}
 	if len(n.parents) == 0 && b.sp != nil {
 		// A root of a spliced Definition hangs below the splice's parents.
@@ -373,6 +358,32 @@ func (b *Builder[In]) newNode(step Stepper, parents []Parent, opts []StepOption)
 		sp.nodes = append(sp.nodes, n)
 	}
 	return n, nil
+}
+
+// parentNodes resolves parents to their Steps, each once, refusing a nil
+// parent, the zero Ref and a Step of another graph; what names the Step or
+// splice the parents are for.
+func (g *graph) parentNodes(what string, parents []Parent) ([]*node, error) {
+	var out []*node
+	seen := make(map[*node]bool)
+	for _, p := range parents {
+		if p == nil {
+			return nil, fmt.Errorf("%w: %s: a nil parent", ErrInvalidWorkflow, what)
+		}
+		for _, pn := range p.nodes() {
+			switch {
+			case pn == nil:
+				return nil, fmt.Errorf("%w: %s: a parent is the zero Ref (a Step never added)", ErrInvalidWorkflow, what)
+			case pn.g != g:
+				return nil, fmt.Errorf("%w: %s: parent %s is a Step of another Builder", ErrInvalidWorkflow, what, stepKey(pn.wire, pn.name))
+			case seen[pn]:
+				continue
+			}
+			seen[pn] = true
+			out = append(out, pn)
+		}
+	}
+	return out, nil
 }
 
 func joinName(prefix, name string) string {

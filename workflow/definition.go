@@ -133,23 +133,8 @@ func (b *Builder[In]) splice(child any, opts []StepOption) (*splice, error) {
 	if b.sp != nil {
 		sp.prefix = joinName(b.sp.prefix, prefix)
 	}
-	seen := make(map[*node]bool)
-	for _, p := range s.after {
-		if p == nil {
-			return nil, fmt.Errorf("%w: splice %q: a nil parent", ErrInvalidWorkflow, sp.prefix)
-		}
-		for _, pn := range p.nodes() {
-			switch {
-			case pn == nil:
-				return nil, fmt.Errorf("%w: splice %q: a parent is the zero Ref (a Step never added)", ErrInvalidWorkflow, sp.prefix)
-			case pn.g != b.g:
-				return nil, fmt.Errorf("%w: splice %q: parent %s is a Step of another Builder", ErrInvalidWorkflow, sp.prefix, stepKey(pn.wire, pn.name))
-			case seen[pn]:
-				continue
-			}
-			seen[pn] = true
-			sp.after = append(sp.after, pn)
-		}
+	if sp.after, err = b.g.parentNodes(fmt.Sprintf("splice %q", sp.prefix), s.after); err != nil {
+		return nil, err
 	}
 	if len(sp.after) == 0 && b.sp != nil {
 		sp.after, sp.mode = b.sp.after, b.sp.mode

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/store"
 )
 
 // Input decodes the Workflow Input baked into the payload of the Step j
@@ -114,11 +115,16 @@ func (s storeGraph) Parents(ctx context.Context, id backwave.JobID) ([]backwave.
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]backwave.JobID, len(d.Parents))
-	for i, p := range d.Parents {
-		ids[i] = p.ID
+	return idsOf(d.Parents, func(p store.ParentEdge) backwave.JobID { return p.ID }), nil
+}
+
+// idsOf returns the id of each of items.
+func idsOf[T any](items []T, id func(T) backwave.JobID) []backwave.JobID {
+	ids := make([]backwave.JobID, len(items))
+	for i, it := range items {
+		ids[i] = id(it)
 	}
-	return ids, nil
+	return ids
 }
 
 // NewReader returns a Reader over st, the store the Client runs on (a store
@@ -156,11 +162,7 @@ func (s adminGraph) Parents(ctx context.Context, id backwave.JobID) ([]backwave.
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]backwave.JobID, len(d.Parents))
-	for i, p := range d.Parents {
-		ids[i] = p.ID
-	}
-	return ids, nil
+	return idsOf(d.Parents, func(p backwave.ParentEdge) backwave.JobID { return p.ID }), nil
 }
 
 // Output reads the Job Output of the ancestor Step k names, decoded from
