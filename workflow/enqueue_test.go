@@ -2,15 +2,23 @@ package workflow_test
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/store/memstore"
+	"github.com/backwave/backwave/store/postgres"
 	"github.com/backwave/backwave/store/sqlite"
 	"github.com/backwave/backwave/workflow"
 )
@@ -71,59 +79,131 @@ func TestEnqueueStoresTheGraph(t *testing.T) {
 	}
 }
 
+// txStore is a store with a way to begin the application's transaction on
+// its database.
+type txStore struct {
+	store backwave.Store
+	// begin returns the transaction, its commit and its rollback.
+	begin func(t *testing.T) (tx backwave.Tx, commit, rollback func() error)
+}
+
+// txStores are the Transactional Enqueue environments: SQLite's *sql.Tx
+// always, PostgreSQL's pgx.Tx when BACKWAVE_TEST_POSTGRES_URL is set.
+func txStores() map[string]func(t *testing.T) txStore {
+	return map[string]func(t *testing.T) txStore{
+		"sqlite": func(t *testing.T) txStore {
+			db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "app.db")+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_txlock=immediate")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = db.Close() })
+			st, err := sqlite.OpenDB(t.Context(), db, sqlite.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+			return txStore{store: st, begin: func(t *testing.T) (backwave.Tx, func() error, func() error) {
+				tx, err := db.BeginTx(t.Context(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = tx.Rollback() })
+				return tx, tx.Commit, tx.Rollback
+			}}
+		},
+		"postgres": func(t *testing.T) txStore {
+			url := os.Getenv("BACKWAVE_TEST_POSTGRES_URL")
+			if url == "" {
+				t.Skip("BACKWAVE_TEST_POSTGRES_URL is not set: set it to a PostgreSQL URL (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable) to run the PostgreSQL case")
+			}
+			b := make([]byte, 6)
+			_, _ = rand.Read(b)
+			schema := "bwtest_" + hex.EncodeToString(b)
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				if conn, err := pgx.Connect(ctx, url); err == nil {
+					_, _ = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
+					_ = conn.Close(ctx)
+				}
+			})
+			st, err := postgres.Open(t.Context(), url, postgres.Options{Schema: schema})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+			pool, err := pgxpool.New(t.Context(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(pool.Close)
+			return txStore{store: st, begin: func(t *testing.T) (backwave.Tx, func() error, func() error) {
+				tx, err := pool.Begin(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+				return tx, func() error { return tx.Commit(t.Context()) }, func() error { return tx.Rollback(t.Context()) }
+			}}
+		},
+	}
+}
+
 // Transactional Enqueue: the Workflow and its members commit or roll back
 // with the application's own transaction.
 func TestEnqueueTx(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
-	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "app.db")+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_txlock=immediate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	st, err := sqlite.OpenDB(ctx, db, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	c, err := backwave.NewClient(st, backwave.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := c.Admin("test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	enqueue := func(commit bool) workflow.Enqueued {
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = tx.Rollback() }()
-		run, err := workflow.EnqueueTx[order](ctx, c, tx, images{widths: []int{7}}, order{ID: "tx"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if commit {
-			if err := tx.Commit(); err != nil {
+	for name, open := range txStores() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			env := open(t)
+			c, err := backwave.NewClient(env.store, backwave.Config{Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
 				t.Fatal(err)
 			}
-		}
-		return run
+			admin, err := c.Admin("test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			enqueue := func(commit bool) workflow.Enqueued {
+				tx, commitTx, rollbackTx := env.begin(t)
+				run, err := workflow.EnqueueTx[order](ctx, c, tx, images{widths: []int{7}}, order{ID: "tx"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				end := rollbackTx
+				if commit {
+					end = commitTx
+				}
+				if err := end(); err != nil {
+					t.Fatal(err)
+				}
+				return run
+			}
+			rolledBack := enqueue(false)
+			committed := enqueue(true)
+			if _, err := admin.WorkflowStatus(ctx, rolledBack.ID); rolledBack.ID != committed.ID && !errors.Is(err, backwave.ErrNotFound) {
+				t.Errorf("a rolled-back Workflow reads %v, want ErrNotFound", err)
+			}
+			d, err := admin.Workflow(ctx, committed.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Members) != 3 || d.Status != backwave.WorkflowRunning || d.Members[2].Job.ID != committed.Jobs[2] {
+				t.Errorf("committed Workflow: %d members, %s", len(d.Members), d.Status)
+			}
+			page, err := admin.Workflows(ctx, backwave.WorkflowListParams{})
+			if err != nil || len(page.Items) != 1 {
+				t.Errorf("%d Workflows stored (%v), want the committed one only", len(page.Items), err)
+			}
+		})
 	}
-	rolledBack := enqueue(false)
-	if _, err := admin.WorkflowStatus(ctx, rolledBack.ID); !errors.Is(err, backwave.ErrNotFound) {
-		t.Errorf("a rolled-back Workflow reads %v, want ErrNotFound", err)
-	}
-	committed := enqueue(true)
-	d, err := admin.Workflow(ctx, committed.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(d.Members) != 3 || d.Status != backwave.WorkflowRunning {
-		t.Errorf("committed Workflow: %d members, %s", len(d.Members), d.Status)
-	}
-	// A store without Transactional Enqueue refuses the transaction.
+}
+
+// A store without Transactional Enqueue refuses the transaction.
+func TestEnqueueTxUnsupported(t *testing.T) {
+	t.Parallel()
 	mc, err := backwave.NewClient(memstore.New(memstore.Options{}), backwave.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
