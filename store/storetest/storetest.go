@@ -134,6 +134,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Close", testClose},
 		{"PayloadFor", testPayloadFor},
 		{"Rewrite", testRewrite},
+		{"Workflow", testWorkflow},
 	} {
 		t.Run(group.name, func(t *testing.T) { group.tests(t, s) })
 	}
