@@ -119,7 +119,11 @@ func TestEveryRouteIsGated(t *testing.T) {
 			t.Errorf("POST %s refused even with %v", rt.path, rt.perm)
 		}
 	}
-	if want := len(permission.Actions()) + 2 + 1; posts != want { // + bulk requeue and cancel, + the extension's action
+	// The three Workflow Actions are served by the Workflows extension
+	// (workflow/dashboardext), whose tests check each route's gate the
+	// same way.
+	const workflowActions = 3
+	if want := len(permission.Actions()) - workflowActions + 2 + 1; posts != want { // + bulk requeue and cancel, + the extension's action
 		t.Errorf("%d POST routes registered, want %d: one per Operator Action", posts, want)
 	}
 }

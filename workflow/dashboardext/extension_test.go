@@ -170,3 +170,45 @@ func TestActionsBehindTheirPermissions(t *testing.T) {
 		t.Errorf("GET of an action: %d", status)
 	}
 }
+
+// Every action refuses a caller holding every Permission but the one its
+// Action names — and changes nothing, audits nothing — and is not refused
+// with that one alone, so the check is not vacuous.
+func TestEveryActionIsGated(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		path   string
+		action permission.Action
+	}{
+		{"cancel", permission.ActionCancelWorkflow},
+		{"restart", permission.ActionRestartWorkflow},
+		{"retry", permission.ActionRetryWorkflow},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			run := f.failedWorkflow()
+			path := fmt.Sprintf("/backwave/x/workflows/w/%d/%s", run.ID, tc.path)
+			form := url.Values{"scope": {"failed"}}
+			var others []permission.Permission
+			for _, p := range permission.All() {
+				if p != tc.action.Permission() {
+					others = append(others, p)
+				}
+			}
+			if resp := post(t, f.serve(allowOnly(others...)), path, form); resp.StatusCode != http.StatusForbidden {
+				t.Errorf("without %s: %d, want 403", tc.action.Permission(), resp.StatusCode)
+			}
+			if audit, err := f.admin.Audit(ctx, backwave.AuditListParams{}); err != nil || len(audit.Items) != 0 {
+				t.Fatalf("a refused %s was audited: %+v %v", tc.path, audit.Items, err)
+			}
+			if w, err := f.admin.WorkflowStatus(ctx, run.ID); err != nil || w.Status != backwave.WorkflowFailed {
+				t.Fatalf("a refused %s changed the Workflow: %+v %v", tc.path, w, err)
+			}
+			if resp := post(t, f.serve(allowOnly(tc.action.Permission())), path, form); resp.StatusCode != http.StatusSeeOther {
+				t.Errorf("with %s alone: %d, want 303", tc.action.Permission(), resp.StatusCode)
+			}
+		})
+	}
+}
