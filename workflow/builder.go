@@ -21,19 +21,19 @@ const maxStepName = 200
 // graph is the flat graph one Workflow lowers to, shared by a Builder and
 // the Builders of the Definitions spliced into it.
 type graph struct {
-	nodes []*node
-	byKey map[string]*node
-	err   error
+	members []*member
+	byKey   map[string]*member
+	err     error
 }
 
-// node is one Step of a graph.
-type node struct {
+// member is one Step of a graph.
+type member struct {
 	g       *graph
 	index   int
 	wire    string
 	name    string
 	args    backwave.JobArgs // the baked copy
-	parents []*node
+	parents []*member
 	mode    backwave.DependencyMode
 	opts    []backwave.EnqueueOption
 	// splice is the splice the Step was added by; nil at the top level.
@@ -72,10 +72,10 @@ type Builder[In any] struct {
 type splice struct {
 	prefix string
 	// after are the parents the splice's roots get.
-	after []*node
-	mode  backwave.DependencyMode
-	opts  []backwave.EnqueueOption
-	nodes []*node
+	after   []*member
+	mode    backwave.DependencyMode
+	opts    []backwave.EnqueueOption
+	members []*member
 	// outer is the splice this one was spliced into; nil at the top level.
 	outer *splice
 }
@@ -89,7 +89,7 @@ type None struct{}
 // or Enqueue it. A Workflow Definition's Build gets a Builder made the same
 // way, so both forms lower to the same prepared graph.
 func New[In any](name string, in In) *Builder[In] {
-	b := &Builder[In]{g: &graph{byKey: make(map[string]*node)}, in: in, name: name}
+	b := &Builder[In]{g: &graph{byKey: make(map[string]*member)}, in: in, name: name}
 	if name == "" {
 		b.g.fail(fmt.Errorf("%w: a Workflow needs a name", ErrInvalidWorkflow))
 	}
@@ -137,21 +137,21 @@ func (b *Builder[In]) Err() error { return b.g.err }
 // Parent is what a Step can be added after: a Ref to one Step, or a
 // Spliced Definition (its leaf Steps).
 type Parent interface {
-	nodes() []*node
+	members() []*member
 }
 
 // Ref is a typed reference to a Step of a Builder's graph, returned by
 // Add, Then and FanOut and given to Then and FanIn (and the After option) to
 // make edges. The zero Ref names no Step and is refused.
 type Ref[S Stepper] struct {
-	n *node
+	n *member
 }
 
-func (r Ref[S]) nodes() []*node {
+func (r Ref[S]) members() []*member {
 	if r.n == nil {
-		return []*node{nil}
+		return []*member{nil}
 	}
-	return []*node{r.n}
+	return []*member{r.n}
 }
 
 // Name returns the Step's name within the graph (after splice prefixes);
@@ -301,7 +301,7 @@ func add[S Stepper, In any](b *Builder[In], step S, parents []Parent, opts []Ste
 	if g.err != nil {
 		return Ref[S]{}
 	}
-	n, err := b.newNode(step, parents, opts)
+	n, err := b.newMember(step, parents, opts)
 	if err != nil {
 		g.fail(err)
 		return Ref[S]{}
@@ -309,7 +309,7 @@ func add[S Stepper, In any](b *Builder[In], step S, parents []Parent, opts []Ste
 	return Ref[S]{n: n}
 }
 
-func (b *Builder[In]) newNode(step Stepper, parents []Parent, opts []StepOption) (*node, error) {
+func (b *Builder[In]) newMember(step Stepper, parents []Parent, opts []StepOption) (*member, error) {
 	s, err := settingsOf(opts)
 	if err != nil {
 		return nil, err
@@ -332,13 +332,13 @@ func (b *Builder[In]) newNode(step Stepper, parents []Parent, opts []StepOption)
 		}
 		return nil, fmt.Errorf("%w: Step %s named %q (%T) is added twice", ErrInvalidWorkflow, wire, name, step)
 	}
-	n := &node{g: b.g, index: len(b.g.nodes), wire: wire, name: name, mode: s.mode, opts: s.opts, splice: b.sp}
+	n := &member{g: b.g, index: len(b.g.members), wire: wire, name: name, mode: s.mode, opts: s.opts, splice: b.sp}
 	for sp := b.sp; sp != nil; sp = sp.outer {
 		// Options given to a Splice apply to every Step it adds, before the
 		// Step's own.
 		n.opts = append(append([]backwave.EnqueueOption(nil), sp.opts...), n.opts...)
 	}
-	if n.parents, err = b.g.parentNodes("Step "+key, append(parents, s.after...)); err != nil {
+	if n.parents, err = b.g.parentMembers("Step "+key, append(parents, s.after...)); err != nil {
 		return nil, err
 	}
 	if len(n.parents) == 0 && b.sp != nil {
@@ -352,25 +352,25 @@ func (b *Builder[In]) newNode(step Stepper, parents []Parent, opts []StepOption)
 	if n.args, err = bake(step, m); err != nil {
 		return nil, fmt.Errorf("%w: Step %s: %w", ErrInvalidWorkflow, key, err)
 	}
-	b.g.nodes = append(b.g.nodes, n)
+	b.g.members = append(b.g.members, n)
 	b.g.byKey[key] = n
 	for sp := b.sp; sp != nil; sp = sp.outer {
-		sp.nodes = append(sp.nodes, n)
+		sp.members = append(sp.members, n)
 	}
 	return n, nil
 }
 
-// parentNodes resolves parents to their Steps, each once, refusing a nil
+// parentMembers resolves parents to their Steps, each once, refusing a nil
 // parent, the zero Ref and a Step of another graph; what names the Step or
 // splice the parents are for.
-func (g *graph) parentNodes(what string, parents []Parent) ([]*node, error) {
-	var out []*node
-	seen := make(map[*node]bool)
+func (g *graph) parentMembers(what string, parents []Parent) ([]*member, error) {
+	var out []*member
+	seen := make(map[*member]bool)
 	for _, p := range parents {
 		if p == nil {
 			return nil, fmt.Errorf("%w: %s: a nil parent", ErrInvalidWorkflow, what)
 		}
-		for _, pn := range p.nodes() {
+		for _, pn := range p.members() {
 			switch {
 			case pn == nil:
 				return nil, fmt.Errorf("%w: %s: a parent is the zero Ref (a Step never added)", ErrInvalidWorkflow, what)

@@ -54,12 +54,12 @@ func Build[In any](def Definition[In], in In) (*Builder[In], error) {
 // a Step added after it waits for the whole child.
 type Spliced struct {
 	g      *graph
-	leaves []*node
+	leaves []*member
 }
 
-func (s Spliced) nodes() []*node {
+func (s Spliced) members() []*member {
 	if s.g == nil {
-		return []*node{nil}
+		return []*member{nil}
 	}
 	return s.leaves
 }
@@ -94,18 +94,18 @@ func Splice[C, In any](b *Builder[In], child Definition[C], in C, opts ...StepOp
 	if b.g.err != nil {
 		return Spliced{}
 	}
-	if len(sp.nodes) == 0 {
+	if len(sp.members) == 0 {
 		b.g.fail(fmt.Errorf("%w: splice %q: Definition %T adds no Steps", ErrInvalidWorkflow, sp.prefix, child))
 		return Spliced{}
 	}
-	followed := make(map[*node]bool)
-	for _, n := range sp.nodes {
+	followed := make(map[*member]bool)
+	for _, n := range sp.members {
 		for _, p := range n.parents {
 			followed[p] = true
 		}
 	}
 	out := Spliced{g: b.g}
-	for _, n := range sp.nodes {
+	for _, n := range sp.members {
 		if !followed[n] {
 			out.leaves = append(out.leaves, n)
 		}
@@ -133,7 +133,7 @@ func (b *Builder[In]) splice(child any, opts []StepOption) (*splice, error) {
 	if b.sp != nil {
 		sp.prefix = joinName(b.sp.prefix, prefix)
 	}
-	if sp.after, err = b.g.parentNodes(fmt.Sprintf("splice %q", sp.prefix), s.after); err != nil {
+	if sp.after, err = b.g.parentMembers(fmt.Sprintf("splice %q", sp.prefix), s.after); err != nil {
 		return nil, err
 	}
 	if len(sp.after) == 0 && b.sp != nil {
@@ -187,11 +187,11 @@ func (b *Builder[In]) Prepare() (Prepared, error) {
 	if b.g.err != nil {
 		return Prepared{}, fmt.Errorf("workflow %q: %w", b.name, b.g.err)
 	}
-	if len(b.g.nodes) == 0 {
+	if len(b.g.members) == 0 {
 		return Prepared{}, fmt.Errorf("%w: workflow %q: a Workflow needs at least one Step", ErrInvalidWorkflow, b.name)
 	}
-	p := Prepared{Name: b.name, Params: make([]backwave.EnqueueParams, len(b.g.nodes)), Steps: make([]PreparedStep, len(b.g.nodes))}
-	for i, n := range b.g.nodes {
+	p := Prepared{Name: b.name, Params: make([]backwave.EnqueueParams, len(b.g.members)), Steps: make([]PreparedStep, len(b.g.members))}
+	for i, n := range b.g.members {
 		opts := append([]backwave.EnqueueOption(nil), n.opts...)
 		st := PreparedStep{WireName: n.wire, Name: n.name, Mode: n.mode}
 		for _, pn := range n.parents {

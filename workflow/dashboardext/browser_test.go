@@ -77,8 +77,8 @@ func TestBrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitReady(chromedp.ID("wf-graph"))); err != nil {
 		t.Fatalf("navigate %s: %v", url, err)
 	}
-	if n := eval[int](t, ctx, `document.querySelectorAll("#wf-graph a.node").length`); n != 5 {
-		t.Errorf("%d nodes in the graph, want 5", n)
+	if n := eval[int](t, ctx, `document.querySelectorAll("#wf-graph a.member").length`); n != 5 {
+		t.Errorf("%d members in the graph, want 5", n)
 	}
 	if w := eval[float64](t, ctx, `document.getElementById("wf-graph").getBBox().width`); w < 3*200 {
 		t.Errorf("the graph lays out %.0f wide, want three columns of boxes", w)

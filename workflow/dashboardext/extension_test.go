@@ -55,15 +55,15 @@ func TestDetailPage(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("detail: %d\n%s", status, body)
 	}
-	nodes := regexp.MustCompile(`<a href="/backwave/jobs/(\d+)" class="node" data-job="\d+" data-state="(\w+)"( data-failed-path="true")?>`).FindAllStringSubmatch(body, -1)
-	if len(nodes) != 5 {
-		t.Fatalf("%d nodes drawn, want 5\n%s", len(nodes), body)
+	boxes := regexp.MustCompile(`<a href="/backwave/jobs/(\d+)" class="member" data-job="\d+" data-state="(\w+)"( data-failed-path="true")?>`).FindAllStringSubmatch(body, -1)
+	if len(boxes) != 5 {
+		t.Fatalf("%d members drawn, want 5\n%s", len(boxes), body)
 	}
 	wantState := []string{"succeeded", "dead_lettered", "succeeded", "cancelled", "cancelled"}
 	wantPath := []bool{false, true, false, true, true}
-	for i, n := range nodes {
+	for i, n := range boxes {
 		if n[1] != run.Jobs[i].String() || n[2] != wantState[i] || (n[3] != "") != wantPath[i] {
-			t.Errorf("node %d: job %s %s failed-path=%v; want job %d %s %v", i, n[1], n[2], n[3] != "", run.Jobs[i], wantState[i], wantPath[i])
+			t.Errorf("member %d: job %s %s failed-path=%v; want job %d %s %v", i, n[1], n[2], n[3] != "", run.Jobs[i], wantState[i], wantPath[i])
 		}
 	}
 	if got := strings.Count(body, `<path class="edge"`); got != 3 {

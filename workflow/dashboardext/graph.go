@@ -12,8 +12,8 @@ import (
 
 // Layout of the graph's SVG, in user units.
 const (
-	nodeW    = 200
-	nodeH    = 46
+	boxW     = 200
+	boxH     = 46
 	colGap   = 70
 	rowGap   = 18
 	margin   = 12
@@ -27,13 +27,13 @@ const (
 // columns by depth, edges from parent to dependent, the failed path marked.
 type graphView struct {
 	Width, Height int
-	Nodes         []nodeView
+	Boxes         []boxView
 	Edges         []edgeView
 	// Omitted is set when the Workflow has too many members to draw.
 	Omitted bool
 }
 
-type nodeView struct {
+type boxView struct {
 	ID         backwave.JobID
 	Label      string // shortened for the box
 	Title      string // the whole label, for the tooltip
@@ -127,18 +127,18 @@ func layout(d backwave.WorkflowDetail, path map[backwave.JobID]bool, sensitive b
 	for i, m := range d.Members {
 		col, row := depth[i], rows[depth[i]]
 		rows[col]++
-		x := margin + col*(nodeW+colGap)
-		y := margin + row*(nodeH+rowGap)
+		x := margin + col*(boxW+colGap)
+		y := margin + row*(boxH+rowGap)
 		pos[m.Job.ID] = [2]int{x, y}
 		maxCol, maxRow = max(maxCol, col), max(maxRow, row)
 		full := label(m.Job, sensitive)
-		n := nodeView{ID: m.Job.ID, Label: shorten(full), Title: fmt.Sprintf("job %d: %s (%s)", m.Job.ID, full, m.Job.State),
+		n := boxView{ID: m.Job.ID, Label: shorten(full), Title: fmt.Sprintf("job %d: %s (%s)", m.Job.ID, full, m.Job.State),
 			State: m.Job.State, Fill: fillOf(m.Job.State), Stroke: strokeNormal, StrokeW: 1, FailedPath: path[m.Job.ID],
 			X: x, Y: y, TextX: x + 8, TextY1: y + 19, TextY2: y + 37}
 		if n.FailedPath {
 			n.Stroke, n.StrokeW = strokeFailed, 3
 		}
-		g.Nodes = append(g.Nodes, n)
+		g.Boxes = append(g.Boxes, n)
 	}
 	for _, m := range d.Members {
 		to, ok := pos[m.Job.ID]
@@ -150,8 +150,8 @@ func layout(d backwave.WorkflowDetail, path map[backwave.JobID]bool, sensitive b
 			if !ok {
 				continue
 			}
-			x1, y1 := from[0]+nodeW, from[1]+nodeH/2
-			x2, y2 := to[0], to[1]+nodeH/2
+			x1, y1 := from[0]+boxW, from[1]+boxH/2
+			x2, y2 := to[0], to[1]+boxH/2
 			mid := (x1 + x2) / 2
 			e := edgeView{D: "M" + strconv.Itoa(x1) + " " + strconv.Itoa(y1) + " C" + strconv.Itoa(mid) + " " + strconv.Itoa(y1) + " " +
 				strconv.Itoa(mid) + " " + strconv.Itoa(y2) + " " + strconv.Itoa(x2) + " " + strconv.Itoa(y2),
@@ -162,8 +162,8 @@ func layout(d backwave.WorkflowDetail, path map[backwave.JobID]bool, sensitive b
 			g.Edges = append(g.Edges, e)
 		}
 	}
-	g.Width = 2*margin + (maxCol+1)*nodeW + maxCol*colGap
-	g.Height = 2*margin + (maxRow+1)*nodeH + maxRow*rowGap
+	g.Width = 2*margin + (maxCol+1)*boxW + maxCol*colGap
+	g.Height = 2*margin + (maxRow+1)*boxH + maxRow*rowGap
 	return g
 }
 

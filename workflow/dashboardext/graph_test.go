@@ -13,7 +13,7 @@ func member(id backwave.JobID, s backwave.JobState, c backwave.CancelCause, payl
 }
 
 // The graph puts members in columns by depth, draws one edge per parent,
-// and outlines the failed path — nodes and the edges between them — in
+// and outlines the failed path — members and the edges between them — in
 // red, and only it.
 func TestLayout(t *testing.T) {
 	t.Parallel()
@@ -25,20 +25,20 @@ func TestLayout(t *testing.T) {
 	}}
 	path := workflow.FailedPath(d)
 	g := layout(d, path, true)
-	if len(g.Nodes) != 4 || len(g.Edges) != 4 {
-		t.Fatalf("%d nodes, %d edges; want 4 and 4", len(g.Nodes), len(g.Edges))
+	if len(g.Boxes) != 4 || len(g.Edges) != 4 {
+		t.Fatalf("%d boxes, %d edges; want 4 and 4", len(g.Boxes), len(g.Edges))
 	}
-	col := func(i int) int { return (g.Nodes[i].X - margin) / (nodeW + colGap) }
+	col := func(i int) int { return (g.Boxes[i].X - margin) / (boxW + colGap) }
 	if col(0) != 0 || col(1) != 1 || col(2) != 1 || col(3) != 2 {
 		t.Errorf("columns %d %d %d %d, want 0 1 1 2", col(0), col(1), col(2), col(3))
 	}
-	if g.Nodes[1].Y == g.Nodes[2].Y {
+	if g.Boxes[1].Y == g.Boxes[2].Y {
 		t.Error("two members of one column share a row")
 	}
-	for i, n := range g.Nodes {
+	for i, n := range g.Boxes {
 		want := n.ID == 2 || n.ID == 4
 		if n.FailedPath != want || (n.Stroke == strokeFailed) != want {
-			t.Errorf("node %d: failed path %v stroke %s; want failed path %v", i, n.FailedPath, n.Stroke, want)
+			t.Errorf("member %d: failed path %v stroke %s; want failed path %v", i, n.FailedPath, n.Stroke, want)
 		}
 	}
 	red := 0
@@ -53,10 +53,10 @@ func TestLayout(t *testing.T) {
 	if red != 1 { // 2 → 4 only: 1 → 2 leads to the failure, 3 → 4 is a succeeded parent
 		t.Errorf("%d failed-path edges, want 1", red)
 	}
-	if g.Nodes[0].Label != "w.step#root" {
-		t.Errorf("label %q, want the Step name for a caller who may read payloads", g.Nodes[0].Label)
+	if g.Boxes[0].Label != "w.step#root" {
+		t.Errorf("label %q, want the Step name for a caller who may read payloads", g.Boxes[0].Label)
 	}
-	if g.Width < 3*nodeW || g.Height < 2*nodeH {
+	if g.Width < 3*boxW || g.Height < 2*boxH {
 		t.Errorf("canvas %dx%d is smaller than the graph", g.Width, g.Height)
 	}
 }
@@ -70,8 +70,8 @@ func TestLabelsWithoutSensitive(t *testing.T) {
 	}}
 	g := layout(d, nil, false)
 	rows, by := rowsOf(d, nil, false)
-	if strings.Contains(g.Nodes[0].Label+g.Nodes[0].Title+rows[0].Step, "secret") {
-		t.Errorf("the Step name shows without ViewSensitiveData: %q %q %q", g.Nodes[0].Label, g.Nodes[0].Title, rows[0].Step)
+	if strings.Contains(g.Boxes[0].Label+g.Boxes[0].Title+rows[0].Step, "secret") {
+		t.Errorf("the Step name shows without ViewSensitiveData: %q %q %q", g.Boxes[0].Label, g.Boxes[0].Title, rows[0].Step)
 	}
 	if len(by) != 1 || by[0].State != backwave.StateRunning || by[0].Count != 1 {
 		t.Errorf("by state %+v", by)
@@ -85,7 +85,7 @@ func TestLayoutOmitsHugeGraph(t *testing.T) {
 	for i := range maxDrawn + 1 {
 		d.Members = append(d.Members, member(backwave.JobID(i+1), backwave.StateScheduled, backwave.CancelCauseNone, `{}`))
 	}
-	if g := layout(d, nil, true); !g.Omitted || len(g.Nodes) != 0 {
-		t.Errorf("omitted %v with %d nodes", g.Omitted, len(g.Nodes))
+	if g := layout(d, nil, true); !g.Omitted || len(g.Boxes) != 0 {
+		t.Errorf("omitted %v with %d boxes", g.Omitted, len(g.Boxes))
 	}
 }

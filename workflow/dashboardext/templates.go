@@ -50,7 +50,7 @@ const detailBody = `{{$base := .Base}}{{$prefix := .Prefix}}{{with .Data}}
 {{if .Graph.Omitted}}<p id="wf-graph-omitted">This Workflow has too many members to draw; the table below lists them all.</p>{{else}}
 <div class="wf-graph"><svg id="wf-graph" xmlns="http://www.w3.org/2000/svg" width="{{.Graph.Width}}" height="{{.Graph.Height}}" viewBox="0 0 {{.Graph.Width}} {{.Graph.Height}}" role="img" aria-label="graph of workflow {{.ID}}">
 {{range .Graph.Edges}}<path class="edge{{if .FailedPath}} failed-path{{end}}" d="{{.D}}" fill="none" stroke="{{.Stroke}}" stroke-width="{{.StrokeW}}"/>
-{{end}}{{range .Graph.Nodes}}<a href="{{$prefix}}/jobs/{{.ID}}" class="node" data-job="{{.ID}}" data-state="{{.State}}"{{if .FailedPath}} data-failed-path="true"{{end}}><title>{{.Title}}</title>
+{{end}}{{range .Graph.Boxes}}<a href="{{$prefix}}/jobs/{{.ID}}" class="member" data-job="{{.ID}}" data-state="{{.State}}"{{if .FailedPath}} data-failed-path="true"{{end}}><title>{{.Title}}</title>
 <rect x="{{.X}}" y="{{.Y}}" width="200" height="46" rx="5" fill="{{.Fill}}" stroke="{{.Stroke}}" stroke-width="{{.StrokeW}}"/>
 <text x="{{.TextX}}" y="{{.TextY1}}" font-size="13" fill="#1d2730">{{.Label}}</text>
 <text x="{{.TextX}}" y="{{.TextY2}}" font-size="11" fill="#4a5560">{{.ID}} · {{.State}}</text></a>
