@@ -3,12 +3,14 @@ package workflow_test
 import (
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/store/memstore"
 	"github.com/backwave/backwave/workflow"
 )
 
@@ -371,5 +373,44 @@ func TestBadInputAndName(t *testing.T) {
 	}
 	if _, err := workflow.Prepare[workflow.None](nil, workflow.None{}); !errors.Is(err, workflow.ErrInvalidWorkflow) {
 		t.Errorf("nil Definition: %v", err)
+	}
+}
+
+// FanOut names its Steps by index, under a Named prefix if given; Then
+// with After gets both parents; OnAnyTerminal reaches the edge option.
+func TestFanOutNamesAndModes(t *testing.T) {
+	t.Parallel()
+	b := workflow.New("w", workflow.None{})
+	f := workflow.Add(b, fetch{})
+	g := workflow.Add(b, fetch{}, workflow.Named("other"))
+	rs := workflow.FanOut(b, f, []resize{{Width: 1}, {Width: 2}}, workflow.Named("size"))
+	last := workflow.Then(b, rs[1], publish{}, workflow.After(g, rs[1]), workflow.WithMode(backwave.OnAnyTerminal))
+	p, err := b.Prepare()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs[0].Name() != "size.0" || rs[1].Name() != "size.1" || rs[1].Index() != 3 || last.Index() != 4 {
+		t.Errorf("refs %q %q index %d, last %d", rs[0].Name(), rs[1].Name(), rs[1].Index(), last.Index())
+	}
+	st := p.Steps[4]
+	if !slices.Equal(st.Parents, []int{1, 3}) || st.Mode != backwave.OnAnyTerminal {
+		t.Errorf("last Step after %v in %s; want [1 3] (a parent given twice counts once) in on_any_terminal", st.Parents, st.Mode)
+	}
+	// The mode reaches the stored edge.
+	c, err := backwave.NewClient(memstore.New(memstore.Options{}), backwave.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := p.Enqueue(t.Context(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := c.Admin("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps, err := admin.Dependencies(t.Context(), run.Jobs[4])
+	if err != nil || deps.Mode != backwave.OnAnyTerminal || len(deps.Parents) != 2 {
+		t.Errorf("stored edges of the last Step: %+v %v", deps, err)
 	}
 }
