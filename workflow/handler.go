@@ -173,6 +173,9 @@ func (s adminGraph) Parents(ctx context.Context, id backwave.JobID) ([]backwave.
 // Steps as the Definition does wherever it is spliced. Absence is a normal
 // result (ok false, no error): that ancestor failed, was Cancelled, emitted
 // nothing — or is no ancestor of j at all, which the compiler cannot prove.
+// The walk reads each ancestor's row and edges as it goes (two store reads
+// per ancestor visited, nearest first); nothing is cached, the graph being
+// in the store.
 func Output[S StepOf[O], O any, T backwave.JobArgs](ctx context.Context, r *Reader, j *backwave.Job[T], k Key[S]) (v O, ok bool, err error) {
 	if r == nil || j == nil {
 		return v, false, errors.New("workflow: Output needs a Reader and a Job")
