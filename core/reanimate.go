@@ -21,11 +21,13 @@ import (
 // pair can ever name it again.
 
 // RetryNode is one member of the graph a Workflow Retry acts on: its id,
-// state, cancel cause and Dependency parents (all members of the graph).
+// state, cancel cause, Dependency mode and parents (all members of the
+// graph, each with an id below the node's).
 type RetryNode struct {
 	ID          job.ID
 	State       job.State
 	CancelCause job.CancelCause
+	Mode        job.DependencyMode
 	Parents     []job.ID
 }
 
@@ -39,8 +41,45 @@ type RetryNode struct {
 //     too), Succeeded ones and those Cancelled by a parent's failure
 //     included.
 //
-// An unknown scope names nothing.
+// A node the scope names is left out when it could never run: an
+// on-success node with a parent that stays terminal without succeeding
+// (not reanimated itself), which would fail it again at once
+// (ParentFails). Leaving it out leaves its on-success dependents a failed
+// parent in turn, so they are left out too. An unknown scope names nothing.
 func RetrySet(nodes []RetryNode, scope job.WorkflowRetryScope) []job.ID {
+	out := scopeSet(nodes, scope)
+	in := make(map[job.ID]bool, len(out))
+	for _, id := range out {
+		in[id] = true
+	}
+	byID := make(map[job.ID]*RetryNode, len(nodes))
+	for i := range nodes {
+		byID[nodes[i].ID] = &nodes[i]
+	}
+	// Ascending ids put every parent before its dependents, so one pass
+	// settles each node after its parents.
+	kept := out[:0]
+	for _, id := range out {
+		n := byID[id]
+		doomed := false
+		for _, p := range n.Parents {
+			if pn := byID[p]; pn != nil && !in[p] && ParentFails(n.Mode, pn.State) {
+				doomed = true
+				break
+			}
+		}
+		if doomed {
+			delete(in, id)
+			continue
+		}
+		kept = append(kept, id)
+	}
+	return kept
+}
+
+// scopeSet is the members scope names, before RetrySet leaves out those
+// that could never run, ascending.
+func scopeSet(nodes []RetryNode, scope job.WorkflowRetryScope) []job.ID {
 	var out []job.ID
 	switch scope {
 	case job.RetryAll:

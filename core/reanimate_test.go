@@ -8,10 +8,9 @@ import (
 )
 
 // TestRetrySet checks the three scopes of a Workflow Retry (glossary,
-// Workflow Retry) on a graph a → b → c, a → d, e (no edges), where a
-// dead-lettered, b and c were cancelled by its failure, d is on-any-terminal
-// and succeeded, e was cancelled by an operator and f is still running
-// below e.
+// Workflow Retry) on a graph 1 → 2 → 3, 1 → 4, 5 → 6, where 1
+// dead-lettered, 2 and 3 were cancelled by its failure, 4 succeeded, 5 was
+// cancelled by an operator and 6 is still running below it.
 func TestRetrySet(t *testing.T) {
 	t.Parallel()
 	nodes := []RetryNode{
@@ -23,14 +22,20 @@ func TestRetrySet(t *testing.T) {
 		{ID: 6, State: job.StateRunning, Parents: []job.ID{5}},
 		{ID: 7, State: job.StateSucceeded},
 		{ID: 8, State: job.StateQuarantined},
+		// 9 was cancelled by an operator below 2, which stays Cancelled
+		// in scope failed: it could never run, so it is left out, and so
+		// is its on-success dependent 10; on-any-terminal 11 is kept.
+		{ID: 9, State: job.StateCancelled, CancelCause: job.CancelCauseOperator, Parents: []job.ID{2}},
+		{ID: 10, State: job.StateDeadLettered, Parents: []job.ID{9}},
+		{ID: 11, State: job.StateDeadLettered, Mode: job.DependencyOnAnyTerminal, Parents: []job.ID{9}},
 	}
 	for _, tc := range []struct {
 		scope job.WorkflowRetryScope
 		want  []job.ID
 	}{
-		{job.RetryAll, []job.ID{1, 2, 3, 4, 5, 7, 8}},
-		{job.RetryFailed, []job.ID{1, 5, 8}},
-		{job.RetryFailedAndDownstream, []job.ID{1, 2, 3, 4, 5, 8}},
+		{job.RetryAll, []job.ID{1, 2, 3, 4, 5, 7, 8, 9, 10, 11}},
+		{job.RetryFailed, []job.ID{1, 5, 8, 11}},
+		{job.RetryFailedAndDownstream, []job.ID{1, 2, 3, 4, 5, 8, 9, 10, 11}},
 		{0, nil},
 	} {
 		if got := RetrySet(nodes, tc.scope); !slices.Equal(got, tc.want) {

@@ -13,6 +13,7 @@ type RetryMember struct {
 	ID          job.ID
 	State       job.State
 	CancelCause job.CancelCause
+	Mode        job.DependencyMode
 	Parents     []job.ID // ascending
 }
 
@@ -64,7 +65,7 @@ func PlanWorkflowRetry(members []RetryMember, scope job.WorkflowRetryScope) Retr
 	byID := make(map[job.ID]*RetryMember, len(members))
 	for i := range members {
 		m := &members[i]
-		nodes[i] = core.RetryNode{ID: m.ID, State: m.State, CancelCause: m.CancelCause, Parents: m.Parents}
+		nodes[i] = core.RetryNode{ID: m.ID, State: m.State, CancelCause: m.CancelCause, Mode: m.Mode, Parents: m.Parents}
 		byID[m.ID] = m
 	}
 	set := core.RetrySet(nodes, scope)

@@ -136,6 +136,17 @@ const (
 	// SitRateRepoll: a node re-polled when a spent Rate Limit's window
 	// reopened (node.PollAfter).
 	SitRateRepoll
+	// SitWorkflowRetried: an operator's Workflow Retry reanimated members.
+	SitWorkflowRetried
+	// SitWorkflowRetryWaits: a reanimated member waited, Awaiting Parent,
+	// for a reanimated parent.
+	SitWorkflowRetryWaits
+	// SitWorkflowRetryUncancelled: a Workflow Retry reanimated a Cancelled
+	// member, the one path out of Cancelled.
+	SitWorkflowRetryUncancelled
+	// SitWorkflowRetryFenced: the fence rejected a late outcome of an
+	// Attempt from before a Workflow Retry.
+	SitWorkflowRetryFenced
 	numSituations
 )
 
@@ -200,6 +211,10 @@ var situationNames = [numSituations]string{
 	SitPurgeFullBatch:            "retention-full-batch",
 	SitRateSpent:                 "rate-spent",
 	SitRateRepoll:                "rate-repoll",
+	SitWorkflowRetried:           "workflow-retried",
+	SitWorkflowRetryWaits:        "workflow-retry-waits",
+	SitWorkflowRetryUncancelled:  "workflow-retry-uncancelled",
+	SitWorkflowRetryFenced:       "workflow-retry-fenced",
 }
 
 // String names the Situation.

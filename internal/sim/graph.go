@@ -39,6 +39,12 @@ type GraphWork struct {
 	// at a drawn time: if the job is Dead-Lettered or Quarantined then, it
 	// goes back to Scheduled.
 	RequeueProb float64 `json:"requeue_prob"`
+	// WorkflowProb is the share of graphs enqueued as a Workflow (whose
+	// roots then name no earlier job: a member's parents are members),
+	// and RetryProb the chance that each such Workflow gets operator
+	// Workflow Retries at drawn times, with drawn scopes (workflow.go).
+	WorkflowProb float64 `json:"workflow_prob,omitempty"`
+	RetryProb    float64 `json:"retry_prob,omitempty"`
 }
 
 // Graph shapes.
@@ -67,6 +73,8 @@ func drawGraphWork(seed uint64) GraphWork {
 		AnyTerminalProb: float64(d.intn(6)) / 10,
 		ExistingProb:    float64(d.intn(5)) / 10,
 		RequeueProb:     float64(d.intn(3)) / 10,
+		WorkflowProb:    float64(d.between(4, 10)) / 10,
+		RetryProb:       float64(d.between(5, 10)) / 10,
 	}
 }
 
@@ -121,6 +129,7 @@ func expandGraphs(sc *Scenario, wl *workload) {
 		shape := d.intn(numShapes)
 		inGraph := graphParents(d, shape, size)
 		b := len(wl.batches)
+		asWorkflow := drawWorkflow(sc, wl, b, at)
 		wl.batchAt = append(wl.batchAt, at)
 		wl.batches = append(wl.batches, nil)
 		first := len(wl.jobs)
@@ -136,7 +145,7 @@ func expandGraphs(sc *Scenario, wl *workload) {
 			for _, p := range inGraph[k] {
 				js.parents = append(js.parents, first+p)
 			}
-			if len(inGraph[k]) == 0 && jd.chance(gw.ExistingProb) {
+			if len(inGraph[k]) == 0 && jd.chance(gw.ExistingProb) && !asWorkflow {
 				if p, ok := earlierJob(wl, jd, at, first); ok {
 					js.parents = append(js.parents, p)
 				}

@@ -58,7 +58,8 @@ func TestGraphCoverage(t *testing.T) {
 }
 
 // TestPlantedLatchBugsAreFound: the Dependency oracles catch a latch that
-// counts a requeued parent twice and a cascade that stops after one level,
+// counts a requeued parent twice, a cascade that stops after one level and
+// a Workflow Retry that releases a dependent early,
 // the minimized Plan replays to the same invariant, and passes without the
 // planted bug.
 func TestPlantedLatchBugsAreFound(t *testing.T) {
@@ -82,6 +83,10 @@ func TestPlantedLatchBugsAreFound(t *testing.T) {
 	}{
 		{plant.LatchRecountsEdges, InvLatchExactlyOnce, 300, moreRequeues},
 		{plant.CascadeStopsEarly, InvDependencySettled, 100, nil},
+		// A Workflow Retry that recounts latches against the parents'
+		// states before the retry releases a retried dependent at once,
+		// before its retried parent has run again.
+		{plant.RetryReleasesEarly, InvRetryEarly, 200, nil},
 	} {
 		t.Run(string(tc.mutation), func(t *testing.T) {
 			t.Parallel()

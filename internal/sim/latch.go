@@ -120,6 +120,10 @@ func (w *world) register(idxs []int) {
 // applied and checks the dependent's side of it. It runs inside the store's
 // OnTransition, so it reads the world's tracking only, never the store.
 func (w *world) latchTransition(id job.ID, e core.Edge) {
+	if e.Via == core.ViaWorkflowRetry {
+		w.retryTransition(id, e)
+		return
+	}
 	if d := w.latch.deps[id]; d != nil {
 		switch {
 		case e.Via == core.ViaInsert:

@@ -61,7 +61,7 @@ func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
 	if !core.Legal(e) {
 		w.failf(ClassSafety, InvLegalEdge, "job %d moved along %s, which is not a legal edge", id, e)
 	}
-	if e.From == job.StateCancelled {
+	if e.From == job.StateCancelled && e.Via != core.ViaWorkflowRetry {
 		w.failf(ClassSafety, InvCancelledLeft, "Cancelled job %d left Cancelled along %s", id, e)
 	}
 	switch e.Via {
@@ -132,6 +132,13 @@ func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
 		js.cause = job.RetryCauseNone
 		js.due = w.storeNow()
 		js.bases = append(js.bases, js.maxAttempt)
+	case core.ViaWorkflowRetry:
+		// Reanimation starts a new life as a requeue does (core.Reanimate).
+		js.cause = job.RetryCauseNone
+		js.due = w.storeNow()
+		js.bases = append(js.bases, js.maxAttempt)
+		js.cancelRequested = false
+		js.retriedAbove = js.maxAttempt
 	}
 	if !e.From.Terminal() && e.To.Terminal() && e.From != job.StateUnknown {
 		w.live--
@@ -191,6 +198,9 @@ func (w *world) checkReport(n *simNode, outcomes []store.Outcome, results []stor
 			w.failf(ClassSafety, InvFenceExact, "outcome %s from %s fenced out, but %s held that Attempt's live Lease", r.Lease, n.worker, n.worker)
 		case !r.Applied:
 			w.cov.hit(SitStaleOutcomeFenced)
+			if r.Lease.Attempt <= w.job(r.Lease.ID).retriedAbove {
+				w.cov.hit(SitWorkflowRetryFenced)
+			}
 			w.parentSituation(r.Lease.ID, SitParentOutcomeFenced)
 			if n.isoTouched && n.isoDepth == 0 {
 				w.cov.hit(SitIsolationHealedStaleWrite)

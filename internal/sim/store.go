@@ -14,7 +14,7 @@ import (
 // Store is the store a run drives: the parts of the Storage Contract the
 // world calls — the nodes' claims, renewals, reports, expiry sweeps,
 // Relinquish, schedule loads, mints and purges (through node.Caller), the
-// workload's inserts and Operator Actions, and the oracles' reads — plus
+// workload's inserts, Workflows and Operator Actions, and the oracles' reads — plus
 // Wake-Up Hints, a restart and a transition feed. A normal run drives the
 // In-Memory Store (NewMemStore); Options.Store opens another.
 //
@@ -45,6 +45,7 @@ type Store interface {
 	store.Monitor
 	store.Operator
 	store.Dependencies
+	store.Workflows
 	store.Schedules
 	store.Retention
 	store.HintSource

@@ -21,7 +21,7 @@ var evNames = [...]string{
 	evOpApply: "op-apply", evOpResponse: "op-response", evCrash: "crash", evIsolate: "isolate", evHeal: "heal",
 	evSkew: "skew", evChaosEnd: "chaos-end", evDeadline: "deadline", evStoreRestart: "store-restart",
 	evStoreUp: "store-up", evRequeue: "operator-requeue", evScheduleRemove: "schedule-remove",
-	evRateAction: "rate-action", evRateUndo: "rate-undo", evRepoll: "re-poll",
+	evRateAction: "rate-action", evRateUndo: "rate-undo", evRepoll: "re-poll", evWorkflowRetry: "workflow-retry",
 }
 
 func (w *world) traceEvent(ev *event) {

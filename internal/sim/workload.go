@@ -50,6 +50,12 @@ type workload struct {
 	deploys []deploy
 	// rateActions are the set-rate Operator Actions (rate.go).
 	rateActions []rateAction
+	// workflowOf maps a batch inserted as a Workflow to its index in
+	// workflows; retries are the Workflow Retries aimed at them
+	// (workflow.go).
+	workflowOf map[int]int
+	workflows  []int // the batch of each Workflow
+	retries    []wfRetry
 }
 
 func expandWorkload(sc *Scenario) *workload {

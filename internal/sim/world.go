@@ -42,6 +42,7 @@ const (
 	evRateAction
 	evRateUndo
 	evRepoll
+	evWorkflowRetry
 )
 
 // event is one entry of the event queue, ordered by (at, seq).
@@ -126,6 +127,10 @@ type jobState struct {
 	// job at: each starts a new life whose attempt budget counts Attempts
 	// above it.
 	bases []job.Attempt
+	// retriedAbove is the last Attempt charged before the job's latest
+	// Workflow Retry (0 if never retried): an outcome of any Attempt up to
+	// it is of a life the retry ended.
+	retriedAbove job.Attempt
 }
 
 // baseOf returns the base of the life Attempt a was charged in: the last
@@ -193,6 +198,7 @@ type world struct {
 	hintsDropped int
 
 	latch latchModel // the Dependency oracles' model (latch.go)
+	wf    wfModel    // the Workflows and their retries (workflow.go)
 	sched schedWorld // Recurring Schedules and retention (schedule.go)
 }
 
@@ -373,6 +379,7 @@ func (w *world) setup() {
 		}
 	}
 	w.setupRates()
+	w.setupWorkflows()
 	for k, a := range w.wl.actions {
 		w.workload(event{at: w.at(a.at), kind: evQueueAction, idx: k})
 		w.workload(event{at: w.at(a.undo), kind: evQueueUndo, idx: k})
@@ -444,6 +451,9 @@ func (w *world) handle(ev *event) {
 	case evRequeue:
 		w.workloadLeft--
 		w.requeue(ev.idx)
+	case evWorkflowRetry:
+		w.workloadLeft--
+		w.retryWorkflow(ev.idx)
 	case evQueueAction, evQueueUndo:
 		w.workloadLeft--
 		w.queueAction(ev.idx, ev.kind == evQueueUndo)
@@ -505,7 +515,7 @@ func (w *world) enqueue(b int) {
 	}
 	w.register(idxs)
 	w.workloadCall()
-	ids, err := w.st.JobInsertMany(w.ctx, store.InsertManyParams{Jobs: jobs})
+	ids, err := w.insertBatch(b, jobs)
 	w.mustStore(err)
 	w.checkSettled()
 	for k, id := range ids {

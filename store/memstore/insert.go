@@ -114,7 +114,6 @@ func (s *Store) insertMany(p store.InsertManyParams, now time.Time, wf func() *w
 	return res, hs, nil
 }
 
-
 // insert stores one validated job without parents (a minted or triggered
 // one), Scheduled, adding its Queue to hs if it is claimable at now. The
 // caller holds s.mu.

@@ -361,3 +361,9 @@ func TestOpenByURI(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkWorkflowStatus: the status read at 100 and 10,000 members
+// (storetest.BenchWorkflowStatus).
+func BenchmarkWorkflowStatus(b *testing.B) {
+	storetest.BenchWorkflowStatus(b, func(*testing.B) store.Store { return memstore.New(memstore.Options{}) })
+}

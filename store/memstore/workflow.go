@@ -292,6 +292,7 @@ func (s *Store) recount(r *row, live func(job.ID) bool) int {
 func retryNode(r *row) core.RetryNode {
 	n := core.RetryNode{ID: r.job.ID, State: r.job.State, CancelCause: r.job.CancelCause}
 	if r.dep != nil {
+		n.Mode = r.dep.mode
 		for _, e := range r.dep.parents {
 			n.Parents = append(n.Parents, e.id)
 		}

@@ -62,7 +62,7 @@ WHERE j.id = m.id AND j.state = m.f`
 FROM unnest($1::bigint[], $2::int[]) AS m(id, p) WHERE j.id = m.id AND j.state = 'awaiting_parent'`
 	workflowEdgesCountedSQL = `UPDATE backwave.job_dependency e SET counted = m.c
 FROM unnest($1::bigint[], $2::bigint[], $3::bool[]) AS m(j, p, c) WHERE e.job_id = m.j AND e.parent_id = m.p`
-	workflowHintSQL       = `SELECT pg_notify('backwave.hint', d.queue) FROM (SELECT DISTINCT j.queue FROM backwave.job j
+	workflowHintSQL = `SELECT pg_notify('backwave.hint', d.queue) FROM (SELECT DISTINCT j.queue FROM backwave.job j
 WHERE j.id = ANY ($1::bigint[]) AND j.state = 'scheduled') d`
 	// foldWorkflowSQL moves the Workflow count deltas into the counts, one
 	// fold at a time (a try-lock), in (workflow, state) order; the deltas of
@@ -503,7 +503,9 @@ func (s *Store) WorkflowRetry(ctx context.Context, p store.WorkflowRetryParams) 
 			}
 			h := heads[job.ID(dep)]
 			h.Parents = append(h.Parents, job.ID(parent))
-			return nil
+			var err error
+			h.Mode, err = job.ParseDependencyMode(mode)
+			return err
 		})
 		if err != nil {
 			return err

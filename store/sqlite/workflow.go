@@ -450,6 +450,10 @@ func (s *Store) WorkflowRetry(ctx context.Context, p store.WorkflowRetryParams) 
 			}
 			h := heads[job.ID(dep)]
 			h.Parents = append(h.Parents, job.ID(parent))
+			if h.Mode, err = decode(modeCodes, "dependency mode", mode); err != nil {
+				_ = rows.Close()
+				return err
+			}
 		}
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return err
