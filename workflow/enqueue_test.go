@@ -63,6 +63,21 @@ func TestEnqueueStoresTheGraph(t *testing.T) {
 			t.Errorf("member %d labelled %q, want %q", i, got, run.Steps[i].Key())
 		}
 	}
+	// A Workflow Restart copies the payloads: the new members carry the same
+	// Step names and input.
+	restarted, err := admin.RestartWorkflow(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := admin.Workflow(ctx, restarted.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range rd.Members {
+		if got := workflow.Label(m.Job); got != run.Steps[i].Key() || string(m.Job.Payload) != string(d.Members[i].Job.Payload) {
+			t.Errorf("restarted member %d labelled %q, want %q with the same payload", i, got, run.Steps[i].Key())
+		}
+	}
 	if id, ok := run.Job(workflow.Ref[fetch]{}); ok || id != 0 {
 		t.Errorf("the zero Ref names job %d", id)
 	}
@@ -74,8 +89,8 @@ func TestEnqueueStoresTheGraph(t *testing.T) {
 		t.Fatalf("bad graph: %v", err)
 	}
 	page, err := admin.Workflows(ctx, backwave.WorkflowListParams{})
-	if err != nil || len(page.Items) != 1 {
-		t.Errorf("%d Workflows after a refused one (%v), want 1", len(page.Items), err)
+	if err != nil || len(page.Items) != 2 {
+		t.Errorf("%d Workflows after a refused one (%v), want the original and its restart", len(page.Items), err)
 	}
 }
 
