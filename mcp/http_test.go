@@ -93,13 +93,13 @@ func TestHTTPToolListPerCaller(t *testing.T) {
 	f := newFixture(t)
 	s := f.server(t, hostPolicy(t))
 	ts := serveHTTP(t, s)
-	reads := wantTools[:13]
+	reads := wantTools[:15]
 	for _, tc := range []struct {
 		user string
 		want []string
 	}{
 		{"", reads},
-		{"bob", slices.Concat(reads, []string{"job_requeue", "job_reschedule"})},
+		{"bob", slices.Concat(reads, []string{"job_requeue", "job_reschedule", "workflow_restart", "workflow_retry"})},
 		{"ada", wantTools},
 	} {
 		t.Run("user "+tc.user, func(t *testing.T) {
@@ -176,7 +176,7 @@ func TestHTTPHandlerBounds(t *testing.T) {
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 
-	if got := toolNames(t, connectHTTP(t, ts.URL+"/ops/mcp", &asUser{})); len(got) != 13 {
+	if got := toolNames(t, connectHTTP(t, ts.URL+"/ops/mcp", &asUser{})); len(got) != 15 {
 		t.Errorf("tools at the prefix: %v", got)
 	}
 	for _, tc := range []struct {

@@ -11,7 +11,9 @@ import (
 func catalogue() ([]toolDef, error) {
 	b := &builder{}
 	addReads(b)
+	addWorkflowReads(b)
 	addWrites(b)
+	addWorkflowWrites(b)
 	return b.tools, b.err
 }
 

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"time"
 
@@ -58,7 +59,7 @@ func typeSchemas() map[reflect.Type]*jsonschema.Schema {
 	for _, k := range occurrenceKinds {
 		kinds = append(kinds, k.String())
 	}
-	return map[reflect.Type]*jsonschema.Schema{
+	m := map[reflect.Type]*jsonschema.Schema{
 		reflect.TypeFor[jobID]():       {Type: "integer", Minimum: new(1.0)},
 		reflect.TypeFor[cursor]():      {Type: "integer", Minimum: new(0.0)},
 		reflect.TypeFor[pageLimit]():   {Type: "integer", Minimum: new(0.0), Maximum: new(float64(backwave.MaxPageLimit))},
@@ -70,6 +71,8 @@ func typeSchemas() map[reflect.Type]*jsonschema.Schema {
 		reflect.TypeFor[kindName]():    {Type: "string", Enum: kinds},
 		reflect.TypeFor[time.Time]():   {Type: "string", Format: "date-time"},
 	}
+	maps.Copy(m, workflowTypeSchemas())
+	return m
 }
 
 func parseStates(names []stateName) ([]backwave.JobState, error) {

@@ -308,7 +308,7 @@ type ToolInfo struct {
 }
 
 // Tools returns the whole catalogue, reads first, whatever any caller may
-// use: the 23 tools offered to a caller holding every Permission under a
+// use: the 28 tools offered to a caller holding every Permission under a
 // Policy with a ResolveActor.
 func (s *Server) Tools() []ToolInfo {
 	out := make([]ToolInfo, len(s.tools))

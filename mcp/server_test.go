@@ -15,15 +15,17 @@ import (
 	"github.com/backwave/backwave/store/memstore"
 )
 
-// The 23 tools (glossary, MCP Server): the Monitor reads, then the audited
+// The 28 tools (glossary, MCP Server): the Monitor reads, then the audited
 // Operator Actions. docs/mcp.md lists the same names.
 var wantTools = []string{
 	"job_get", "job_transitions", "job_list", "job_retrying", "job_dependencies",
 	"tag_facet", "tag_suggest", "count_by_state", "count_by_queue", "queue_list",
 	"schedule_list", "schedule_occurrences", "audit_list",
+	"workflow_list", "workflow_get",
 	"job_requeue", "job_cancel", "job_reschedule",
 	"schedule_trigger", "schedule_pause", "schedule_resume", "schedule_remove",
 	"queue_pause", "queue_resume", "queue_set_limit",
+	"workflow_cancel", "workflow_restart", "workflow_retry",
 }
 
 func TestCatalogue(t *testing.T) {
@@ -49,8 +51,8 @@ func TestCatalogue(t *testing.T) {
 			actions[tool.Action] = tool.Name
 		}
 	}
-	if len(tools) != 23 || !slices.Equal(names, wantTools) {
-		t.Errorf("catalogue has %d tools %v\nwant 23 %v", len(tools), names, wantTools)
+	if len(tools) != 28 || !slices.Equal(names, wantTools) {
+		t.Errorf("catalogue has %d tools %v\nwant 28 %v", len(tools), names, wantTools)
 	}
 	for _, a := range permission.Actions() {
 		switch a {
@@ -118,7 +120,7 @@ func TestNewServerRefuses(t *testing.T) {
 func TestToolListPerCaller(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	reads := wantTools[:13]
+	reads := wantTools[:15]
 	sorted := func(names ...[]string) []string {
 		out := slices.Concat(names...)
 		slices.Sort(out)
@@ -134,8 +136,8 @@ func TestToolListPerCaller(t *testing.T) {
 		{"View denied: nothing", grant("ops:x"), nil},
 		{"sensitive reader", grant("", permission.View, permission.ViewSensitiveData), sorted(reads)},
 		{"every permission but no ResolveActor", grant("", all...), sorted(reads)},
-		{"Requeue", grant("ops:r", permission.View, permission.Requeue), sorted(reads, []string{"job_requeue", "job_reschedule"})},
-		{"Cancel", grant("ops:c", permission.View, permission.Cancel), sorted(reads, []string{"job_cancel"})},
+		{"Requeue", grant("ops:r", permission.View, permission.Requeue), sorted(reads, []string{"job_requeue", "job_reschedule", "workflow_restart", "workflow_retry"})},
+		{"Cancel", grant("ops:c", permission.View, permission.Cancel), sorted(reads, []string{"job_cancel", "workflow_cancel"})},
 		{"TriggerSchedule", grant("ops:t", permission.View, permission.TriggerSchedule), sorted(reads, []string{"schedule_trigger", "schedule_pause", "schedule_resume", "schedule_remove"})},
 		{"PauseQueue", grant("ops:q", permission.View, permission.PauseQueue), sorted(reads, []string{"queue_pause", "queue_resume", "queue_set_limit"})},
 		{"everything", grant("ops:all", all...), sorted(wantTools)},
@@ -201,6 +203,11 @@ func writeArgs(f *fixture) map[string]map[string]any {
 		"queue_pause":      {"queue": mailQueue},
 		"queue_resume":     {"queue": mailQueue},
 		"queue_set_limit":  {"queue": mailQueue, "limit": 3},
+		// The fixture holds no Workflow: the gate refuses before the id
+		// is read (workflow_test.go runs these on a real Workflow).
+		"workflow_cancel":  {"id": 1},
+		"workflow_restart": {"id": 1},
+		"workflow_retry":   {"id": 1, "scope": "failed"},
 	}
 }
 

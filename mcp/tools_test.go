@@ -187,6 +187,8 @@ func TestCallEveryTool(t *testing.T) {
 		t.Errorf("schedule_list after schedule_remove: %+v", s.Schedules)
 	}
 
+	callWorkflowTools(t, f, cs, do, actor)
+
 	for _, name := range wantTools {
 		if !called[name] {
 			t.Errorf("%s was not called", name)

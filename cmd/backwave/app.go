@@ -75,6 +75,7 @@ func commands() []*cli.Command {
 		{categoryStart, demoCommand()},
 		{categoryStart, migrateCommand()},
 		{categoryStore, jobsCommand()},
+		{categoryStore, workflowsCommand()},
 		{categoryStore, enqueueCommand()},
 		{categoryStore, queuesCommand()},
 		{categoryStore, schedulesCommand()},

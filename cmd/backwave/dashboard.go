@@ -15,6 +15,7 @@ import (
 	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/dashboard"
 	"github.com/backwave/backwave/internal/metricsserve"
+	"github.com/backwave/backwave/workflow/dashboardext"
 )
 
 // defaultDashboardAddr is where `backwave dashboard` listens by default:
@@ -54,7 +55,7 @@ func dashboardCommand() *cli.Command {
 				return err
 			}
 			defer func() { _ = st.Close() }()
-			h, err := dashboard.New(st, dashboard.Options{Policy: pol})
+			h, err := dashboard.New(st, dashboard.Options{Policy: pol, Extensions: []dashboard.Extension{dashboardext.New()}})
 			if err != nil {
 				return err
 			}
@@ -112,7 +113,7 @@ func serveOn(ctx context.Context, ln net.Listener, h http.Handler) error {
 // the fleet's Prometheus metrics at /metrics, on a free loopback port until
 // ctx ends, and returns the dashboard's URL: the demo's dashboard hook.
 func demoDashboard(ctx context.Context, st backwave.Store, metrics http.Handler) (string, error) {
-	h, err := dashboard.New(st, dashboard.Options{})
+	h, err := dashboard.New(st, dashboard.Options{Extensions: []dashboard.Extension{dashboardext.New()}})
 	if err != nil {
 		return "", err
 	}

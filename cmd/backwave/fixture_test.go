@@ -61,6 +61,8 @@ func runFixture(t *testing.T, name, path string) {
 		}
 	case "worked":
 		workJobs(t, s)
+	case "workflows":
+		workflowJobs(t, s)
 	default:
 		t.Fatalf("unknown fixture %q", name)
 	}

@@ -34,14 +34,15 @@ func TestMain(m *testing.M) {
 
 // TestMCPStdio starts "backwave mcp" as a subprocess and lists its tools
 // with the SDK's client over stdio: the reads alone by default, and the
-// write tools --allow grants beside them (docs/mcp.md, the 23 tools).
+// write tools --allow grants beside them (docs/mcp.md, the 28 tools).
 func TestMCPStdio(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "jobs.db")
 	ok(t, "enqueue", "--db", db, "--wire-name", "send_email", "--queue", "mail")
 
 	reads := []string{"job_get", "job_transitions", "job_list", "job_retrying", "job_dependencies", "tag_facet", "tag_suggest",
-		"count_by_state", "count_by_queue", "queue_list", "schedule_list", "schedule_occurrences", "audit_list"}
+		"count_by_state", "count_by_queue", "queue_list", "schedule_list", "schedule_occurrences", "audit_list",
+		"workflow_list", "workflow_get"}
 	for _, tc := range []struct {
 		name  string
 		flags []string
@@ -49,7 +50,7 @@ func TestMCPStdio(t *testing.T) {
 	}{
 		{"read-only", nil, reads},
 		{"allow requeue and cancel", []string{"--allow", "requeue,Cancel", "--actor", "agent:test"},
-			append(slices.Clone(reads), "job_requeue", "job_cancel", "job_reschedule")},
+			append(slices.Clone(reads), "job_requeue", "job_cancel", "job_reschedule", "workflow_cancel", "workflow_restart", "workflow_retry")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -132,8 +133,8 @@ func TestMCPHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Tools) != 13 {
-		t.Errorf("over HTTP, read-only: %d tools, want the 13 reads", len(res.Tools))
+	if len(res.Tools) != 15 {
+		t.Errorf("over HTTP, read-only: %d tools, want the 15 reads", len(res.Tools))
 	}
 	_ = cs.Close()
 	cancel()
