@@ -96,7 +96,10 @@ func (p HistoryPolicy) Detail(detail string) string {
 // so the log keeps the newest TransitionLogCap. With the default attempt
 // ceiling (25) a job's first life takes at most 2 entries per Attempt plus
 // its insert and a final cancel: 52, well inside the cap; the cap bounds a
-// job that operators requeue again and again.
+// job that operators requeue again and again. The cap never drops an entry
+// a live Transition Observer registration has not been walked past: such a
+// log outgrows the cap until the walk passes, then shrinks back at the
+// job's next entry (see Observers).
 const TransitionLogCap = 100
 
 // TransitionTrimAttempt is the highest Attempt at which a job's log cannot

@@ -326,8 +326,9 @@ func (s *Store) move(r *row, to job.State, via core.Via, now time.Time, detail s
 	}
 	if s.history.Records() {
 		if len(r.log) >= store.TransitionLogCap {
-			r.log = slices.Delete(r.log, 0, len(r.log)-store.TransitionLogCap+1)
-			r.seqs = slices.Delete(r.seqs, 0, len(r.seqs)-store.TransitionLogCap+1)
+			n := s.trimmable(r, len(r.log)-store.TransitionLogCap+1, now)
+			r.log = slices.Delete(r.log, 0, n)
+			r.seqs = slices.Delete(r.seqs, 0, n)
 		}
 		s.tseq++
 		r.seqs = append(r.seqs, s.tseq)

@@ -157,6 +157,22 @@ func (s *Store) observedFloor(now time.Time) int64 {
 	return floor
 }
 
+// trimmable is how many of r's oldest Transition Log entries, at most n,
+// the cap may drop: those a live Transition Observer registration was
+// walked past. While one still awaits an entry, the log outgrows the cap
+// until the walk passes it. The caller holds s.mu.
+func (s *Store) trimmable(r *row, n int, now time.Time) int {
+	if len(s.observers) == 0 {
+		return n
+	}
+	floor := s.observedFloor(now)
+	k := 0
+	for k < n && r.seqs[k] <= floor {
+		k++
+	}
+	return k
+}
+
 // unobserved reports whether every Transition Log entry of r lies at or
 // before floor, so purging r loses no entry a registration awaits.
 func unobserved(r *row, floor int64) bool {

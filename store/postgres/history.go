@@ -95,8 +95,9 @@ func (s *Store) logOne(ctx context.Context, q querier, id job.ID, h jobHead, to 
 	}
 	if h.attempt > store.TransitionTrimAttempt {
 		_, err = q.exec(ctx, s.sql(`DELETE FROM backwave.job_transition t WHERE t.job_id = $1 AND t.seq <= (
-    SELECT t2.seq FROM backwave.job_transition t2 WHERE t2.job_id = $1 ORDER BY t2.seq DESC OFFSET $2 LIMIT 1)`),
-			int64(id), int32(store.TransitionLogCap))
+    SELECT t2.seq FROM backwave.job_transition t2 WHERE t2.job_id = $1 ORDER BY t2.seq DESC OFFSET $2 LIMIT 1)
+      AND NOT `+awaitedSQL("coalesce($3::timestamptz, now())")),
+			int64(id), int32(store.TransitionLogCap), s.nowArg())
 	}
 	return err
 }
@@ -105,10 +106,24 @@ func (s *Store) logOne(ctx context.Context, q querier, id job.ID, h jobHead, to 
 // jobs in CTE from (columns id, attempt) past store.TransitionTrimAttempt,
 // keeping the newest TransitionLogCap-1 of those the statement's snapshot
 // sees: with the one entry the same statement adds, the log holds at most
-// TransitionLogCap. records is the parameter saying the log is written.
+// TransitionLogCap, save the entries a Transition Observer still awaits
+// (awaitedSQL). records is the parameter saying the log is written; $1 is
+// the statement's now.
 func trimSQL(from, records string) string {
 	return `DELETE FROM backwave.job_transition t USING ` + from + ` x
     WHERE ` + records + `::bool AND x.attempt > ` + strconv.Itoa(store.TransitionTrimAttempt) + ` AND t.job_id = x.id
       AND t.seq <= (SELECT t2.seq FROM backwave.job_transition t2 WHERE t2.job_id = x.id
-                    ORDER BY t2.seq DESC OFFSET ` + strconv.Itoa(store.TransitionLogCap-1) + ` LIMIT 1)`
+                    ORDER BY t2.seq DESC OFFSET ` + strconv.Itoa(store.TransitionLogCap-1) + ` LIMIT 1)
+      AND NOT ` + awaitedSQL("coalesce($1::timestamptz, now())")
+}
+
+// awaitedSQL is true of a Transition Log entry t that a live Transition
+// Observer registration (one seen since now minus
+// store.ObserverRemoveAfter) was not yet walked past: the cap keeps it,
+// so the log may outgrow the cap until the walk passes. Without a
+// registration it is one probe of an empty table.
+func awaitedSQL(now string) string {
+	return `EXISTS (SELECT 1 FROM backwave.observer o
+        WHERE o.seen_at > ` + now + ` - ` + strconv.FormatInt(store.ObserverRemoveAfter.Microseconds(), 10) + ` * interval '1 microsecond'
+          AND (coalesce(t.xid, '0'::xid8), t.seq) > (o.cursor_xid, o.cursor_seq))`
 }

@@ -102,9 +102,11 @@ func (s *Store) trim(ctx context.Context, tx *sql.Tx, id int64, attempt job.Atte
 }
 
 // trimLog drops the oldest entries of the job's Transition Log beyond
-// store.TransitionLogCap.
+// store.TransitionLogCap, but none a live Transition Observer registration
+// still awaits.
 func (s *Store) trimLog(ctx context.Context, tx *sql.Tx, id int64) error {
-	if _, err := tx.ExecContext(ctx, s.m.trim, id, store.TransitionLogCap); err != nil {
+	live := micros(s.clock.Now()) - store.ObserverRemoveAfter.Microseconds()
+	if _, err := tx.ExecContext(ctx, s.m.trim, id, store.TransitionLogCap, live); err != nil {
 		return fmt.Errorf("job %d: trim the transition log: %w", id, err)
 	}
 	return nil

@@ -3,8 +3,12 @@ package sqlite
 // The statements of the Monitor reads, the Operator Actions and the
 // Transition Log bound, renamed like the others (queries.go).
 const (
+	// sqlTrim keeps, beyond the cap, every entry past the lowest cursor of
+	// a Transition Observer registration seen since ?3: the walk has not
+	// passed it yet.
 	sqlTrim = `DELETE FROM backwave_job_transition WHERE job_id = ?1 AND id <= (
-		SELECT t.id FROM backwave_job_transition t WHERE t.job_id = ?1 ORDER BY t.id DESC LIMIT 1 OFFSET ?2)`
+		SELECT t.id FROM backwave_job_transition t WHERE t.job_id = ?1 ORDER BY t.id DESC LIMIT 1 OFFSET ?2)
+		AND id <= COALESCE((SELECT MIN(cursor_seq) FROM backwave_observer WHERE seen_at > ?3), id)`
 	sqlKnowTag   = `INSERT OR IGNORE INTO backwave_tag (key, value, folded, display) VALUES (?, ?, ?, ?)`
 	sqlAudit     = `INSERT INTO backwave_audit (at, actor, action, job_id, queue, detail) VALUES (?, ?, ?, ?, ?, ?)`
 	sqlAuditList = `SELECT id, at, actor, action, COALESCE(job_id, 0), queue, detail FROM backwave_audit

@@ -250,6 +250,30 @@ func testObserver(t *testing.T, s *suite) {
 		}
 	})
 
+	// store.TransitionLogCap yields to the walk: "retention never purges a
+	// transition before it was delivered" — the per-job cap included. A job
+	// whose log outgrows the cap while a registration waits keeps every
+	// entry until the walk passes it.
+	s.run(t, "CapHoldsUndelivered", func(t *testing.T, e *env) {
+		e.obsClaim(e.s, obsClaim(w1, 1, job.StateDeadLettered)) // registers at the start
+		attempts := store.TransitionLogCap/2 + 10
+		id := e.insert(withMax("q", attempts))[0]
+		for range attempts {
+			e.reportApplied(w1, failed(e.claimOne(w1, "q"), 0))
+		}
+		e.wantState(id, job.StateDeadLettered)
+		want := 1 + 2*attempts // the insert, then a claim and a failure per Attempt
+		n := 0
+		for _, o := range e.walkAll(e.s, w1, 1000, want, allStates...) {
+			if o.Job == id {
+				n++
+			}
+		}
+		if n != want {
+			t.Fatalf("the walk delivered %d of the job's %d entries; the cap dropped undelivered ones", n, want)
+		}
+	})
+
 	// store.ObserverRemoveAfter: an unseen registration is considered
 	// removed.
 	s.run(t, "UnseenRegistrationHoldsNothing", func(t *testing.T, e *env) {
