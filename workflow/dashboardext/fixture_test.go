@@ -131,6 +131,28 @@ func (f *fixture) waitStatus(id backwave.WorkflowID, want backwave.WorkflowStatu
 	}
 }
 
+// waitAudit waits until the audit trail holds an entry of action.
+func (f *fixture) waitAudit(action string) {
+	f.t.Helper()
+	deadline := time.After(15 * time.Second)
+	for {
+		page, err := f.admin.Audit(context.Background(), backwave.AuditListParams{})
+		if err != nil {
+			f.t.Fatalf("audit: %v", err)
+		}
+		for _, e := range page.Items {
+			if e.Action.String() == action {
+				return
+			}
+		}
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-deadline:
+			f.t.Fatalf("no %s in the audit trail: %+v", action, page.Items)
+		}
+	}
+}
+
 func allowOnly(ps ...permission.Permission) permission.Policy {
 	return permission.Policy{
 		Allow: func(_ context.Context, p permission.Permission) bool {
@@ -156,6 +178,9 @@ func (f *fixture) serve(pol permission.Policy) *httptest.Server {
 	mux.Handle(dashboard.DefaultPrefix+"/", h)
 	ts := httptest.NewServer(mux)
 	f.t.Cleanup(ts.Close)
+	// Before Close (cleanups run last first): a browser's keep-alive
+	// connection would hold Close until the browser is gone.
+	f.t.Cleanup(ts.CloseClientConnections)
 	return ts
 }
 
