@@ -196,9 +196,19 @@ func (w *world) retryTransition(id job.ID, e core.Edge) {
 		if w.wf.retrying[c] || w.job(c).state != job.StateAwaitingParent {
 			continue // reanimated itself (recounted at its own move), or not waiting
 		}
-		if p := w.latch.deps[c].edge(id); p.counted {
-			p.counted, p.state = false, 0
-			w.touch(c)
+		// A waiting dependent of a reanimated member has its whole latch
+		// recounted against its parents' states after the retry
+		// (store.PlanWorkflowRetry): the reanimated parent's edge, and also
+		// one of a parent an operator requeued since its edge was counted,
+		// which is live again and waited for again.
+		for k, d := 0, w.latch.deps[c]; k < len(d.parents); k++ {
+			p := &d.parents[k]
+			if liveAfter(p.parent) {
+				p.counted, p.state = false, 0
+			} else {
+				p.counted, p.state = true, w.job(p.parent).state
+			}
 		}
+		w.touch(c)
 	}
 }
