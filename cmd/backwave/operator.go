@@ -84,8 +84,30 @@ type jobFunc func(ctx context.Context, a *backwave.Admin, id backwave.JobID) (ba
 // --actor, and prints the job's state after it. prepare checks the flags,
 // before the store is opened, and returns the action.
 func jobAction(prepare func(cmd *cli.Command) (jobFunc, error)) cli.ActionFunc {
+	return idAction(idArg, noSuchJob, func(cmd *cli.Command) (func(context.Context, *backwave.Admin, backwave.JobID) (string, error), error) {
+		fn, err := prepare(cmd)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, a *backwave.Admin, id backwave.JobID) (string, error) {
+			j, err := fn(ctx, a, id)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("job %d: %s, due %s", id, j.State, stamp(j.ScheduledAt)), nil
+		}, nil
+	})
+}
+
+// idAction runs an Operator Action on the one id argument (a job's or a
+// Workflow's), as the --actor, and prints what the action says it did:
+// parse reads the id, prepare checks the flags before the store is opened
+// and returns the action, and notFound names an id the store does not
+// hold.
+func idAction[ID any](parse func(*cli.Command) (ID, error), notFound func(error, ID) error,
+	prepare func(*cli.Command) (func(context.Context, *backwave.Admin, ID) (string, error), error)) cli.ActionFunc {
 	return func(ctx context.Context, cmd *cli.Command) error {
-		id, err := idArg(cmd)
+		id, err := parse(cmd)
 		if err != nil {
 			return err
 		}
@@ -98,11 +120,11 @@ func jobAction(prepare func(cmd *cli.Command) (jobFunc, error)) cli.ActionFunc {
 			return err
 		}
 		defer done()
-		j, err := fn(ctx, a, id)
+		said, err := fn(ctx, a, id)
 		if err != nil {
-			return noSuchJob(err, id)
+			return notFound(err, id)
 		}
-		fmt.Fprintf(cmd.Root().Writer, "job %d: %s, due %s\n", id, j.State, stamp(j.ScheduledAt))
+		fmt.Fprintln(cmd.Root().Writer, said)
 		return nil
 	}
 }

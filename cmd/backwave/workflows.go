@@ -129,32 +129,12 @@ func noSuchWorkflow(err error, id backwave.WorkflowID) error {
 
 // workflowFunc performs one Operator Action on a Workflow and says what it
 // did.
-type workflowFunc func(ctx context.Context, a *backwave.Admin, id backwave.WorkflowID) (string, error)
+type workflowFunc = func(ctx context.Context, a *backwave.Admin, id backwave.WorkflowID) (string, error)
 
 // workflowAction runs an action on the Workflow the one argument names, as
 // the --actor. prepare checks the flags before the store is opened.
 func workflowAction(prepare func(cmd *cli.Command) (workflowFunc, error)) cli.ActionFunc {
-	return func(ctx context.Context, cmd *cli.Command) error {
-		id, err := workflowIDArg(cmd)
-		if err != nil {
-			return err
-		}
-		fn, err := prepare(cmd)
-		if err != nil {
-			return err
-		}
-		a, done, err := openAdmin(ctx, cmd)
-		if err != nil {
-			return err
-		}
-		defer done()
-		said, err := fn(ctx, a, id)
-		if err != nil {
-			return noSuchWorkflow(err, id)
-		}
-		fmt.Fprintln(cmd.Root().Writer, said)
-		return nil
-	}
+	return idAction(workflowIDArg, noSuchWorkflow, prepare)
 }
 
 // countsText renders members by state, in the states' order:
