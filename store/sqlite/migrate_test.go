@@ -207,3 +207,55 @@ func TestMigrationLintCatches(t *testing.T) {
 		}
 	}
 }
+
+// 0012_unique_live marks the holders of while-live keys held when it runs,
+// so a job that took its key on schema 11 still frees it when it ends on
+// schema 12, and a job inserted after the migration is marked by the key
+// table's triggers.
+func TestMigrateUniqueLiveMarksHeldKeys(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s, err := connect(filepath.Join(t.TempDir(), "jobs.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	at := slices.IndexFunc(migrations, func(m migration) bool { return m.version == 12 })
+	if at < 0 {
+		t.Fatal("no migration 12")
+	}
+	if _, err := s.migrate(ctx, migrations[:at]); err != nil {
+		t.Fatal(err)
+	}
+	insert := func(key string) store.InsertResult {
+		t.Helper()
+		res, err := s.JobInsertManyResults(ctx, store.InsertManyParams{Jobs: []store.NewJob{{
+			WireName: "w", Queue: "q", MaxAttempts: 1, Unique: store.Unique{Key: key, Scope: store.UniqueWhileLive},
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res[0]
+	}
+	before := insert("before")
+	if _, err := s.migrate(ctx, migrations); err != nil {
+		t.Fatal(err)
+	}
+	after := insert("after")
+	claimed, err := s.JobClaim(ctx, store.ClaimParams{Worker: "w", Queues: []string{"q"}, Limit: 10, LeaseDuration: time.Minute})
+	if err != nil || len(claimed) != 2 {
+		t.Fatalf("claimed %d jobs (%v), want 2", len(claimed), err)
+	}
+	var outs []store.Outcome
+	for _, j := range claimed {
+		outs = append(outs, store.Outcome{Outcome: core.Decide(core.AttemptInfo{Lease: j.Lease(), MaxAttempts: j.MaxAttempts}, core.ResultSucceeded, core.DefaultRetryPolicy())})
+	}
+	if _, err := s.OutcomeReport(ctx, store.ReportParams{Worker: "w", Outcomes: outs}); err != nil {
+		t.Fatal(err)
+	}
+	for key, first := range map[string]store.InsertResult{"before": before, "after": after} {
+		if again := insert(key); !again.Inserted || again.ID == first.ID {
+			t.Errorf("key %q after its holder %d succeeded: inserted %v as %d, want a new job", key, first.ID, again.Inserted, again.ID)
+		}
+	}
+}
