@@ -466,7 +466,7 @@ func (d *Driver) jobDone(e JobDone, out []Command) []Command {
 		MaxAttempts:     x.maxAttempts,
 		CancelRequested: x.cancelSignalled,
 	}, e.Result, d.cfg.retryPolicy(x.wireName)))
-	if len(d.buffer) >= d.cfg.MaxOutcomeBatch || len(d.executing) == 0 || d.stopping {
+	if len(d.buffer) >= d.cfg.MaxOutcomeBatch || len(d.executing) == 0 {
 		out = d.flush(out)
 	}
 	return out

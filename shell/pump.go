@@ -196,7 +196,9 @@ func (p *Pump) Wake() {
 
 // Stop stops the Pump gracefully and returns once its loop has exited: the
 // Driver claims nothing more, running handlers get DrainTimeout to finish
-// (their outcomes are reported as they do), then the rest are cancelled with
+// (their outcomes are reported as outside a drain: coalesced, by the next
+// poll or heartbeat, a full batch, or the last handler's return, so a burst
+// of them is one report), then the rest are cancelled with
 // ErrShutdown and their Leases relinquished, best effort within
 // RelinquishTimeout. If ctx is done first, the drain is cut short the same
 // way and Stop returns ctx's error. Stop on a Pump that never started

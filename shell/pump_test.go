@@ -512,3 +512,52 @@ func TestPumpAbandonsLostLease(t *testing.T) {
 		stop(t, p)
 	})
 }
+
+// countingReports counts the OutcomeReport calls made to its store.
+type countingReports struct {
+	*memstore.Store
+	reports atomic.Int64
+}
+
+func (c *countingReports) OutcomeReport(ctx context.Context, p store.ReportParams) ([]store.ReportResult, error) {
+	c.reports.Add(1)
+	return c.Store.OutcomeReport(ctx, p)
+}
+
+// Attempts that finish together during a drain are reported together: the
+// outcomes of a burst are one report, not one store round trip each (with
+// a Pool of 1,000 a Stop would otherwise make 1,000 sequential reports).
+func TestPumpStopCoalescesOutcomes(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		st := &countingReports{Store: newStore()}
+		const n = 50
+		ids := insert(t, st, n, 5)
+		var started sync.WaitGroup
+		started.Add(n)
+		release := make(chan struct{})
+		p := newPump(t, st, shell.ExecutorFunc(func(ctx context.Context, j job.Job) shell.Result {
+			started.Done()
+			<-release
+			return shell.Result{Result: core.ResultSucceeded}
+		}), func(c *shell.Config) { c.Driver.PoolSize = n })
+		start(t, p)
+		started.Wait()
+		stopped := make(chan error, 1)
+		go func() { stopped <- p.Stop(context.Background()) }()
+		synctest.Wait() // Stop has reached the loop
+		before := st.reports.Load()
+		close(release)
+		if err := <-stopped; err != nil {
+			t.Fatalf("Stop: %v", err)
+		}
+		if got := st.reports.Load() - before; got > 3 {
+			t.Errorf("the drain reported %d outcomes in %d reports, want them coalesced (at most 3)", n, got)
+		}
+		for _, id := range ids {
+			if s := stateOf(t, st, id).State; s != job.StateSucceeded {
+				t.Errorf("job %d is %s, want succeeded", id, s)
+			}
+		}
+	})
+}
