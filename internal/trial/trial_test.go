@@ -68,17 +68,30 @@ func build(t *testing.T, src, out string) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	mod := "module example.com/trialworker\n\ngo 1.26\n\nrequire github.com/backwave/backwave v0.0.0\n\nreplace github.com/backwave/backwave => " + src + "\n"
+	srcMod, err := os.ReadFile(filepath.Join(src, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := "module example.com/trialworker\n\ngo 1.26\n\nrequire github.com/backwave/backwave v0.0.0\n\n" +
+		requires(string(srcMod)) + "replace github.com/backwave/backwave => " + src + "\n"
 	for name, data := range map[string][]byte{"main.go": prog, "go.mod": []byte(mod), "go.sum": sum} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, args := range [][]string{{"mod", "tidy"}, {"build", "-o", out, "."}} {
+	// The worker's go.mod repeats the tree's requirements, so the module
+	// graph stays pruned as the tree's own is: a graph loaded whole would
+	// want the go.mod of modules only the dependencies' tests name
+	// (testify for pgpassfile, say), which a module cache filled by
+	// building this checkout need not hold. For the same reason there is no
+	// "go mod tidy", which reads the tests of every dependency: the build,
+	// with -mod=mod, adds what the worker's imports need.
+	for _, args := range [][]string{{"build", "-o", out, "."}} {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = dir
-		// Modules come from the cache only: nothing is downloaded.
-		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local")
+		// Go modules come from the cache, or else from the module proxy
+		// like any build's; the toolchain is this one.
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("go %v against %s: %v\n%s", args, src, err, b)
 		}
@@ -296,4 +309,28 @@ func waitTerminal(t *testing.T, admin *backwave.Admin, n int) []backwave.JobInfo
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// requires returns the require directives of a go.mod file's text, one
+// block, so a module that depends on that one can list the same versions.
+func requires(gomod string) string {
+	var b strings.Builder
+	in := false
+	for line := range strings.Lines(gomod) {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case trimmed == "require (":
+			in = true
+		case in && trimmed == ")":
+			in = false
+		case in && trimmed != "":
+			b.WriteString("\t" + trimmed + "\n")
+		case strings.HasPrefix(trimmed, "require ") && !strings.HasSuffix(trimmed, "("):
+			b.WriteString("\t" + strings.TrimPrefix(trimmed, "require ") + "\n")
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "require (\n" + b.String() + ")\n\n"
 }
