@@ -87,16 +87,10 @@ func AddHandler[T JobArgs](w *Handlers, h Handler[T], opts ...HandlerOption) err
 		o(r)
 	}
 	r.run = func(ctx context.Context, sj job.Job, e *executor) shell.Result {
-		var args T
-		if err := json.Unmarshal(sj.Payload, &args); err != nil {
-			return shell.Result{
-				Result:        core.ResultUnroutable,
-				FailureDetail: fmt.Sprintf("payload of wire name %q does not decode into %T: %v", sj.WireName, args, err),
-			}
-		}
+		// The payload decodes straight into the Job the handler gets: one
+		// allocation per Attempt, not one for the args and one for the Job.
 		j := &Job[T]{
 			ID:             sj.ID,
-			Args:           args,
 			Attempt:        sj.Attempt,
 			AttemptCeiling: sj.Ceiling(),
 			Queue:          sj.Queue,
@@ -105,6 +99,12 @@ func AddHandler[T JobArgs](w *Handlers, h Handler[T], opts ...HandlerOption) err
 			CreatedAt:      sj.CreatedAt,
 			deps:           e.deps,
 			progress:       shell.ProgressOf(ctx),
+		}
+		if err := json.Unmarshal(sj.Payload, &j.Args); err != nil {
+			return shell.Result{
+				Result:        core.ResultUnroutable,
+				FailureDetail: fmt.Sprintf("payload of wire name %q does not decode into %T: %v", sj.WireName, j.Args, err),
+			}
 		}
 		var err error
 		if len(e.middleware) == 0 {

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -41,14 +42,74 @@ type jobRow struct {
 	progress    pgtype.Text
 }
 
-// dest returns the scan destinations of jobColumns, followed by extra.
+// dest returns the scan destinations of jobColumns, followed by extra. The
+// text columns that repeat from row to row (Queue, Wire Name, state, causes,
+// worker) go through a sharedText each, so a batch of rows scanned through
+// one dest allocates those strings once, not once per row.
 func (r *jobRow) dest(extra ...any) []any {
+	t := new([6]sharedText)
+	t[0].dst, t[1].dst, t[2].dst = &r.j.Queue, &r.j.WireName, &r.state
+	t[3].dst, t[4].dst = &r.retryCause, &r.cancelCause
+	t[5].dst, t[5].valid = &r.worker.String, &r.worker.Valid
 	return append([]any{
-		&r.j.ID, &r.j.Queue, &r.j.WireName, &r.state, &r.j.Attempt, &r.j.MaxAttempts,
-		&r.j.ScheduledAt, &r.j.CreatedAt, &r.finalizedAt, &r.retryCause, &r.cancelCause,
-		&r.worker, &r.leaseExpiry, &r.j.CancelRequested, &r.j.AttemptBase,
+		&r.j.ID, &t[0], &t[1], &t[2], &r.j.Attempt, &r.j.MaxAttempts,
+		&r.j.ScheduledAt, &r.j.CreatedAt, &r.finalizedAt, &t[3], &t[4],
+		&t[5], &r.leaseExpiry, &r.j.CancelRequested, &r.j.AttemptBase,
 		&r.j.Payload, &r.tags, &r.trace, &r.progress,
 	}, extra...)
+}
+
+// sharedText scans a text column into *dst, reusing the string it scanned
+// last when the column's bytes are the same, so a value that repeats down
+// a batch costs one allocation. valid, if set, records whether the column
+// was non-NULL (a NULL into a nil valid is an error, as for a string).
+type sharedText struct {
+	dst   *string
+	valid *bool
+	last  string
+	seen  bool
+}
+
+// ScanBytes implements pgtype.BytesScanner: pgx hands over the column's
+// bytes in its read buffer, without a copy (nil for NULL).
+func (t *sharedText) ScanBytes(b []byte) error {
+	if b == nil {
+		return t.null()
+	}
+	if !t.seen || string(b) != t.last {
+		t.last, t.seen = string(b), true
+	}
+	*t.dst = t.last
+	if t.valid != nil {
+		*t.valid = true
+	}
+	return nil
+}
+
+// Scan implements sql.Scanner, for the database/sql connection mode.
+func (t *sharedText) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		return t.null()
+	case []byte:
+		return t.ScanBytes(v)
+	case string:
+		*t.dst = v
+		if t.valid != nil {
+			*t.valid = true
+		}
+		return nil
+	default:
+		return fmt.Errorf("scan %T into a text column", src)
+	}
+}
+
+func (t *sharedText) null() error {
+	if t.valid == nil {
+		return errors.New("NULL in a text column that has none")
+	}
+	*t.dst, *t.valid = "", false
+	return nil
 }
 
 // job decodes the scanned row. Times come back in UTC.
@@ -132,12 +193,48 @@ func tagArrays(n int, tagsOf func(i int) []job.Tag) (ords []int32, keys, values 
 }
 
 // pgArray is a slice argument for an array parameter that pgx encodes
-// without an allocation per element: pgx's own path for a []int64 or a
+// without an allocation per element, given an element type from below
+// (int8Elem, int4Elem, textElem): pgx's own path for a []int64 or a
 // []string hands each element over as an interface value, and boxing an
-// int64 of 256 or more, or a non-empty string, allocates, so a batch cost
-// an allocation per job and array. Index hands over a pointer into the
-// slice instead. database/sql passes it through to pgx unchanged.
+// int64 of 256 or more, or a non-empty string, allocates; so does its path
+// for a pointer to a plain int64 or string, which dereferences it through
+// reflection. Index hands over a pointer into the slice, and the element
+// types' valuer methods on that pointer give pgx the value without either.
+// database/sql passes the argument through to pgx unchanged.
 type pgArray[T any] []T
+
+// int8Elem is an int64 element of a pgArray (bigint[]).
+type int8Elem int64
+
+// Int64Value implements pgtype.Int64Valuer.
+func (v *int8Elem) Int64Value() (pgtype.Int8, error) {
+	return pgtype.Int8{Int64: int64(*v), Valid: true}, nil
+}
+
+// int4Elem is an int32 element of a pgArray (int[]).
+type int4Elem int32
+
+// Int64Value implements pgtype.Int64Valuer.
+func (v *int4Elem) Int64Value() (pgtype.Int8, error) {
+	return pgtype.Int8{Int64: int64(*v), Valid: true}, nil
+}
+
+// textElem is a string element of a pgArray (text[]).
+type textElem string
+
+// TextValue implements pgtype.TextValuer.
+func (v *textElem) TextValue() (pgtype.Text, error) {
+	return pgtype.Text{String: string(*v), Valid: true}, nil
+}
+
+// int8Array copies ids into a pgArray of int8Elem.
+func int8Array(ids []int64) pgArray[int8Elem] {
+	out := make(pgArray[int8Elem], len(ids))
+	for i, id := range ids {
+		out[i] = int8Elem(id)
+	}
+	return out
+}
 
 // Dimensions implements pgtype.ArrayGetter.
 func (a pgArray[T]) Dimensions() []pgtype.ArrayDimension {

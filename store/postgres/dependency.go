@@ -115,8 +115,8 @@ SELECT count(*), (SELECT count(*) FROM hint) FROM moved`
 
 // settleStmt is settleSQL over the jobs candidates, any superset of the
 // jobs the statements before it in the transaction made terminal.
-func (s *Store) settleStmt(candidates []int64) stmt {
-	return stmt{sql: s.sql(settleSQL), args: []any{s.nowArg(), pgArray[int64](candidates), !s.opts.DisableNotify, s.opts.History.Records()}}
+func (s *Store) settleStmt(candidates pgArray[int8Elem]) stmt {
+	return stmt{sql: s.sql(settleSQL), args: []any{s.nowArg(), candidates, !s.opts.DisableNotify, s.opts.History.Records()}}
 }
 
 // settle runs settleStmt on q, in the caller's transaction.
@@ -124,7 +124,7 @@ func (s *Store) settle(ctx context.Context, q querier, candidates []int64) error
 	if len(candidates) == 0 {
 		return nil
 	}
-	st := s.settleStmt(candidates)
+	st := s.settleStmt(int8Array(candidates))
 	return q.query(ctx, st.sql, st.args, nil)
 }
 
@@ -256,7 +256,7 @@ func (s *Store) insertGraph(ctx context.Context, q querier, p store.InsertManyPa
 			return scanResult(scan, res)
 		},
 	}
-	settle := s.settleStmt(stored)
+	settle := s.settleStmt(int8Array(stored))
 	var err error
 	if d, ok := q.(database); ok {
 		err = d.batch(ctx, insert, settle)

@@ -243,7 +243,7 @@ func (s *Store) LeaseRelinquish(ctx context.Context, p store.RelinquishParams) (
 	}
 	// A Relinquish at the attempt ceiling dead-letters: settle its
 	// dependents in the same transaction (see settleSQL).
-	err := s.db.batch(ctx, stmt{sql: genericPlanSQL}, relinquish, s.settleStmt(ids))
+	err := s.db.batch(ctx, stmt{sql: genericPlanSQL}, relinquish, s.settleStmt(int8Array(ids)))
 	if err != nil {
 		return store.RelinquishResult{}, s.wrap(fmt.Sprintf("relinquish %d leases for %s", len(p.Leases), p.Worker), err)
 	}

@@ -124,21 +124,21 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 		return out, nil
 	}
 	n := len(sent)
-	ids := make([]int64, n)
-	attempts := make([]int32, n)
-	states := make([]string, n)
-	vias := make([]string, n)
-	delays := make([]int64, n)
-	causes := make([]string, n)
-	details := make([]string, n)
+	ids := make(pgArray[int8Elem], n)
+	attempts := make(pgArray[int4Elem], n)
+	states := make(pgArray[textElem], n)
+	vias := make(pgArray[textElem], n)
+	delays := make(pgArray[int8Elem], n)
+	causes := make(pgArray[textElem], n)
+	details := make(pgArray[textElem], n)
 	var outputs [][]byte // left empty when no outcome has Output: unnest pads it with NULLs
 	for k, i := range sent {
 		o := p.Outcomes[i]
-		ids[k], attempts[k] = int64(o.Lease.ID), int32(o.Lease.Attempt)
-		states[k], vias[k] = o.State.String(), o.Via.String()
-		delays[k] = micros(o.RetryDelay)
-		causes[k] = o.RetryCause.String()
-		details[k] = pgText(o.FailureDetail)
+		ids[k], attempts[k] = int8Elem(o.Lease.ID), int4Elem(o.Lease.Attempt)
+		states[k], vias[k] = textElem(o.State.String()), textElem(o.Via.String())
+		delays[k] = int8Elem(micros(o.RetryDelay))
+		causes[k] = textElem(o.RetryCause.String())
+		details[k] = textElem(pgText(o.FailureDetail))
 		if o.Output != nil {
 			if outputs == nil {
 				outputs = make([][]byte, n)
@@ -162,8 +162,8 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 	var ord, hints int64 // every returned row's, scanned in turn
 	report := stmt{
 		sql: s.sql(reportSQL),
-		args: []any{s.nowArg(), pgArray[int64](ids), attempts, pgArray[string](states), pgArray[string](vias),
-			delays, pgArray[string](causes), pgArray[string](details), outputs,
+		args: []any{s.nowArg(), ids, attempts, states, vias,
+			delays, causes, details, outputs,
 			string(p.Worker), ords, keys, values, !s.opts.DisableNotify,
 			s.opts.History.Records(), s.opts.History == store.HistoryTransitionsWithDetail, folded, display},
 		each: func(scan scanFunc) error {
