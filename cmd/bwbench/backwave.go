@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -127,6 +128,14 @@ func (backwaveSystem) open(ctx context.Context, b *bench, sc, tg string) (instan
 		}
 		in.st = st
 		in.pendingQ = "SELECT count(*) FROM " + schema + ".job WHERE state IN ('scheduled', 'running')"
+		if x := b.cfg.pgExperiment; x != "" {
+			if _, err := b.pg.Exec(ctx, strings.ReplaceAll(x, "{schema}", schema)); err != nil {
+				_ = st.Close()
+				drop()
+				return nil, "", fmt.Errorf("-backwave-pg-sql: %w", err)
+			}
+			k.set("pg_sql", x)
+		}
 	case tgSQLite:
 		path, remove := b.newFile("backwave")
 		in.drop = remove

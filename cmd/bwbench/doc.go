@@ -64,6 +64,10 @@
 // trips (count, jobs per call, mean and max time); -cpuprofile writes a
 // pprof CPU profile and -memprofile a heap allocation profile. -backwave, -river and -raw override a system's tuned
 // settings by the names its rows print, e.g. -backwave pumps=4,claim=200.
+// -backwave-pg-sql runs SQL on each of BackWave's PostgreSQL schemas once it
+// is migrated ({schema} names it), for experiments that bound what a part
+// of the schema costs, e.g. -backwave-pg-sql 'ALTER TABLE {schema}.job SET
+// (fillfactor = 70)'; the rows it touches print it among their settings.
 //
 // # Usage
 //

@@ -109,6 +109,9 @@ type config struct {
 	cpu        bool
 	// overrides are the -backwave, -river and -raw settings, by system.
 	overrides map[string]string
+	// pgExperiment is -backwave-pg-sql: statements run on each of
+	// BackWave's PostgreSQL schemas once it is migrated.
+	pgExperiment string
 }
 
 func main() {
@@ -162,6 +165,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 			return nil
 		})
 	}
+	fs.StringVar(&cfg.pgExperiment, "backwave-pg-sql", "", "experiments: SQL run on each of BackWave's PostgreSQL schemas once migrated, every run, {schema} replaced by its name (its rows say so)")
 	size := fs.Int("insert", 0, "jobs per insert run")
 	drain := fs.Int("drain", 0, "backlog per drain and limit run on PostgreSQL")
 	drainSQLite := fs.Int("drain-sqlite", 0, "backlog per drain and limit run on SQLite")
