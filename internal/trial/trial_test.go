@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/mod/modfile"
 
 	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/store"
@@ -68,13 +69,11 @@ func build(t *testing.T, src, out string) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	srcMod, err := os.ReadFile(filepath.Join(src, "go.mod"))
+	mod, err := workerMod(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod := "module example.com/trialworker\n\ngo 1.26\n\nrequire github.com/backwave/backwave v0.0.0\n\n" +
-		requires(string(srcMod)) + "replace github.com/backwave/backwave => " + src + "\n"
-	for name, data := range map[string][]byte{"main.go": prog, "go.mod": []byte(mod), "go.sum": sum} {
+	for name, data := range map[string][]byte{"main.go": prog, "go.mod": mod, "go.sum": sum} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -311,26 +310,32 @@ func waitTerminal(t *testing.T, admin *backwave.Admin, n int) []backwave.JobInfo
 	}
 }
 
-// requires returns the require directives of a go.mod file's text, one
-// block, so a module that depends on that one can list the same versions.
-func requires(gomod string) string {
-	var b strings.Builder
-	in := false
-	for line := range strings.Lines(gomod) {
-		trimmed := strings.TrimSpace(line)
-		switch {
-		case trimmed == "require (":
-			in = true
-		case in && trimmed == ")":
-			in = false
-		case in && trimmed != "":
-			b.WriteString("\t" + trimmed + "\n")
-		case strings.HasPrefix(trimmed, "require ") && !strings.HasSuffix(trimmed, "("):
-			b.WriteString("\t" + strings.TrimPrefix(trimmed, "require ") + "\n")
+// workerMod returns the go.mod of the worker built against the tree at
+// src: it requires that tree (replaced by its directory) and repeats the
+// tree's own requirements, so the module graph stays pruned as the tree's is.
+func workerMod(src string) ([]byte, error) {
+	path := filepath.Join(src, "go.mod")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := modfile.ParseLax(path, data, nil)
+	if err != nil {
+		return nil, err
+	}
+	f := new(modfile.File)
+	for _, step := range []func() error{
+		func() error { return f.AddModuleStmt("example.com/trialworker") },
+		func() error { return f.AddGoStmt("1.26") },
+		func() error { return f.AddRequire("github.com/backwave/backwave", "v0.0.0") },
+		func() error { return f.AddReplace("github.com/backwave/backwave", "", src, "") },
+	} {
+		if err := step(); err != nil {
+			return nil, err
 		}
 	}
-	if b.Len() == 0 {
-		return ""
+	for _, r := range tree.Require {
+		f.AddNewRequire(r.Mod.Path, r.Mod.Version, r.Indirect)
 	}
-	return "require (\n" + b.String() + ")\n\n"
+	return f.Format()
 }

@@ -67,22 +67,19 @@ type sharedText struct {
 	dst   *string
 	valid *bool
 	last  string
-	seen  bool
 }
 
 // ScanBytes implements pgtype.BytesScanner: pgx hands over the column's
-// bytes in its read buffer, without a copy (nil for NULL).
+// bytes in its read buffer, without a copy (nil for NULL). The comparison
+// with the last string allocates nothing; only a new value is copied.
 func (t *sharedText) ScanBytes(b []byte) error {
 	if b == nil {
 		return t.null()
 	}
-	if !t.seen || string(b) != t.last {
-		t.last, t.seen = string(b), true
+	if string(b) != t.last {
+		t.last = string(b)
 	}
-	*t.dst = t.last
-	if t.valid != nil {
-		*t.valid = true
-	}
+	t.set(t.last)
 	return nil
 }
 
@@ -94,13 +91,18 @@ func (t *sharedText) Scan(src any) error {
 	case []byte:
 		return t.ScanBytes(v)
 	case string:
-		*t.dst = v
-		if t.valid != nil {
-			*t.valid = true
-		}
+		t.set(v)
 		return nil
 	default:
 		return fmt.Errorf("scan %T into a text column", src)
+	}
+}
+
+// set stores a non-NULL value.
+func (t *sharedText) set(v string) {
+	*t.dst = v
+	if t.valid != nil {
+		*t.valid = true
 	}
 }
 
