@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -15,7 +13,6 @@ import (
 	"github.com/backwave/backwave/internal/sim"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
-	"github.com/backwave/backwave/store/sqlite"
 	"github.com/backwave/backwave/vtime"
 )
 
@@ -24,10 +21,9 @@ import (
 // PostgreSQL must agree): for every job the same sequence of (Attempt,
 // edge) state changes, and the same final state.
 //
-// Only what the Storage Contract fixes is compared. The order of changes
-// across jobs within one call is not (a store without a transition callback
-// feeds them per job), nor the trace hash, which mixes that order in. Both
-// replays run with the store's time quantized to SQLite's microseconds
+// Only what the Storage Contract fixes is compared, not the trace hash,
+// which also digests what the Contract leaves to each store. Both replays
+// run with the store's time quantized to the SQL adapters' microseconds
 // (sim.Options.StorePrecision), so they decide alike; the memstore replay
 // at microseconds is in turn compared with the plain one, and the summary
 // says whether the quantization changed the Plan's path.
@@ -266,34 +262,24 @@ type storeReplay struct {
 	// plain is memstore's replay at Virtual Time's nanoseconds, mem at the
 	// other store's precision.
 	plain, mem, other history
-	// hintsDerived and hintsHeard: the hints the Simulator's rule gave on
-	// the other store, and how many of them the adapter announced itself.
-	hintsDerived, hintsHeard int
+	// hinted counts the hints the Simulator's rule gave on the other store.
+	hinted int
 }
 
 // replayOn replays p on memstore and on the store uri names (sqlite://FILE,
-// a fresh file) and records both histories. log, if set, receives both
-// runs' stories.
-func replayOn(p sim.Plan, uri string, log func(string)) (*storeReplay, error) {
+// a fresh file, or postgres://…, a fresh schema) and records both
+// histories. log, if set, receives both runs' stories.
+func replayOn(p sim.Plan, uri string, log func(string)) (r *storeReplay, err error) {
 	ctx := context.Background()
-	u, err := url.Parse(uri)
-	if err != nil {
-		return nil, fmt.Errorf("%w: -store %q: %w", errUsage, uri, err)
-	}
-	if u.Scheme != sqlite.Scheme {
-		return nil, fmt.Errorf("%w: -store %q: only sqlite://FILE replays on another store", errUsage, uri)
-	}
-	path, opts, err := sqlite.ParseURI(u)
-	if err != nil {
-		return nil, fmt.Errorf("%w: -store: %w", errUsage, err)
-	}
 	if p.Scenario.Mutation.InStore() {
 		return nil, fmt.Errorf("%w: %s", errPlantedBug, p.Scenario.Mutation)
 	}
-	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("-store %s: the replay needs a fresh file, and this one exists", path)
+	o, err := newOtherStore(ctx, uri)
+	if err != nil {
+		return nil, err
 	}
-	r := &storeReplay{plain: history{name: "memstore (ns)"}, mem: history{name: "memstore"}, other: history{name: "sqlite"}}
+	defer func() { err = errors.Join(err, o.close(), o.cleanup()) }()
+	r = &storeReplay{plain: history{name: "memstore (ns)"}, mem: history{name: "memstore"}, other: history{name: o.name}}
 	prefixed := func(name string) func(string) {
 		if log == nil {
 			return nil
@@ -308,32 +294,22 @@ func replayOn(p sim.Plan, uri string, log func(string)) (*storeReplay, error) {
 	if err := r.plain.readFinal(ctx, plain); err != nil {
 		return nil, err
 	}
-	r.mem.rep, r.mem.err = sim.RunWith(p, sim.Options{Log: prefixed("memstore"), Store: r.mem.record(sim.NewMemStore, &mem), StorePrecision: sqlitePrecision})
+	r.mem.rep, r.mem.err = sim.RunWith(p, sim.Options{Log: prefixed("memstore"), Store: r.mem.record(sim.NewMemStore, &mem), StorePrecision: storePrecision})
 	if err := r.mem.readFinal(ctx, mem); err != nil {
 		return nil, err
 	}
-	var sq *sqliteStore
-	openSQ := func(env sim.StoreEnv) (sim.Store, error) {
-		s, err := openSQLite(ctx, path, opts, env)
-		if err != nil {
-			return nil, err
-		}
-		sq = s
-		return s, nil
-	}
 	var other sim.Store
-	r.other.rep, r.other.err = sim.RunWith(p, sim.Options{Log: prefixed("sqlite  "), Store: r.other.record(openSQ, &other), StorePrecision: sqlitePrecision})
-	if sq == nil {
+	r.other.rep, r.other.err = sim.RunWith(p, sim.Options{Log: prefixed(fmt.Sprintf("%-8s", o.name)), Store: r.other.record(o.openStore(ctx), &other), StorePrecision: storePrecision})
+	if o.feed == nil {
 		return nil, r.other.err
 	}
-	defer func() { _ = sq.Close() }()
-	if err := sq.verify(); err != nil {
-		return nil, fmt.Errorf("sqlite transition feed: %w", err)
+	if err := o.feed.Verify(); err != nil {
+		return nil, fmt.Errorf("%s transition feed: %w", o.name, err)
 	}
-	if err := r.other.readFinal(ctx, sq); err != nil {
+	if err := r.other.readFinal(ctx, o.feed); err != nil {
 		return nil, err
 	}
-	r.hintsDerived, r.hintsHeard = sq.hintsDerived, sq.hintsHeard
+	r.hinted = o.feed.Hinted()
 	return r, nil
 }
 
@@ -349,11 +325,11 @@ func (r *storeReplay) print(w io.Writer) *divergence {
 		}
 	}
 	if d := diverge(&r.plain, &r.mem); d != nil {
-		fmt.Fprintf(w, "note: at %v memstore's outcome history parts from the plain replay's at job %d: plain %s; at %v %s\n", sqlitePrecision, d.job, d.ref, sqlitePrecision, d.other)
+		fmt.Fprintf(w, "note: at %v memstore's outcome history parts from the plain replay's at job %d: plain %s; at %v %s\n", storePrecision, d.job, d.ref, storePrecision, d.other)
 	} else {
-		fmt.Fprintf(w, "at %v memstore gives the plain replay's outcome history\n", sqlitePrecision)
+		fmt.Fprintf(w, "at %v memstore gives the plain replay's outcome history\n", storePrecision)
 	}
-	fmt.Fprintf(w, "sqlite's own Wake-Up Hints named %d of the %d the Simulator's rule gave\n", r.hintsHeard, r.hintsDerived)
+	fmt.Fprintf(w, "%s: %d Wake-Up Hints from the Simulator's rule\n", r.other.name, r.hinted)
 	d := diverge(&r.mem, &r.other)
 	if d != nil {
 		d.print(w, r.mem.name, r.other.name)

@@ -10,8 +10,10 @@
 //	vopr [flags]                      run seeds (see vopr -h)
 //	vopr replay [-v] [-panic] PLAN    replay a Plan file
 //	vopr replay -store sqlite://FILE PLAN
+//	vopr replay -store postgres://… PLAN
 //	                                  replay a Plan on memstore and on a fresh
-//	                                  SQLite file and compare the outcomes
+//	                                  SQLite file or PostgreSQL schema and
+//	                                  compare the outcomes
 //	vopr minimize [flags] PLAN        shrink a failing Plan's Fault Map
 //
 // Exit codes: 0 every run passed; 1 a safety oracle tripped; 2
@@ -23,20 +25,23 @@
 //
 // # Replaying on another store
 //
-// With -store, replay runs the Plan on memstore and on the Embedded Adapter
-// over a fresh SQLite file (on the run's Virtual Time; a store restart
-// closes and reopens the file), both with the store's time quantized to
-// SQLite's microseconds (sim.Options.StorePrecision), and requires the same
-// outcome history: per job the same sequence of (Attempt, edge) and the same
-// final state. It prints the first divergence, and its cause when it is one
-// neither store is at fault for: the Storage Contract leaves which
+// With -store, replay runs the Plan on memstore and on a Storage Adapter
+// — a fresh SQLite file (sqlite://FILE), or a fresh schema on a PostgreSQL
+// server (postgres://…; the schema= the URI names, which must not exist
+// and is kept, or a new one dropped afterwards) — on the run's Virtual Time
+// (a store restart closes and reopens the adapter), both with the store's
+// time quantized to the adapters' microseconds (sim.Options.StorePrecision),
+// and requires the same outcome history: per job the same sequence of
+// (Attempt, edge) and the same final state. The adapter is made a run's
+// Store by sim.NewFeedStore from the Storage Contract alone: the change feed
+// is a walk of its Transition Log in commit order, the Wake-Up Hints the
+// Simulator's rule. It prints the first divergence, and its cause when it
+// is one neither store is at fault for: the Storage Contract leaves which
 // qualifying jobs a purge batch takes to the store (store.Retention), so a
 // Plan whose retention sweeps fill a batch may part there. The oracles run
-// on both; the SQLite feed of state changes is per job in order rather than
-// in the store's order across jobs (sim.Store), which the oracles allow, and
-// the trace hashes differ for that reason alone. It also says whether the
-// microsecond memstore replay kept the plain replay's outcome history. A
-// Plan whose planted bug lives in memstore cannot be compared.
+// on both. It also says whether the microsecond memstore replay kept the
+// plain replay's outcome history. A Plan whose planted bug lives in
+// memstore cannot be compared.
 package main
 
 import (

@@ -46,12 +46,12 @@ func replayCmd(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.SetOutput(stderr)
 	verbose := fs.Bool("v", false, "print the run's story: every event, Driver input, command and state change")
 	letPanic := fs.Bool("panic", false, "let a panic escape with its stack instead of reporting a crash")
-	uri := fs.String("store", "", "also replay on this store, sqlite://FILE (a fresh file), and compare the outcome history with memstore's")
+	uri := fs.String("store", "", "also replay on this store, sqlite://FILE (a fresh file) or postgres://… (a fresh schema), and compare the outcome history with memstore's")
 	if err := fs.Parse(args); err != nil {
 		return 0, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if fs.NArg() != 1 {
-		return 0, fmt.Errorf("%w: vopr replay [-v] [-panic] [-store sqlite://FILE] PLAN", errUsage)
+		return 0, fmt.Errorf("%w: vopr replay [-v] [-panic] [-store sqlite://FILE|postgres://…] PLAN", errUsage)
 	}
 	p, err := readPlan(fs.Arg(0))
 	if err != nil {

@@ -13,42 +13,63 @@ import (
 	"github.com/backwave/backwave/job"
 )
 
-// TestPlansAgreeOnSQLite replays every checked-in Plan on memstore and on a
-// fresh SQLite file and requires the same outcome history: one Plan
-// replayed against memstore and SQLite must agree (STYLE.md, pebble's
-// metamorphic testing; glossary: Plan).
-func TestPlansAgreeOnSQLite(t *testing.T) {
+// replayStores are the stores a Plan is replayed on beside memstore: a
+// fresh SQLite file, and a fresh schema on the PostgreSQL server
+// BACKWAVE_TEST_POSTGRES_URL names (skipped when it is unset).
+func replayStores(t *testing.T) map[string]func(t *testing.T) string {
+	return map[string]func(t *testing.T) string{
+		"sqlite": func(t *testing.T) string { return "sqlite://" + filepath.Join(t.TempDir(), "plan.db") },
+		"postgres": func(t *testing.T) string {
+			u := os.Getenv("BACKWAVE_TEST_POSTGRES_URL")
+			if u == "" {
+				t.Skip("BACKWAVE_TEST_POSTGRES_URL is unset: set it to a PostgreSQL database URL to replay Plans on PostgreSQL")
+			}
+			return u
+		},
+	}
+}
+
+// TestPlansAgreeOnEveryStore replays every checked-in Plan on memstore and
+// on each SQL adapter (a fresh SQLite file, a fresh PostgreSQL schema) and
+// requires the same outcome history: one Plan replayed against memstore,
+// SQLite and PostgreSQL must agree (STYLE.md, pebble's metamorphic
+// testing; glossary: Plan).
+func TestPlansAgreeOnEveryStore(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("..", "..", "internal", "sim", "testdata", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no plans: %v", err)
 	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
+	for name, uriFor := range replayStores(t) {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			if data, err := os.ReadFile(file); err == nil && !plant.Enabled && bytes.Contains(data, []byte(`"mutation"`)) {
-				t.Skip("a planted bug's Plan: planted bugs are compiled in only with -tags backwave_plant")
+			for _, file := range files {
+				t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
+					t.Parallel()
+					if data, err := os.ReadFile(file); err == nil && !plant.Enabled && bytes.Contains(data, []byte(`"mutation"`)) {
+						t.Skip("a planted bug's Plan: planted bugs are compiled in only with -tags backwave_plant")
+					}
+					p, err := readPlan(file)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if p.Scenario.Mutation.InStore() {
+						t.Skipf("the planted bug %q lives in memstore only: %s cannot plant it", p.Scenario.Mutation, name)
+					}
+					if raceEnabled && name == "sqlite" && (p.Scenario.Work.Jobs > 20 || len(p.Scenario.Nodes) > 2) {
+						t.Skip("the pure-Go SQLite engine runs an order of magnitude slower under the race detector: the larger Plans are replayed without -race")
+					}
+					var out, errOut bytes.Buffer
+					code := run([]string{"replay", "-store", uriFor(t), file}, &out, &errOut)
+					if _, cause, ok := strings.Cut(out.String(), "\n  cause: "); ok {
+						t.Skipf("cannot agree: %s", strings.TrimSpace(cause))
+					}
+					if code == exitDiverge || !strings.Contains(out.String(), "\nagree: ") {
+						t.Fatalf("replay -store exited %d:\n%s%s", code, out.String(), errOut.String())
+					}
+					t.Log(lastLine(out.String()))
+				})
 			}
-			p, err := readPlan(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p.Scenario.Mutation.InStore() {
-				t.Skipf("the planted bug %q lives in memstore only: SQLite cannot plant it", p.Scenario.Mutation)
-			}
-			if raceEnabled && (p.Scenario.Work.Jobs > 20 || len(p.Scenario.Nodes) > 2) {
-				t.Skip("the pure-Go SQLite engine runs an order of magnitude slower under the race detector: the larger Plans are replayed without -race")
-			}
-			var out, errOut bytes.Buffer
-			uri := "sqlite://" + filepath.Join(t.TempDir(), "plan.db")
-			code := run([]string{"replay", "-store", uri, file}, &out, &errOut)
-			if _, cause, ok := strings.Cut(out.String(), "\n  cause: "); ok {
-				t.Skipf("cannot agree: %s", strings.TrimSpace(cause))
-			}
-			if code == exitDiverge || !strings.Contains(out.String(), "\nagree: ") {
-				t.Fatalf("replay -store exited %d:\n%s%s", code, out.String(), errOut.String())
-			}
-			t.Log(lastLine(out.String()))
 		})
 	}
 }
@@ -59,7 +80,8 @@ func lastLine(s string) string {
 }
 
 // TestReplayOnStoreRefuses: a planted bug in memstore cannot be compared,
-// an existing file is never reused, and only sqlite:// names another store.
+// an existing file is never reused, and only sqlite:// and postgres://
+// name another store.
 func TestReplayOnStoreRefuses(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -88,8 +110,8 @@ func TestReplayOnStoreRefuses(t *testing.T) {
 	if code := run([]string{"replay", "-store", "sqlite://" + existing, plain}, &out, &errOut); code != exitIO {
 		t.Fatalf("existing file: exited %d:\n%s", code, errOut.String())
 	}
-	if code := run([]string{"replay", "-store", "postgres://x/y", plain}, &out, &errOut); code != exitUsage {
-		t.Fatalf("postgres: exited %d:\n%s", code, errOut.String())
+	if code := run([]string{"replay", "-store", "mysql://x/y", plain}, &out, &errOut); code != exitUsage {
+		t.Fatalf("mysql: exited %d:\n%s", code, errOut.String())
 	}
 }
 
@@ -132,10 +154,11 @@ func TestDivergeFindsTheFirstDifference(t *testing.T) {
 	}
 }
 
-// TestStoreRestartsOnSQLite: a Plan with store restarts (the file closed
-// and opened again) agrees on SQLite: committed writes survive a restart
-// and the hint subscribers do not, as in memstore's crash-clone.
-func TestStoreRestartsOnSQLite(t *testing.T) {
+// TestStoreRestartsOnEveryStore: a Plan with store restarts (the adapter
+// closed and opened again) agrees on each SQL adapter: committed writes
+// survive a restart and the hint subscribers do not, as in memstore's
+// crash-clone.
+func TestStoreRestartsOnEveryStore(t *testing.T) {
 	t.Parallel()
 	rep, err := sim.Run(sim.NewPlan(22, sim.Recoverable, sim.Size{Jobs: 10, Nodes: 2}))
 	if err != nil {
@@ -144,13 +167,18 @@ func TestStoreRestartsOnSQLite(t *testing.T) {
 	if len(rep.Plan.Faults.Restarts) == 0 {
 		t.Fatal("the seed no longer draws store restarts; pick another")
 	}
-	r, err := replayOn(rep.Plan, "sqlite://"+filepath.Join(t.TempDir(), "plan.db"), nil)
-	if err != nil {
-		t.Fatal(err)
+	for name, uriFor := range replayStores(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r, err := replayOn(rep.Plan, uriFor(t), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if d := r.print(&out); d != nil {
+				t.Fatalf("%d store restarts:\n%s", len(rep.Plan.Faults.Restarts), out.String())
+			}
+			t.Logf("%d store restarts: %s", len(rep.Plan.Faults.Restarts), lastLine(out.String()))
+		})
 	}
-	var out bytes.Buffer
-	if d := r.print(&out); d != nil {
-		t.Fatalf("%d store restarts:\n%s", len(rep.Plan.Faults.Restarts), out.String())
-	}
-	t.Logf("%d store restarts: %s", len(rep.Plan.Faults.Restarts), lastLine(out.String()))
 }
