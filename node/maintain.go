@@ -6,7 +6,6 @@ import (
 
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/core/cron"
-	"github.com/backwave/backwave/internal/plant"
 	"github.com/backwave/backwave/job"
 )
 
@@ -190,7 +189,7 @@ func (d *Driver) schedulesLoaded(e SchedulesLoaded, out []Command) []Command {
 			seen[ls.Schedule.Spec] = expr
 		}
 		if p, ok := core.PlanMint(ls.Schedule.State(), zoned{expr, ls.Location}, e.StoreNow, set); ok {
-			plans = append(plans, d.mutatePlan(p, zoned{expr, ls.Location}, ls.Schedule.Cursor))
+			plans = append(plans, p)
 		}
 	}
 	d.maint.exprs = seen
@@ -199,34 +198,6 @@ func (d *Driver) schedulesLoaded(e SchedulesLoaded, out []Command) []Command {
 	}
 	d.maint.scheduleOp = d.op()
 	return append(out, Mint{Op: d.maint.scheduleOp, Plans: plans})
-}
-
-// mutatePlan plants the configured bug in a plan (Config.Plant); it
-// returns the plan unchanged otherwise, and always outside a build with the
-// tag backwave_plant.
-func (d *Driver) mutatePlan(p core.MintPlan, occ core.Occurrences, cursor time.Time) core.MintPlan {
-	if !plant.Enabled {
-		return p
-	}
-	switch d.cfg.Plant {
-	case plant.CoalesceEveryMissed:
-		if len(p.Mints) > 0 && p.Mints[0].MakeUp {
-			var every []core.Mint
-			for at := occ.Next(cursor); !at.IsZero() && at.Before(p.Mints[0].At); at = occ.Next(at) {
-				every = append(every, core.Mint{At: at, MakeUp: true})
-			}
-			p.Mints = append(every, p.Mints...)
-		}
-	case plant.MintDropsOccurrence:
-		var kept []core.Mint
-		for i, m := range p.Mints {
-			if m.MakeUp || i%2 == 0 {
-				kept = append(kept, m)
-			}
-		}
-		p.Mints = kept
-	}
-	return p
 }
 
 func (d *Driver) mintDone(e MintDone, out []Command) []Command {

@@ -1,5 +1,6 @@
 // Package plant names the bugs the Simulator's self-tests plant in the Node
-// Driver and the In-Memory Store, to prove each oracle catches the bug it is
+// Driver, the In-Memory Store and the Simulator's own edits of the Driver's
+// Commands, to prove each oracle catches the bug it is
 // written for (a safety check that never bit proves nothing).
 //
 // A planted bug is compiled in only by a build with the tag backwave_plant
@@ -56,10 +57,11 @@ const (
 	// may take the node past PoolSize (node).
 	CapacityForgetsBuffered Bug = "capacity-forgets-buffered"
 	// CoalesceEveryMissed: a Coalesce mint plan makes up every missed
-	// occurrence instead of exactly one (node).
+	// occurrence instead of exactly one (the Simulator, as an edit of the
+	// Driver's Mint Command).
 	CoalesceEveryMissed Bug = "coalesce-every-missed"
 	// MintDropsOccurrence: a mint plan silently drops every second on-time
-	// occurrence (node).
+	// occurrence (the Simulator, as an edit of the Driver's Mint Command).
 	MintDropsOccurrence Bug = "mint-drops-occurrence"
 	// ObserverAdvancesFirst: a Transition Observer's walk moves its durable
 	// cursor past a batch before delivering it, so a failed delivery or a

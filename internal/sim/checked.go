@@ -1,231 +1,242 @@
 package sim
 
 import (
-	"context"
 	"errors"
 	"slices"
 
+	"github.com/backwave/backwave/internal/sim/faultstore"
 	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/node"
 	"github.com/backwave/backwave/store"
 )
 
-// checkedStore is the run's Store as one store operation of node n reaches
-// it: every call a node makes goes to the Store with the oracles' reads of
-// the store's rows before it and their checks of what the store answered
-// after it. It sits below the fault wrapper (package faultstore), so the
-// oracles see what the store applied even when the node is told the outcome
-// is unknown. The calls a node never makes pass through unchecked.
-type checkedStore struct {
-	Store
-	w *world
-	n *simNode
-	o *op
+// The one point where a node's store operation reaches the store: call,
+// around node.Caller.Call. It switches on the StoreCommand, never wraps a
+// store method: the Simulator's edits of the Command, the oracles'
+// checks (registered values, oracles.go) and the fault decision
+// (package faultstore) all hook here, so a new Command or oracle adds a
+// case or a registration rather than a wrapper per store method.
+//
+// In order, for one operation under fault f:
+//
+//  1. f decides whether the call reaches the store at all (faultstore.Call);
+//     one that does not is answered with the fault's error, nothing
+//     checked.
+//  2. The planted bugs that live in the Simulator edit the Command
+//     (planted.go), as a buggy Driver would have emitted it.
+//  3. Each registered oracle's before runs on that Command, reading the
+//     store's rows as they stand.
+//  4. The Command is edited to the store's precision (Options.StorePrecision).
+//  5. The node's Caller makes the call on the run's Store; its hints are
+//     the operation's (w.src), a claim's or a sweep's Queues its scope.
+//  6. An error fails the run (the Driver made the call correctly), save
+//     the walk fence's answer; then each oracle's after checks the answer,
+//     and the latch checks run.
+//
+// The oracles see what the store applied even when f then tells the node
+// the outcome is unknown.
+
+// call makes operation o's store call under fault f and returns the reply
+// the node is given.
+func (n *simNode) call(o *op, f faultstore.Fault) node.Reply {
+	return faultstore.Call(f, o.cmd, func(c node.StoreCommand) node.Reply { return n.reach(o, c) })
 }
 
-// begin starts one call: the hints it announces are the operation's.
-func (c *checkedStore) begin() { c.w.src = c.o.ref }
-
-// end ends the call: the latch checks run and the scope of a claim or sweep
-// is cleared.
-func (c *checkedStore) end() {
-	c.w.checkSettled()
-	c.w.src, c.w.scope = OpRef{}, nil
-}
-
-// answered notes the store's answer and reports whether it succeeded; an
-// error fails the run, since the Driver made the call correctly.
-func (c *checkedStore) answered(err error) bool {
-	c.o.answered = err == nil
-	if err != nil {
-		c.w.failf(ClassSafety, InvStoreError, "%s by %s: %v", c.o.cmd, c.n.worker, err)
+// reach is steps 2 to 6 of call: the operation reaching the store.
+func (n *simNode) reach(o *op, c node.StoreCommand) node.Reply {
+	w := n.w
+	c = n.plant(c)
+	if len(w.pre) < len(oracles) {
+		w.pre = make([]any, len(oracles))
 	}
-	return err == nil
-}
-
-// JobClaim checks a claim stays in its Queues (onTransition) and notes each
-// claimed job's Lease.
-func (c *checkedStore) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, error) {
-	c.begin()
-	defer c.end()
-	w, n := c.w, c.n
-	w.scope = p.Queues
-	p.LeaseDuration = w.storeDur(p.LeaseDuration)
-	jobs, err := c.Store.JobClaim(ctx, p)
-	if !c.answered(err) {
-		return jobs, err
+	for i := range oracles {
+		w.pre[i] = nil
+		if b := oracles[i].before; b != nil {
+			w.pre[i] = b(w, n, c)
+		}
 	}
-	for i := range jobs {
-		j := &jobs[i]
-		w.job(j.ID).leaseExp = j.LeaseExpiresAt
-		for a := job.Attempt(1); a < j.Attempt; a++ {
-			if x := n.attempts[job.Lease{ID: j.ID, Attempt: a}]; x != nil && !x.done {
-				w.cov.hit(SitSelfReclaim)
+	sent := w.toStore(c)
+	w.src = o.ref
+	switch c := sent.(type) {
+	case node.Claim:
+		w.scope = c.Queues
+	case node.ExpireLeases:
+		w.scope = c.Queues
+	}
+	cl := n.caller(w.st)
+	r := cl.Call(w.ctx, sent)
+	o.answered = r.Err == nil
+	if _, walk := sent.(node.WalkAdvance); walk && errors.Is(r.Err, store.ErrStaleLease) {
+		o.answered = true // the walk's fence answering: the node is told so
+	} else if r.Err != nil {
+		w.failf(ClassSafety, InvStoreError, "%s by %s: %v", o.cmd, n.worker, r.Err)
+	}
+	if r.Err == nil {
+		for i := range oracles {
+			if a := oracles[i].after; a != nil {
+				a(w, n, o, sent, &r, w.pre[i])
 			}
 		}
 	}
-	for q, lim := range w.limits {
-		if lim > 0 && w.running[q] >= lim {
-			w.cov.hit(SitLimitSaturated)
+	n.notePlanted(sent, r)
+	w.checkSettled()
+	w.src, w.scope = OpRef{}, nil
+	return r
+}
+
+// toStore is c as the store is handed it: every Lease length, retry delay,
+// retention horizon and registry horizon truncated to the store's
+// precision.
+func (w *world) toStore(c node.StoreCommand) node.StoreCommand {
+	switch c := c.(type) {
+	case node.Claim:
+		c.LeaseDuration = w.storeDur(c.LeaseDuration)
+		return c
+	case node.Renew:
+		c.LeaseDuration = w.storeDur(c.LeaseDuration)
+		return c
+	case node.Report:
+		if w.precision > 0 {
+			c.Outcomes = slices.Clone(c.Outcomes)
+			for i := range c.Outcomes {
+				c.Outcomes[i].RetryDelay = w.storeDur(c.Outcomes[i].RetryDelay)
+			}
 		}
+		return c
+	case node.Purge:
+		c.KeepFor = w.storeDur(c.KeepFor)
+		return c
+	case node.WalkClaim:
+		c.LeaseDuration = w.storeDur(c.LeaseDuration)
+		return c
+	case node.WalkAdvance:
+		c.LeaseDuration = w.storeDur(c.LeaseDuration)
+		return c
+	case node.StampFleet:
+		c.Forget = w.storeDur(c.Forget)
+		return c
 	}
-	w.checkFleetClaim(n, c.o.cmd.OpID(), jobs)
-	return jobs, nil
+	return c
 }
 
-// LeaseRenew holds each answer to the fence: renewed exactly when the
-// store's row showed n holding the Lease.
-func (c *checkedStore) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.RenewResult, error) {
-	c.begin()
-	defer c.end()
-	w, n := c.w, c.n
-	before := w.readHeld(n.worker, p.Leases)
-	p.LeaseDuration = w.storeDur(p.LeaseDuration)
-	res, err := c.Store.LeaseRenew(ctx, p)
-	if !c.answered(err) {
-		return res, err
-	}
-	for i, r := range res {
-		renewed := r.Status != store.RenewLost
-		if renewed {
-			w.job(r.Lease.ID).leaseExp = w.storeNow().Add(p.LeaseDuration)
-		} else {
-			w.cov.hit(SitRenewLost)
-		}
-		if i < len(before) && before[i] != renewed {
-			w.failf(ClassSafety, InvFenceExact, "renewal of %s by %s answered %s, but the store's row %s", r.Lease, n.worker, r.Status, heldWord(before[i]))
-		}
-	}
-	return res, nil
-}
-
-// OutcomeReport holds each outcome to the simple twin of the decision and
-// each answer to the fence (checkReport).
-func (c *checkedStore) OutcomeReport(ctx context.Context, p store.ReportParams) ([]store.ReportResult, error) {
-	c.begin()
-	defer c.end()
-	w, n := c.w, c.n
-	leases := make([]job.Lease, len(p.Outcomes))
-	for i, oc := range p.Outcomes {
-		leases[i] = oc.Lease
-		w.checkDecision(n, oc.Outcome)
-	}
-	before := w.readHeld(n.worker, leases)
-	if w.precision > 0 {
-		p.Outcomes = slices.Clone(p.Outcomes)
-		for i := range p.Outcomes {
-			p.Outcomes[i].RetryDelay = w.storeDur(p.Outcomes[i].RetryDelay)
-		}
-	}
-	res, err := c.Store.OutcomeReport(ctx, p)
-	if c.answered(err) {
-		w.checkReport(n, p.Outcomes, res, before)
-	}
-	return res, err
-}
-
-// LeaseExpire checks a sweep stays in its Queues and ends only lapsed
-// Leases (onTransition).
-func (c *checkedStore) LeaseExpire(ctx context.Context, p store.ExpireParams) (store.ExpireResult, error) {
-	c.begin()
-	defer c.end()
-	c.w.scope = p.Queues
-	res, err := c.Store.LeaseExpire(ctx, p)
-	if c.answered(err) && p.Limit > 0 && len(res.Expired) >= p.Limit {
-		c.w.cov.hit(SitExpireFullSweep)
-	}
-	return res, err
-}
-
-// LeaseRelinquish holds each Lease to the fence: handed back exactly when
-// the store's row showed n holding it.
-func (c *checkedStore) LeaseRelinquish(ctx context.Context, p store.RelinquishParams) (store.RelinquishResult, error) {
-	c.begin()
-	defer c.end()
-	w, n := c.w, c.n
-	before := w.readHeld(n.worker, p.Leases)
-	res, err := c.Store.LeaseRelinquish(ctx, p)
-	if !c.answered(err) {
-		return res, err
-	}
-	for i, l := range p.Leases {
-		if done := slices.Contains(res.Relinquished, l); done != before[i] {
-			w.failf(ClassSafety, InvFenceExact, "Relinquish of %s by %s: relinquished=%v, but the store's row %s", l, n.worker, done, heldWord(before[i]))
-		}
-	}
-	return res, nil
-}
-
-// ScheduleList is a schedule load: nothing to check but the answer.
-func (c *checkedStore) ScheduleList(ctx context.Context) (store.ScheduleListResult, error) {
-	c.begin()
-	defer c.end()
-	res, err := c.Store.ScheduleList(ctx)
-	c.answered(err)
-	return res, err
-}
-
-// ScheduleMint holds the plans to the Catch-Up Policy and each applied plan
-// to what was dealt with before (schedule.go).
-func (c *checkedStore) ScheduleMint(ctx context.Context, p store.MintParams) ([]store.MintResult, error) {
-	c.begin()
-	defer c.end()
-	c.w.checkMakeUps(c.n, p.Plans)
-	res, err := c.Store.ScheduleMint(ctx, p)
-	if c.answered(err) {
-		c.w.afterMint(c.n, p.Plans, res)
-	}
-	return res, err
-}
-
-// JobPurge notes the purge the retention oracle measures from (schedule.go).
-func (c *checkedStore) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeResult, error) {
-	c.begin()
-	defer c.end()
-	p.KeepFor = c.w.storeDur(p.KeepFor)
-	res, err := c.Store.JobPurge(ctx, p)
-	if c.answered(err) {
-		c.w.afterPurge(p.Limit, res)
-	}
-	return res, err
-}
-
-// ObserverClaim notes who the walk was given to (coverage).
-func (c *checkedStore) ObserverClaim(ctx context.Context, p store.ObserverClaimParams) (store.ObserverClaimResult, error) {
-	c.begin()
-	defer c.end()
-	p.LeaseDuration = c.w.storeDur(p.LeaseDuration)
-	res, err := c.Store.ObserverClaim(ctx, p)
-	if c.answered(err) {
-		c.w.noteWalkClaim(p.Observer, p.Holder, res)
-	}
-	return res, err
-}
-
-// ObserverAdvance passes the walk's fence answering (store.ErrStaleLease)
-// as an answer, not a store error: a node whose walk Lease lapsed is told
-// so.
-func (c *checkedStore) ObserverAdvance(ctx context.Context, p store.ObserverAdvanceParams) error {
-	c.begin()
-	defer c.end()
-	p.LeaseDuration = c.w.storeDur(p.LeaseDuration)
-	err := c.Store.ObserverAdvance(ctx, p)
-	if errors.Is(err, store.ErrStaleLease) {
-		c.o.answered = true
-		return err
-	}
-	c.answered(err)
-	return err
-}
-
-// FleetStamp is a fleet registry stamp: the fleet oracle notes what the
-// store stamped (fleet.go).
-func (c *checkedStore) FleetStamp(ctx context.Context, p store.FleetStampParams) (store.FleetView, error) {
-	c.begin()
-	defer c.end()
-	p.Forget = c.w.storeDur(p.Forget)
-	res, err := c.Store.FleetStamp(ctx, p)
-	if c.answered(err) {
-		c.w.afterStamp(c.n, c.o, p, res)
-	}
-	return res, err
+// The oracles of the node's store calls, in the order they check.
+func init() {
+	registerOracle(oracle{
+		name:       "claim-lease",
+		situations: []Situation{SitSelfReclaim, SitLimitSaturated},
+		after: func(w *world, n *simNode, o *op, c node.StoreCommand, r *node.Reply, _ any) {
+			if _, ok := c.(node.Claim); !ok {
+				return
+			}
+			for i := range r.Jobs {
+				j := &r.Jobs[i]
+				w.job(j.ID).leaseExp = j.LeaseExpiresAt
+				for a := job.Attempt(1); a < j.Attempt; a++ {
+					if x := n.attempts[job.Lease{ID: j.ID, Attempt: a}]; x != nil && !x.done {
+						w.cov.hit(SitSelfReclaim)
+					}
+				}
+			}
+			for q, lim := range w.limits {
+				if lim > 0 && w.running[q] >= lim {
+					w.cov.hit(SitLimitSaturated)
+				}
+			}
+			w.checkFleetClaim(n, c.OpID(), r.Jobs)
+		},
+	})
+	registerOracle(oracle{
+		name:       InvFenceExact,
+		situations: []Situation{SitRenewLost, SitStaleOutcomeFenced, SitIsolationHealedStaleWrite},
+		before: func(w *world, n *simNode, c node.StoreCommand) any {
+			switch c := c.(type) {
+			case node.Renew:
+				return w.readHeld(n.worker, c.Leases)
+			case node.Report:
+				leases := make([]job.Lease, len(c.Outcomes))
+				for i, oc := range c.Outcomes {
+					leases[i] = oc.Lease
+					w.checkDecision(n, oc)
+				}
+				return w.readHeld(n.worker, leases)
+			case node.Relinquish:
+				return w.readHeld(n.worker, c.Leases)
+			}
+			return nil
+		},
+		after: func(w *world, n *simNode, _ *op, c node.StoreCommand, r *node.Reply, pre any) {
+			before, _ := pre.([]bool)
+			switch c := c.(type) {
+			case node.Renew:
+				for i, res := range r.Renewed {
+					renewed := res.Status != store.RenewLost
+					if renewed {
+						w.job(res.Lease.ID).leaseExp = w.storeNow().Add(c.LeaseDuration)
+					} else {
+						w.cov.hit(SitRenewLost)
+					}
+					if i < len(before) && before[i] != renewed {
+						w.failf(ClassSafety, InvFenceExact, "renewal of %s by %s answered %s, but the store's row %s", res.Lease, n.worker, res.Status, heldWord(before[i]))
+					}
+				}
+			case node.Report:
+				outs := make([]store.Outcome, len(c.Outcomes))
+				for i, oc := range c.Outcomes {
+					outs[i] = store.Outcome{Outcome: oc}
+				}
+				w.checkReport(n, outs, r.Reported, before)
+			case node.Relinquish:
+				for i, l := range c.Leases {
+					if done := slices.Contains(r.Relinquished.Relinquished, l); done != before[i] {
+						w.failf(ClassSafety, InvFenceExact, "Relinquish of %s by %s: relinquished=%v, but the store's row %s", l, n.worker, done, heldWord(before[i]))
+					}
+				}
+			}
+		},
+	})
+	registerOracle(oracle{
+		name:       "expire-sweep",
+		situations: []Situation{SitExpireFullSweep},
+		after: func(w *world, _ *simNode, _ *op, c node.StoreCommand, r *node.Reply, _ any) {
+			if c, ok := c.(node.ExpireLeases); ok && c.Limit > 0 && len(r.Expired.Expired) >= c.Limit {
+				w.cov.hit(SitExpireFullSweep)
+			}
+		},
+	})
+	registerOracle(oracle{
+		name:       InvMakeUpPerOutage,
+		situations: []Situation{SitMinted, SitMadeUp, SitMintStale},
+		before: func(w *world, n *simNode, c node.StoreCommand) any {
+			if c, ok := c.(node.Mint); ok {
+				w.checkMakeUps(n, c.Plans)
+			}
+			return nil
+		},
+		after: func(w *world, n *simNode, _ *op, c node.StoreCommand, r *node.Reply, _ any) {
+			switch c := c.(type) {
+			case node.Mint:
+				w.afterMint(n, c.Plans, r.Minted)
+			case node.Purge:
+				w.afterPurge(c.Limit, r.Purged)
+			}
+		},
+	})
+	registerOracle(oracle{
+		name:       "walk-claim",
+		situations: []Situation{SitObserverLeaseTakeover},
+		after: func(w *world, n *simNode, _ *op, c node.StoreCommand, r *node.Reply, _ any) {
+			if c, ok := c.(node.WalkClaim); ok {
+				w.noteWalkClaim(c.Observer, n.worker, r.Walk)
+			}
+		},
+	})
+	registerOracle(oracle{
+		name:       "fleet-stamp",
+		situations: []Situation{SitFleetSkipped},
+		after: func(w *world, n *simNode, o *op, c node.StoreCommand, r *node.Reply, _ any) {
+			if c, ok := c.(node.StampFleet); ok {
+				w.afterStamp(n, o, store.FleetStampParams{Worker: n.worker, WireNames: c.WireNames, Forget: c.Forget}, r.Fleet)
+			}
+		},
+	})
 }

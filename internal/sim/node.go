@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/backwave/backwave/core"
-	"github.com/backwave/backwave/internal/sim/faultstore"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/node"
 )
@@ -59,10 +58,9 @@ type simNode struct {
 	lastResp     uint64
 	crashed      bool
 
-	// checked and faulty are the store as the operation being applied
-	// reaches it (ops.go apply), kept here to be reused call after call.
-	checked checkedStore
-	faulty  faultstore.Store
+	// loaded is what the incarnation's last schedule load answered: the
+	// schedules a planted mint bug edits the Mint after it by (planted.go).
+	loaded []node.LoadedSchedule
 
 	// walkers are the incarnation's Transition Observer Walkers, by
 	// Observer index (nil for one the node does not register).
@@ -205,6 +203,7 @@ func (n *simNode) start() {
 	n.wakePending = false
 	n.repollAt = time.Time{}
 	n.withheld, n.pendingApply, n.lastApply = nil, 0, w.now
+	n.loaded = nil
 	inc := n.inc
 	n.unsub = w.st.SubscribeHints(func(queue string) { n.hint(inc, queue) })
 	w.schedule(event{at: w.now.Add(n.spec.Poll.D()), kind: evPoll, node: n.idx, inc: n.inc})
@@ -213,9 +212,8 @@ func (n *simNode) start() {
 	n.step(node.Poll{Now: n.now()})
 }
 
-// caller is the node's Caller over st, the store as one operation reaches
-// it: the Caller is made per operation, since each has its own fault.
-func (n *simNode) caller(st faultstore.Target) node.Caller {
+// caller is the node's Caller over the run's Store.
+func (n *simNode) caller(st Store) node.Caller {
 	return node.Caller{Worker: n.worker, Store: st, Schedules: st, Retention: st, Observers: st, Fleet: st, Zone: simZone}
 }
 

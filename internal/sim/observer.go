@@ -327,7 +327,7 @@ func (w *world) recordDelivery(k int, t store.ObservedTransition) {
 	}
 }
 
-// noteWalkClaim records who holds an Observer's walk (checkedStore).
+// noteWalkClaim records who holds an Observer's walk (checked.go).
 func (w *world) noteWalkClaim(name string, holder job.WorkerID, res store.ObserverClaimResult) {
 	k := slices.IndexFunc(w.sc.Observers, func(o ObserverSpec) bool { return o.Name == name })
 	if k < 0 {

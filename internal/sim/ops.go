@@ -83,7 +83,7 @@ func (w *world) opFault(ref OpRef) OpFault {
 // until the isolation heals) or rejected, an operation during a store
 // outage fails, and the Fault Map may make its outcome unknown — and the
 // fault wrapper (package faultstore) decides what that does to the call,
-// made through the node's Caller over the oracles' checked store.
+// made at the one hook point (checked.go), through the node's Caller.
 func (n *simNode) apply(o *op) {
 	w := n.w
 	o.withheld = false
@@ -105,10 +105,7 @@ func (n *simNode) apply(o *op) {
 	case o.fault.Unknown == UnknownApplied:
 		fault = faultstore.Applied
 	}
-	n.checked = checkedStore{Store: w.st, w: w, n: n, o: o}
-	n.faulty = faultstore.Store{Target: &n.checked, Fault: fault}
-	cl := n.caller(&n.faulty)
-	o.reply = cl.Call(w.ctx, o.cmd)
+	o.reply = n.call(o, fault)
 	switch fault {
 	case faultstore.Rejected:
 		w.cov.hit(SitIsolationRejected)

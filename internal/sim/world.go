@@ -193,6 +193,7 @@ type world struct {
 	deadline     time.Time
 	bound        time.Duration
 
+	pre    []any    // what each oracle's before read for the current call (checked.go)
 	scope  []string // the Queues the current claim or expiry sweep names
 	src    OpRef    // the cause of hints the current store call announces
 	srcSeq int      // the workload call counter

@@ -1,16 +1,16 @@
-// Package faultstore is the Simulator's fault injection: a wrapper around the
-// store calls a node makes (claims, renewals, outcome reports, expiry
-// sweeps, Relinquish, schedule loads, mints, purges) that decides what
-// happens to each call given the Fault the world chose for it. Faults live
-// here, around the Storage Contract's interfaces, never inside an
-// implementation, so the same faults apply to whichever store a run drives
-// (the In-Memory Store, or a SQL adapter replaying a Plan).
+// Package faultstore is the Simulator's fault injection: the one point
+// around the store calls a node makes (each StoreCommand a node.Caller
+// carries out: claims, renewals, outcome reports, expiry sweeps,
+// Relinquish, schedule loads, mints, purges, walks, fleet stamps) that
+// decides what happens to each call given the Fault the world chose for
+// it (Call). Faults live here, around the Storage Contract, never inside
+// an implementation, so the same faults apply to whichever store a run
+// drives (the In-Memory Store, or a SQL adapter replaying a Plan).
 //
 // # The fault model
 //
-// A Store applies one Fault to every call made through it; the Simulator
-// wraps each node operation in its own Store. What each Fault does to a
-// call:
+// Call applies one Fault to one call; the Simulator decides a Fault per
+// node operation. What each Fault does to a call:
 //
 //   - None: the call reaches the store and the store's answer — result or
 //     error — comes back unchanged.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/backwave/backwave/internal/sim/faultstore"
 	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/node"
 	"github.com/backwave/backwave/store"
 	"github.com/backwave/backwave/store/memstore"
 )
@@ -34,13 +35,14 @@ func TestFaultModel(t *testing.T) {
 			if _, err := st.JobInsertMany(ctx, store.InsertManyParams{Jobs: []store.NewJob{{WireName: "w", Queue: "q", MaxAttempts: 1}}}); err != nil {
 				t.Fatal(err)
 			}
-			fs := &faultstore.Store{Target: st, Fault: tc.fault}
-			jobs, err := fs.JobClaim(ctx, store.ClaimParams{Worker: "w1", Queues: []string{"q"}, Limit: 1, LeaseDuration: time.Second})
-			if !errors.Is(err, tc.err) || (tc.err != nil && err != tc.err) {
-				t.Fatalf("error %v, want %v", err, tc.err)
+			cl := node.Caller{Worker: "w1", Store: st}
+			c := node.Claim{Op: 1, Queues: []string{"q"}, Limit: 1, LeaseDuration: time.Second}
+			r := faultstore.Call(tc.fault, c, func(c node.StoreCommand) node.Reply { return cl.Call(ctx, c) })
+			if !errors.Is(r.Err, tc.err) || (tc.err != nil && r.Err != tc.err) {
+				t.Fatalf("error %v, want %v", r.Err, tc.err)
 			}
-			if wantJobs := tc.err == nil; (len(jobs) == 1) != wantJobs {
-				t.Fatalf("answered %d jobs", len(jobs))
+			if wantJobs := tc.err == nil; (len(r.Jobs) == 1) != wantJobs {
+				t.Fatalf("answered %d jobs", len(r.Jobs))
 			}
 			j, err := st.JobGet(ctx, 1)
 			if err != nil {
@@ -58,9 +60,9 @@ func TestFaultModel(t *testing.T) {
 func TestAppliedKeepsTheStoresError(t *testing.T) {
 	t.Parallel()
 	st := memstore.New(memstore.Options{})
-	fs := &faultstore.Store{Target: st, Fault: faultstore.Applied}
-	_, err := fs.JobClaim(context.Background(), store.ClaimParams{})
-	if !errors.Is(err, store.ErrInvalidParams) {
-		t.Fatalf("error %v, want store.ErrInvalidParams", err)
+	cl := node.Caller{Worker: "w1", Store: st}
+	r := faultstore.Call(faultstore.Applied, node.Claim{Op: 1}, func(c node.StoreCommand) node.Reply { return cl.Call(context.Background(), c) })
+	if !errors.Is(r.Err, store.ErrInvalidParams) {
+		t.Fatalf("error %v, want store.ErrInvalidParams", r.Err)
 	}
 }
