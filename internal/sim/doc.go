@@ -53,10 +53,12 @@
 //
 // The world decides which fault an operation meets and when it is carried
 // out (delays, and what an isolation withholds, are event timing); what the
-// fault does to the call is the fault wrapper's, package faultstore, whose
-// documentation is the fault model of a store call. The wrapper sits above
-// the oracles' checks (checked.go), so they see what the store applied
-// whatever the node is told.
+// fault does to the call is package faultstore's, whose documentation is
+// the fault model of a store call. Fault and oracles hook at the one point
+// a node's StoreCommand reaches node.Caller.Call (checked.go): the fault
+// decides first, the oracles (registered values, oracles.go) check the
+// call that reaches the store, so they see what the store applied whatever
+// the node is told.
 //
 // With no delay a store operation is a synchronous round trip, exactly as in
 // the production pump. A delayed operation does not block its node: ticks,

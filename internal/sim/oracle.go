@@ -19,7 +19,7 @@ import (
 //     claim takes a Queue past its Concurrency Limit, past its Rate Limit
 //     (rate.go) or out of a paused Queue, that no Attempt's outcome applies twice, and that no expiry
 //     ends a Lease that has not lapsed;
-//   - checkedStore (checked.go) reads each reported job's (State, Worker,
+//   - the fence oracle (checked.go) reads each reported job's (State, Worker,
 //     Attempt) before forwarding a report or renewal and compares it with
 //     what the store said it applied: an outcome applies only for the live
 //     holder of that exact Attempt (Effect-Once), and the live holder is

@@ -16,7 +16,8 @@ import (
 // Relinquish, schedule loads, mints and purges (through node.Caller), the
 // workload's inserts, Workflows and Operator Actions, and the oracles' reads — plus
 // Wake-Up Hints, a restart and a transition feed. A normal run drives the
-// In-Memory Store (NewMemStore); Options.Store opens another.
+// In-Memory Store (NewMemStore); Options.Store opens another, which any
+// implementation of the Storage Contract becomes through NewFeedStore.
 //
 // # The transition feed
 //
@@ -25,11 +26,10 @@ import (
 // of one job in the order applied; the oracles (oracle.go, latch.go) are
 // built on it. The In-Memory Store delivers each change as it applies
 // (memstore.Options.OnTransition), so the feed is the store's own order
-// across jobs too. A store without such a callback may deliver a call's
-// changes after the call, per job in order, jobs in ascending id order: a
-// weaker guarantee, enough for the oracles because a Dependency parent's id
-// is always below its dependents' (store.Inserter), so a parent's change
-// still arrives before the settle of its dependents.
+// across jobs too. A store without such a callback delivers a call's
+// changes once the call has applied them, in the store's commit order: a
+// FeedStore walks its Transition Log for them (store.Observers) before the
+// call returns.
 //
 // # Wake-Up Hints
 //

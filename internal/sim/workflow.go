@@ -27,7 +27,7 @@ import (
 //     latch-exactly-once and dependency-settled keep holding the store to
 //     it afterwards;
 //   - a reanimated member's old Attempts stay fenced: the Effect-Once and
-//     fence oracles of checkedStore apply unchanged, and Attempts keep
+//     fence oracles (checked.go) apply unchanged, and Attempts keep
 //     growing across the retry (attempt-monotonic), so a late outcome of a
 //     pre-retry Attempt is stale (Situation workflow-retry-fenced).
 
