@@ -39,21 +39,20 @@ import (
 // call makes operation o's store call under fault f and returns the reply
 // the node is given.
 func (n *simNode) call(o *op, f faultstore.Fault) node.Reply {
-	return faultstore.Call(f, o.cmd, func(c node.StoreCommand) node.Reply { return n.reach(o, c) })
+	if r, refused := faultstore.Refuse(f, o.cmd); refused {
+		return r
+	}
+	n.reach(o)
+	return faultstore.Answer(f, o.cmd, o.reply)
 }
 
-// reach is steps 2 to 6 of call: the operation reaching the store.
-func (n *simNode) reach(o *op, c node.StoreCommand) node.Reply {
+// reach is steps 2 to 6 of call: the operation reaching the store. The
+// store's answer is left in o.reply.
+func (n *simNode) reach(o *op) {
 	w := n.w
-	c = n.plant(c)
-	if len(w.pre) < len(oracles) {
-		w.pre = make([]any, len(oracles))
-	}
-	for i := range oracles {
-		w.pre[i] = nil
-		if b := oracles[i].before; b != nil {
-			w.pre[i] = b(w, n, c)
-		}
+	c := n.plant(o.cmd)
+	for _, or := range w.oracles {
+		or.before(w, n, c)
 	}
 	sent := w.toStore(c)
 	w.src = o.ref
@@ -64,7 +63,9 @@ func (n *simNode) reach(o *op, c node.StoreCommand) node.Reply {
 		w.scope = c.Queues
 	}
 	cl := n.caller(w.st)
-	r := cl.Call(w.ctx, sent)
+	o.reply = cl.Call(w.ctx, sent)
+	o.reply.Command = o.cmd // the node is answered for the Command it sent
+	r := &o.reply
 	o.answered = r.Err == nil
 	if _, walk := sent.(node.WalkAdvance); walk && errors.Is(r.Err, store.ErrStaleLease) {
 		o.answered = true // the walk's fence answering: the node is told so
@@ -72,22 +73,22 @@ func (n *simNode) reach(o *op, c node.StoreCommand) node.Reply {
 		w.failf(ClassSafety, InvStoreError, "%s by %s: %v", o.cmd, n.worker, r.Err)
 	}
 	if r.Err == nil {
-		for i := range oracles {
-			if a := oracles[i].after; a != nil {
-				a(w, n, o, sent, &r, w.pre[i])
-			}
+		for _, or := range w.oracles {
+			or.after(w, n, o, sent, r)
 		}
 	}
-	n.notePlanted(sent, r)
+	n.notePlanted(sent, o.reply)
 	w.checkSettled()
 	w.src, w.scope = OpRef{}, nil
-	return r
 }
 
 // toStore is c as the store is handed it: every Lease length, retry delay,
 // retention horizon and registry horizon truncated to the store's
 // precision.
 func (w *world) toStore(c node.StoreCommand) node.StoreCommand {
+	if w.precision <= 0 {
+		return c
+	}
 	switch c := c.(type) {
 	case node.Claim:
 		c.LeaseDuration = w.storeDur(c.LeaseDuration)
@@ -96,11 +97,9 @@ func (w *world) toStore(c node.StoreCommand) node.StoreCommand {
 		c.LeaseDuration = w.storeDur(c.LeaseDuration)
 		return c
 	case node.Report:
-		if w.precision > 0 {
-			c.Outcomes = slices.Clone(c.Outcomes)
-			for i := range c.Outcomes {
-				c.Outcomes[i].RetryDelay = w.storeDur(c.Outcomes[i].RetryDelay)
-			}
+		c.Outcomes = slices.Clone(c.Outcomes)
+		for i := range c.Outcomes {
+			c.Outcomes[i].RetryDelay = w.storeDur(c.Outcomes[i].RetryDelay)
 		}
 		return c
 	case node.Purge:
@@ -121,10 +120,8 @@ func (w *world) toStore(c node.StoreCommand) node.StoreCommand {
 
 // The oracles of the node's store calls, in the order they check.
 func init() {
-	registerOracle(oracle{
-		name:       "claim-lease",
-		situations: []Situation{SitSelfReclaim, SitLimitSaturated},
-		after: func(w *world, n *simNode, o *op, c node.StoreCommand, r *node.Reply, _ any) {
+	stateless("claim-lease", []Situation{SitSelfReclaim, SitLimitSaturated}, oracleHooks{
+		post: func(w *world, n *simNode, o *op, c node.StoreCommand, r *node.Reply) {
 			if _, ok := c.(node.Claim); !ok {
 				return
 			}
@@ -145,74 +142,25 @@ func init() {
 			w.checkFleetClaim(n, c.OpID(), r.Jobs)
 		},
 	})
-	registerOracle(oracle{
+	registerOracle(oracleDef{
 		name:       InvFenceExact,
-		situations: []Situation{SitRenewLost, SitStaleOutcomeFenced, SitIsolationHealedStaleWrite},
-		before: func(w *world, n *simNode, c node.StoreCommand) any {
-			switch c := c.(type) {
-			case node.Renew:
-				return w.readHeld(n.worker, c.Leases)
-			case node.Report:
-				leases := make([]job.Lease, len(c.Outcomes))
-				for i, oc := range c.Outcomes {
-					leases[i] = oc.Lease
-					w.checkDecision(n, oc)
-				}
-				return w.readHeld(n.worker, leases)
-			case node.Relinquish:
-				return w.readHeld(n.worker, c.Leases)
-			}
-			return nil
-		},
-		after: func(w *world, n *simNode, _ *op, c node.StoreCommand, r *node.Reply, pre any) {
-			before, _ := pre.([]bool)
-			switch c := c.(type) {
-			case node.Renew:
-				for i, res := range r.Renewed {
-					renewed := res.Status != store.RenewLost
-					if renewed {
-						w.job(res.Lease.ID).leaseExp = w.storeNow().Add(c.LeaseDuration)
-					} else {
-						w.cov.hit(SitRenewLost)
-					}
-					if i < len(before) && before[i] != renewed {
-						w.failf(ClassSafety, InvFenceExact, "renewal of %s by %s answered %s, but the store's row %s", res.Lease, n.worker, res.Status, heldWord(before[i]))
-					}
-				}
-			case node.Report:
-				outs := make([]store.Outcome, len(c.Outcomes))
-				for i, oc := range c.Outcomes {
-					outs[i] = store.Outcome{Outcome: oc}
-				}
-				w.checkReport(n, outs, r.Reported, before)
-			case node.Relinquish:
-				for i, l := range c.Leases {
-					if done := slices.Contains(r.Relinquished.Relinquished, l); done != before[i] {
-						w.failf(ClassSafety, InvFenceExact, "Relinquish of %s by %s: relinquished=%v, but the store's row %s", l, n.worker, done, heldWord(before[i]))
-					}
-				}
-			}
-		},
+		situations: []Situation{SitRenewLost, SitStaleOutcomeFenced, SitIsolationHealedStaleWrite, SitWorkflowRetryFenced, SitParentOutcomeFenced},
+		new:        func() oracle { return new(fenceOracle) },
 	})
-	registerOracle(oracle{
-		name:       "expire-sweep",
-		situations: []Situation{SitExpireFullSweep},
-		after: func(w *world, _ *simNode, _ *op, c node.StoreCommand, r *node.Reply, _ any) {
+	stateless("expire-sweep", []Situation{SitExpireFullSweep}, oracleHooks{
+		post: func(w *world, _ *simNode, _ *op, c node.StoreCommand, r *node.Reply) {
 			if c, ok := c.(node.ExpireLeases); ok && c.Limit > 0 && len(r.Expired.Expired) >= c.Limit {
 				w.cov.hit(SitExpireFullSweep)
 			}
 		},
 	})
-	registerOracle(oracle{
-		name:       InvMakeUpPerOutage,
-		situations: []Situation{SitMinted, SitMadeUp, SitMintStale},
-		before: func(w *world, n *simNode, c node.StoreCommand) any {
+	stateless(InvMakeUpPerOutage, []Situation{SitMinted, SitMadeUp, SitMintStale, SitPurged, SitPurgeFullBatch}, oracleHooks{
+		pre: func(w *world, n *simNode, c node.StoreCommand) {
 			if c, ok := c.(node.Mint); ok {
 				w.checkMakeUps(n, c.Plans)
 			}
-			return nil
 		},
-		after: func(w *world, n *simNode, _ *op, c node.StoreCommand, r *node.Reply, _ any) {
+		post: func(w *world, n *simNode, _ *op, c node.StoreCommand, r *node.Reply) {
 			switch c := c.(type) {
 			case node.Mint:
 				w.afterMint(n, c.Plans, r.Minted)
@@ -221,22 +169,70 @@ func init() {
 			}
 		},
 	})
-	registerOracle(oracle{
-		name:       "walk-claim",
-		situations: []Situation{SitObserverLeaseTakeover},
-		after: func(w *world, n *simNode, _ *op, c node.StoreCommand, r *node.Reply, _ any) {
+	stateless("walk-claim", []Situation{SitObserverLeaseTakeover}, oracleHooks{
+		post: func(w *world, n *simNode, _ *op, c node.StoreCommand, r *node.Reply) {
 			if c, ok := c.(node.WalkClaim); ok {
 				w.noteWalkClaim(c.Observer, n.worker, r.Walk)
 			}
 		},
 	})
-	registerOracle(oracle{
-		name:       "fleet-stamp",
-		situations: []Situation{SitFleetSkipped},
-		after: func(w *world, n *simNode, o *op, c node.StoreCommand, r *node.Reply, _ any) {
+	stateless("fleet-stamp", []Situation{SitFleetSkipped}, oracleHooks{
+		post: func(w *world, n *simNode, o *op, c node.StoreCommand, r *node.Reply) {
 			if c, ok := c.(node.StampFleet); ok {
 				w.afterStamp(n, o, store.FleetStampParams{Worker: n.worker, WireNames: c.WireNames, Forget: c.Forget}, r.Fleet)
 			}
 		},
 	})
+}
+
+// fenceOracle holds renewals, outcome reports and Relinquish to the fence:
+// each answer is exactly what the store's row showed before the call (n
+// holding that Attempt's live Lease or not), and each reported outcome to
+// the simple twin of the decision (checkDecision).
+type fenceOracle struct {
+	leases []job.Lease
+	held   []bool // what the rows showed, per Lease of the call
+}
+
+func (f *fenceOracle) before(w *world, n *simNode, c node.StoreCommand) {
+	f.held = nil
+	switch c := c.(type) {
+	case node.Renew:
+		f.held = w.readHeld(n.worker, c.Leases)
+	case node.Report:
+		f.leases = f.leases[:0]
+		for _, oc := range c.Outcomes {
+			f.leases = append(f.leases, oc.Lease)
+			w.checkDecision(n, oc)
+		}
+		f.held = w.readHeld(n.worker, f.leases)
+	case node.Relinquish:
+		f.held = w.readHeld(n.worker, c.Leases)
+	}
+}
+
+func (f *fenceOracle) after(w *world, n *simNode, _ *op, c node.StoreCommand, r *node.Reply) {
+	before := f.held
+	switch c := c.(type) {
+	case node.Renew:
+		for i, res := range r.Renewed {
+			renewed := res.Status != store.RenewLost
+			if renewed {
+				w.job(res.Lease.ID).leaseExp = w.storeNow().Add(c.LeaseDuration)
+			} else {
+				w.cov.hit(SitRenewLost)
+			}
+			if i < len(before) && before[i] != renewed {
+				w.failf(ClassSafety, InvFenceExact, "renewal of %s by %s answered %s, but the store's row %s", res.Lease, n.worker, res.Status, heldWord(before[i]))
+			}
+		}
+	case node.Report:
+		w.checkReport(n, c.Outcomes, r.Reported, before)
+	case node.Relinquish:
+		for i, l := range c.Leases {
+			if done := slices.Contains(r.Relinquished.Relinquished, l); done != before[i] {
+				w.failf(ClassSafety, InvFenceExact, "Relinquish of %s by %s: relinquished=%v, but the store's row %s", l, n.worker, done, heldWord(before[i]))
+			}
+		}
+	}
 }

@@ -184,7 +184,7 @@ func holds(j *job.Job, worker job.WorkerID, l job.Lease) bool {
 // checkReport holds a report's answer to the fence: an outcome applies only
 // for the live holder of that exact Attempt (Effect-Once), and the live
 // holder is never fenced out.
-func (w *world) checkReport(n *simNode, outcomes []store.Outcome, results []store.ReportResult, before []bool) {
+func (w *world) checkReport(n *simNode, outcomes []core.Outcome, results []store.ReportResult, before []bool) {
 	for i, r := range results {
 		if i >= len(before) {
 			break

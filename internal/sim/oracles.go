@@ -6,46 +6,82 @@ import (
 	"github.com/backwave/backwave/node"
 )
 
-// oracle is one check of the store calls nodes make, as a registered value:
-// its name, the Situations it reaches, and what it does around each call
-// at the one hook point (checked.go, simNode.reach), switching on the
-// StoreCommand. A new oracle is one file: an init that registers it, its
-// Situations declared beside its check.
-type oracle struct {
-	// name is the invariant it holds, or what it notes.
-	name string
-	// situations are the Situations its checks reach (coverage.go).
-	situations []Situation
-	// before, if set, runs when the call reaches the store, before it is
-	// made, on the Command as the Driver emitted it (with the Simulator's
-	// planted edits): it reads the store's rows as they stand and returns
-	// what after needs.
-	before func(w *world, n *simNode, c node.StoreCommand) any
-	// after, if set, runs once the store answered without error, on the
-	// Command as the store was handed it and its Reply, with before's
-	// value.
-	after func(w *world, n *simNode, o *op, c node.StoreCommand, r *node.Reply, pre any)
+// oracle is one check of the store calls nodes make, as one run holds it:
+// what it does around each call at the one hook point (checked.go,
+// simNode.reach), switching on the StoreCommand, with whatever state of
+// its own it keeps between before and after, or across the run.
+type oracle interface {
+	// before runs when the call reaches the store, before it is made, on
+	// the Command as the Driver emitted it (with the Simulator's planted
+	// edits): it may read the store's rows as they stand.
+	before(w *world, n *simNode, c node.StoreCommand)
+	// after runs once the store answered without error, on the Command as
+	// the store was handed it and its Reply.
+	after(w *world, n *simNode, o *op, c node.StoreCommand, r *node.Reply)
 }
 
-// oracles are the registered oracles, in registration order: the order
-// they check in. Registered from init functions only, never changed after.
-var oracles []oracle
+// oracleDef is a registered oracle: the invariant it holds (or what it
+// notes), the Situations its checks reach (coverage.go), declared beside
+// it, and how a run makes its own.
+type oracleDef struct {
+	name       string
+	situations []Situation
+	new        func() oracle
+}
 
-// registerOracle adds o; a name registered twice, an oracle with no hook
+// oracleDefs are the registered oracles, in registration order: the order
+// they check in. Registered from init functions only, never changed after.
+// A new oracle is one file: an init that registers it.
+var oracleDefs []oracleDef
+
+// registerOracle adds d; a name registered twice, a missing constructor
 // or a Situation out of range is a programming error.
-func registerOracle(o oracle) {
-	if o.before == nil && o.after == nil {
-		panic(fmt.Sprintf("sim: oracle %q hooks nothing", o.name))
+func registerOracle(d oracleDef) {
+	if d.new == nil {
+		panic(fmt.Sprintf("sim: oracle %q has no constructor", d.name))
 	}
-	for _, x := range oracles {
-		if x.name == o.name {
-			panic(fmt.Sprintf("sim: oracle %q registered twice", o.name))
+	for _, x := range oracleDefs {
+		if x.name == d.name {
+			panic(fmt.Sprintf("sim: oracle %q registered twice", d.name))
 		}
 	}
-	for _, s := range o.situations {
+	for _, s := range d.situations {
 		if s >= numSituations {
-			panic(fmt.Sprintf("sim: oracle %q declares an unknown Situation %d", o.name, s))
+			panic(fmt.Sprintf("sim: oracle %q declares an unknown Situation %d", d.name, s))
 		}
 	}
-	oracles = append(oracles, o)
+	oracleDefs = append(oracleDefs, d)
+}
+
+// newOracles makes a run's own oracles.
+func newOracles() []oracle {
+	out := make([]oracle, len(oracleDefs))
+	for i, d := range oracleDefs {
+		out[i] = d.new()
+	}
+	return out
+}
+
+// oracleHooks is an oracle made of two funcs, either nil: for an oracle
+// that keeps no state of its own.
+type oracleHooks struct {
+	pre  func(w *world, n *simNode, c node.StoreCommand)
+	post func(w *world, n *simNode, o *op, c node.StoreCommand, r *node.Reply)
+}
+
+func (h oracleHooks) before(w *world, n *simNode, c node.StoreCommand) {
+	if h.pre != nil {
+		h.pre(w, n, c)
+	}
+}
+
+func (h oracleHooks) after(w *world, n *simNode, o *op, c node.StoreCommand, r *node.Reply) {
+	if h.post != nil {
+		h.post(w, n, o, c, r)
+	}
+}
+
+// stateless registers an oracle of hooks alone.
+func stateless(name string, situations []Situation, h oracleHooks) {
+	registerOracle(oracleDef{name: name, situations: situations, new: func() oracle { return h }})
 }

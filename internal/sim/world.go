@@ -193,10 +193,10 @@ type world struct {
 	deadline     time.Time
 	bound        time.Duration
 
-	pre    []any    // what each oracle's before read for the current call (checked.go)
-	scope  []string // the Queues the current claim or expiry sweep names
-	src    OpRef    // the cause of hints the current store call announces
-	srcSeq int      // the workload call counter
+	oracles []oracle // the run's own registered oracles (oracles.go)
+	scope   []string // the Queues the current claim or expiry sweep names
+	src     OpRef    // the cause of hints the current store call announces
+	srcSeq  int      // the workload call counter
 
 	log          func(string)
 	events       int
@@ -341,6 +341,7 @@ func newWorld(p *Plan, opts Options) (*world, error) {
 		w.nodes = append(w.nodes, newSimNode(w, i))
 	}
 	w.setupObservers()
+	w.oracles = newOracles()
 	return w, nil
 }
 

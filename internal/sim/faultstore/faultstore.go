@@ -51,23 +51,40 @@ func (f Fault) String() string {
 	return "fault(?)"
 }
 
-// Call carries out the store call of c under f: reach makes the call (a
-// node.Caller's Call, with whatever the caller adds around it) and is
-// called only when f lets the call reach the store. The answer is reach's,
-// or the fault's error in its place (node.Failed). It is the one point a
-// fault applies, whatever the StoreCommand: no store method is wrapped.
-func Call(f Fault, c node.StoreCommand, reach func(node.StoreCommand) node.Reply) node.Reply {
+// Refuse answers a call that f keeps from the store (Rejected, Down,
+// Lost) with the fault's error (node.Failed) and true; for a call f lets
+// reach the store it returns false, and the caller makes the call (a
+// node.Caller's Call, with whatever it adds around it) and hands the answer
+// to Answer. Refuse and Answer are the one point a fault applies, whatever
+// the StoreCommand: no store method is wrapped.
+func Refuse(f Fault, c node.StoreCommand) (node.Reply, bool) {
 	switch f {
 	case Rejected:
-		return node.Failed(c, ErrIsolated)
+		return node.Failed(c, ErrIsolated), true
 	case Down:
-		return node.Failed(c, ErrDown)
+		return node.Failed(c, ErrDown), true
 	case Lost:
-		return node.Failed(c, ErrUnknown)
+		return node.Failed(c, ErrUnknown), true
 	}
-	r := reach(c)
+	return node.Reply{}, false
+}
+
+// Answer is what the caller of c, a call that reached the store, is told,
+// given the store's answer r: r itself, or under Applied ErrUnknown in
+// place of an answer that succeeded (a store's own error comes back as it
+// is).
+func Answer(f Fault, c node.StoreCommand, r node.Reply) node.Reply {
 	if r.Err != nil || f != Applied {
 		return r
 	}
 	return node.Failed(c, ErrUnknown)
+}
+
+// Call is Refuse, reach, Answer: the store call of c under f, where reach
+// makes the call.
+func Call(f Fault, c node.StoreCommand, reach func(node.StoreCommand) node.Reply) node.Reply {
+	if r, refused := Refuse(f, c); refused {
+		return r
+	}
+	return Answer(f, c, reach(c))
 }
