@@ -123,8 +123,7 @@ func NewFeedStore(b Backing, env StoreEnv, opts FeedOptions) (*FeedStore, error)
 	return s, nil
 }
 
-// Delivered returns how many state changes the feed delivered; Hinted how
-// many hints the rule announced.
+// Delivered returns how many state changes the feed delivered.
 func (s *FeedStore) Delivered() int { return s.delivered }
 
 // Hinted returns how many Wake-Up Hints the rule announced.
