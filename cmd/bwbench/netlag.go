@@ -40,7 +40,7 @@ const lagEachWay = time.Millisecond
 // River, where the base scenario does.
 func measured(s system, sc, tg string) bool {
 	if base, ok := variants[sc]; ok {
-		return tg == tgPostgres && s.name() != sysRaw && s.supports(base, tg)
+		return tg == tgPostgres && (s.name() == sysBackWave || s.name() == sysRiver) && s.supports(base, tg)
 	}
 	return s.supports(sc, tg)
 }
