@@ -56,9 +56,10 @@ func (p nodePeer) supports(sc, tg string) bool {
 //   - pg-boss: a batch handler fetching batchSize jobs per poll with
 //     burstWhenBatchFull ("the worker keeps fetching continuously with no
 //     delay" while fetches come back full), its bulk path insert(); for
-//     latency a queue with notify (LISTEN/NOTIFY wakes its workers) and
-//     batchSize 1, and without notify its minimum pollingIntervalSeconds
-//     of 0.5.
+//     latency the same workers on a queue with notify (LISTEN/NOTIFY wakes
+//     them), and without notify its minimum pollingIntervalSeconds of 0.5.
+//     (batchSize 1 for latency was tried: four workers fetching one job a
+//     round trip fell behind 100 enqueues a second on this machine.)
 func peerKnobs(sys, sc string, sz sizes) *knobs {
 	var k *knobs
 	switch sys {
@@ -74,12 +75,8 @@ func peerKnobs(sys, sc string, sz sizes) *knobs {
 			"insert_batch", "5000", "insert_conc", "2")
 		switch sc {
 		case scLatencyOn:
-			k.set("batch", "1")
-			k.set("burst", "false")
 			k.set("notify", "true")
 		case scLatencyOff:
-			k.set("batch", "1")
-			k.set("burst", "false")
 			// pg-boss refuses a poll interval under 0.5 s.
 			k.set("poll", max(sz.HintsOffPoll, 500*time.Millisecond).String())
 		}

@@ -117,16 +117,21 @@ async function graphileWorker() {
 
 async function pgBoss() {
   const { PgBoss } = await import("pg-boss");
-  const boss = new PgBoss({
-    connectionString: cfg.url,
-    schema: cfg.schema,
-    max: num("pool"),
-    schedule: false,
-  });
-  boss.on("error", (e) => process.stderr.write(`pg-boss error: ${e?.message ?? e}\n`));
-  await boss.start();
+  const open = async () => {
+    const boss = new PgBoss({ connectionString: cfg.url, schema: cfg.schema, max: num("pool"), schedule: false });
+    boss.on("error", (e) => process.stderr.write(`pg-boss error: ${e?.message ?? e}\n`));
+    await boss.start();
+    return boss;
+  };
   const queue = cfg.queue;
-  await boss.createQueue(queue, { notify: s.notify === "true" });
+  // The queue is created by a first instance: a started instance reads
+  // its queues' settings (notify among them) into a cache it refreshes
+  // every queueCacheIntervalSeconds (60), so the instance that sends and
+  // works starts once the queue exists.
+  const setup = await open();
+  await setup.createQueue(queue, { notify: s.notify === "true" });
+  await setup.stop({ graceful: true, wait: true });
+  const boss = await open();
   return {
     insert: async (k) => {
       const jobs = new Array(k);
