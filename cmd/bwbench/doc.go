@@ -1,8 +1,9 @@
 // Command bwbench is the Benchmark Harness: it drives BackWave's real Shell
 // pump through the public Client against the real Storage Adapters
 // (PostgreSQL through pgx, SQLite as a WAL file in a temporary directory)
-// under the wall clock, and measures the competitor, River, and a raw SQL
-// baseline with no framework at all, in the same process invocation.
+// under the wall clock, and measures the competitors (River, and the peers
+// graphile-worker, pg-boss and asynq) and a raw SQL baseline with no
+// framework at all, in the same process invocation.
 //
 // # What it measures
 //
