@@ -56,8 +56,9 @@ func (p nodePeer) supports(sc, tg string) bool {
 //   - pg-boss: a batch handler fetching batchSize jobs per poll with
 //     burstWhenBatchFull ("the worker keeps fetching continuously with no
 //     delay" while fetches come back full), its bulk path insert(); for
-//     latency the same workers on a queue with notify (LISTEN/NOTIFY wakes
-//     them), and without notify its minimum pollingIntervalSeconds of 0.5.
+//     latency the same workers on a queue with notify, the instance with
+//     useListenNotify (LISTEN/NOTIFY wakes them), and without either its
+//     minimum pollingIntervalSeconds of 0.5.
 //     (batchSize 1 for latency was tried: four workers fetching one job a
 //     round trip fell behind 100 enqueues a second on this machine.)
 func peerKnobs(sys, sc string, sz sizes) *knobs {

@@ -118,7 +118,15 @@ async function graphileWorker() {
 async function pgBoss() {
   const { PgBoss } = await import("pg-boss");
   const open = async () => {
-    const boss = new PgBoss({ connectionString: cfg.url, schema: cfg.schema, max: num("pool"), schedule: false });
+    // A queue's notify takes the instance's listener too (useListenNotify,
+    // off by default).
+    const boss = new PgBoss({
+      connectionString: cfg.url,
+      schema: cfg.schema,
+      max: num("pool"),
+      schedule: false,
+      useListenNotify: s.notify === "true",
+    });
     boss.on("error", (e) => process.stderr.write(`pg-boss error: ${e?.message ?? e}\n`));
     await boss.start();
     return boss;
