@@ -132,14 +132,8 @@ async function pgBoss() {
     return boss;
   };
   const queue = cfg.queue;
-  // The queue is created by a first instance: a started instance reads
-  // its queues' settings (notify among them) into a cache it refreshes
-  // every queueCacheIntervalSeconds (60), so the instance that sends and
-  // works starts once the queue exists.
-  const setup = await open();
-  await setup.createQueue(queue, { notify: s.notify === "true" });
-  await setup.stop({ graceful: true, wait: true });
   const boss = await open();
+  await boss.createQueue(queue, { notify: s.notify === "true" });
   return {
     insert: async (k) => {
       const jobs = new Array(k);
