@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -67,6 +68,9 @@ type bench struct {
 	dir     string
 	ownDir  bool
 	skipped map[string]string
+	// redis is the Redis server's version and persistence settings, when
+	// the redis target runs.
+	redis   map[string]string
 	seq     atomic.Int64
 	systems []system
 	// lag is the proxy of the lag scenarios, started at their first run;
@@ -85,6 +89,14 @@ func newBench(ctx context.Context, cfg config, log *slog.Logger, stderr io.Write
 			b.systems = append(b.systems, riverSystem{})
 		case sysRaw:
 			b.systems = append(b.systems, rawSystem{})
+		case sysGraphile, sysPgBoss:
+			if _, reason := b.peerRuntime(s); reason != "" {
+				fmt.Fprintf(stderr, "bwbench: system %s skipped: %s\n", s, reason)
+				continue
+			}
+			b.systems = append(b.systems, nodePeer{sys: s})
+		case sysAsynq:
+			b.systems = append(b.systems, asynqSystem{})
 		}
 	}
 	for _, tg := range cfg.targets {
@@ -103,6 +115,17 @@ func newBench(ctx context.Context, cfg config, log *slog.Logger, stderr io.Write
 				return nil, fmt.Errorf("postgres: %w", err)
 			}
 			b.pg = pool
+		case tgRedis:
+			if !slices.Contains(cfg.systems, sysAsynq) {
+				b.skipped[tg] = "no system on it selected (asynq is the only one)"
+				continue
+			}
+			info, err := redisInfo(ctx, cfg.redisAddr)
+			if err != nil {
+				b.skipped[tg] = fmt.Sprintf("no Redis at %s (-redis, $BWBENCH_REDIS_ADDR): %v", cfg.redisAddr, err)
+				continue
+			}
+			b.redis = info
 		case tgSQLite:
 			b.dir = cfg.sqliteDir
 			if b.dir == "" {

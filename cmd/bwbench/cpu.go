@@ -26,6 +26,9 @@ type cpuMeter struct {
 	heap    heapCounts
 	backend map[int]time.Duration
 	t0      time.Time
+	// allocsPerJob is the heap objects allocated per job over the last
+	// measured interval.
+	allocsPerJob float64
 }
 
 // heapCounts are the process's cumulative heap allocations and completed
@@ -85,9 +88,10 @@ func (m *cpuMeter) end(ctx context.Context, jobs int) {
 	per := func(d time.Duration) string {
 		return fmt.Sprintf("%.1fµs/job (%.0f%% of a core)", float64(d.Microseconds())/float64(jobs), 100*d.Seconds()/wall.Seconds())
 	}
+	m.allocsPerJob = float64(heap.objects-m.heap.objects) / float64(jobs)
 	line := fmt.Sprintf("cpu %s: %d jobs in %v; bench process %s, %.1f allocs/job, %.0f B/job, %d GCs",
 		m.label, jobs, wall.Round(time.Millisecond), per(self),
-		float64(heap.objects-m.heap.objects)/float64(jobs), float64(heap.bytes-m.heap.bytes)/float64(jobs), heap.cycles-m.heap.cycles)
+		m.allocsPerJob, float64(heap.bytes-m.heap.bytes)/float64(jobs), heap.cycles-m.heap.cycles)
 	if m.appName != "" {
 		line += fmt.Sprintf("; postgres backends (%d) %s", n, per(db))
 	}

@@ -1,8 +1,9 @@
 // Command bwbench is the Benchmark Harness: it drives BackWave's real Shell
 // pump through the public Client against the real Storage Adapters
 // (PostgreSQL through pgx, SQLite as a WAL file in a temporary directory)
-// under the wall clock, and measures the competitor, River, and a raw SQL
-// baseline with no framework at all, in the same process invocation.
+// under the wall clock, and measures the competitors (River, and the peers
+// graphile-worker, pg-boss and asynq) and a raw SQL baseline with no
+// framework at all, in the same process invocation.
 //
 // # What it measures
 //
@@ -79,10 +80,26 @@
 // The PostgreSQL target reads -postgres, else BWBENCH_POSTGRES_URL, else
 // BACKWAVE_TEST_POSTGRES_URL; without any, it is skipped.
 //
-// # The competitor
+// # The competitors
 //
 // River is pinned at v0.51.2 (github.com/riverqueue/river with
 // riverdriver/riverpgxv5 and riverdriver/riversqlite). This command is its
 // own Go module (cmd/bwbench/go.mod, with a replace of the library to
 // ../..), so River and its drivers never enter the library's module graph.
+//
+// The peers run beside them with the same scenarios, each tuned as its
+// documentation advises (docs/benchmarks.md quotes it):
+//
+//	graphile-worker  0.18.0, npm, on the same PostgreSQL
+//	pg-boss          12.38.0, npm, on the same PostgreSQL
+//	asynq            v0.26.0 (github.com/hibiken/asynq), on the redis target:
+//	                 the Redis at -redis ($BWBENCH_REDIS_ADDR, 127.0.0.1:6379);
+//	                 a Redis that keeps nothing on disk makes its rows a ceiling
+//
+// The two Node.js peers run in a child process (peers/peer.mjs) driven over
+// a pipe; peers/install.sh installs them into peers/node_modules (pinned by
+// peers/package-lock.json, ignored by git). A peer that is not installed,
+// or whose server does not answer, is skipped with a message. -node names
+// the Node.js executable, -peers-dir the directory; -graphile-worker,
+// -pg-boss and -asynq override their settings like -river.
 package main

@@ -58,6 +58,14 @@ const (
 	sysRaw      = "raw"
 )
 
+// allSystems are every system bwbench knows, in the order they run: the
+// peers (graphile-worker, pg-boss, asynq) are skipped with a message when
+// they are not installed or their server is not reachable.
+var allSystems = []string{sysBackWave, sysRiver, sysRaw, sysGraphile, sysPgBoss, sysAsynq}
+
+// allTargets are the storage targets; redis carries only asynq's rows.
+var allTargets = []string{tgPostgres, tgSQLite, tgRedis}
+
 // sizes are the amounts of work each scenario does; every one is settable.
 type sizes struct {
 	Insert         int           `json:"insert"`
@@ -98,6 +106,9 @@ type config struct {
 	systems    []string
 	runs       int
 	pgURL      string
+	redisAddr  string
+	node       string
+	peersDir   string
 	sqliteDir  string
 	sqliteSync string
 	jsonPath   string
@@ -146,10 +157,13 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.mode, "mode", "local", "local (indicative, never published) or official (the pinned instance)")
 	fs.BoolVar(&cfg.quick, "quick", false, "small sizes: every scenario on both targets in under 3 minutes on 2 cores")
 	fs.StringVar(&scenarios, "scenarios", strings.Join(allScenarios, ","), "comma-separated scenarios (latency selects both latency rows)")
-	fs.StringVar(&targets, "targets", tgPostgres+","+tgSQLite, "comma-separated targets")
-	fs.StringVar(&systems, "systems", sysBackWave+","+sysRiver+","+sysRaw, "comma-separated systems")
+	fs.StringVar(&targets, "targets", strings.Join(allTargets, ","), "comma-separated targets (redis: asynq's rows only)")
+	fs.StringVar(&systems, "systems", strings.Join(allSystems, ","), "comma-separated systems")
 	fs.IntVar(&cfg.runs, "runs", 0, "runs per row, alternating between systems (default 3, 2 with -quick)")
 	fs.StringVar(&cfg.pgURL, "postgres", "", "PostgreSQL URL (default $BWBENCH_POSTGRES_URL, then $BACKWAVE_TEST_POSTGRES_URL)")
+	fs.StringVar(&cfg.redisAddr, "redis", "", "Redis address of the redis target (default $BWBENCH_REDIS_ADDR, then 127.0.0.1:6379)")
+	fs.StringVar(&cfg.node, "node", "node", "the Node.js executable the graphile-worker and pg-boss rows run under")
+	fs.StringVar(&cfg.peersDir, "peers-dir", "peers", "directory of peer.mjs and the Node.js peers' node_modules (installed by its install.sh)")
 	fs.StringVar(&cfg.sqliteDir, "sqlite-dir", "", "directory for the SQLite files (default a new temporary directory)")
 	fs.StringVar(&cfg.sqliteSync, "sqlite-synchronous", "full", "SQLite synchronous pragma for every system: full or normal")
 	fs.StringVar(&cfg.jsonPath, "json", "", "also write the results as JSON to this file")
@@ -159,7 +173,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.cpu, "cpu", false, "print the CPU time per job of each measured interval to stderr: the bench process and, on PostgreSQL, the system's server backends")
 	fs.BoolVar(&cfg.calls, "calls", false, "print BackWave's store calls of each run to stderr: count, jobs per call, mean and max time")
 	cfg.overrides = map[string]string{}
-	for _, sys := range []string{sysBackWave, sysRiver, sysRaw} {
+	for _, sys := range allSystems {
 		fs.Func(sys, "override "+sys+"'s tuned settings, e.g. pumps=4,poll=20ms (names as printed)", func(v string) error {
 			cfg.overrides[sys] = v
 			return nil
@@ -250,14 +264,17 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if cfg.scenarios, err = pick("scenario", scenarios, allScenarios, map[string][]string{"latency": {scLatencyOn, scLatencyOff}}); err != nil {
 		return cfg, err
 	}
-	if cfg.targets, err = pick("target", targets, []string{tgPostgres, tgSQLite}, nil); err != nil {
+	if cfg.targets, err = pick("target", targets, allTargets, nil); err != nil {
 		return cfg, err
 	}
-	if cfg.systems, err = pick("system", systems, []string{sysBackWave, sysRiver, sysRaw}, nil); err != nil {
+	if cfg.systems, err = pick("system", systems, allSystems, nil); err != nil {
 		return cfg, err
 	}
 	if cfg.pgURL == "" {
 		cfg.pgURL = cmpOr(os.Getenv("BWBENCH_POSTGRES_URL"), os.Getenv("BACKWAVE_TEST_POSTGRES_URL"))
+	}
+	if cfg.redisAddr == "" {
+		cfg.redisAddr = cmpOr(os.Getenv("BWBENCH_REDIS_ADDR"), "127.0.0.1:6379")
 	}
 	return cfg, nil
 }

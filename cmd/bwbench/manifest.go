@@ -30,8 +30,12 @@ type manifest struct {
 	LoadAfter   string            `json:"load_average_after"`
 	Postgres    map[string]string `json:"postgres,omitempty"`
 	SQLite      map[string]string `json:"sqlite,omitempty"`
+	Redis       map[string]string `json:"redis,omitempty"`
 	Competitors map[string]string `json:"competitors"`
-	Sizes       string            `json:"sizes"`
+	// PeerSettings is each peer's drain tuning; a row prints the settings
+	// of its own scenario.
+	PeerSettings map[string]string `json:"peer_settings,omitempty"`
+	Sizes        string            `json:"sizes"`
 }
 
 // collectManifest reads what it can; a missing piece reads "unknown".
@@ -65,6 +69,21 @@ func collectManifest(ctx context.Context, b *bench) manifest {
 		m.Postgres["connection"] = "loopback"
 		m.Competitors["riverpgxv5"] = moduleVersion("github.com/riverqueue/river/riverdriver/riverpgxv5")
 	}
+	for _, s := range b.systems {
+		switch s.name() {
+		case sysGraphile, sysPgBoss:
+			m.Competitors[s.name()] = peerVersion(b.cfg.peersDir, s.name())
+			m.Competitors["node"] = nodeVersion(ctx, b.cfg.node)
+			m.peerSetting(s.name(), peerKnobs(s.name(), scDrain, b.cfg.sizes).String())
+		case sysAsynq:
+			m.Competitors[sysAsynq] = moduleVersion("github.com/hibiken/asynq")
+			m.Competitors["go-redis"] = moduleVersion("github.com/redis/go-redis/v9")
+			m.peerSetting(sysAsynq, asynqKnobs(scDrain, b.cfg.sizes).String())
+		}
+	}
+	if b.redis != nil {
+		m.Redis = b.redis
+	}
 	if b.dir != "" {
 		m.SQLite = map[string]string{
 			"driver":       "modernc.org/sqlite " + moduleVersion("modernc.org/sqlite"),
@@ -79,6 +98,13 @@ func collectManifest(ctx context.Context, b *bench) manifest {
 		m.Competitors["riversqlite"] = moduleVersion("github.com/riverqueue/river/riverdriver/riversqlite")
 	}
 	return m
+}
+
+func (m *manifest) peerSetting(sys, v string) {
+	if m.PeerSettings == nil {
+		m.PeerSettings = map[string]string{}
+	}
+	m.PeerSettings[sys] = v
 }
 
 // finish stamps the end of the run.
@@ -107,13 +133,22 @@ func (m manifest) markdown() string {
 		row("sqlite", fmt.Sprintf("%s (%s), journal_mode %s, synchronous %s, busy_timeout %s ms",
 			m.SQLite["version"], m.SQLite["driver"], m.SQLite["journal_mode"], m.SQLite["synchronous"], m.SQLite["busy_timeout"]))
 	}
+	if m.Redis != nil {
+		row("redis", fmt.Sprintf("%s at %s, save %q, appendonly %s: nothing kept on disk unless save or appendonly say so",
+			m.Redis["version"], m.Redis["address"], m.Redis["save"], m.Redis["appendonly"]))
+	}
 	var comp []string
-	for _, k := range []string{"river", "riverpgxv5", "riversqlite"} {
+	for _, k := range []string{"river", "riverpgxv5", "riversqlite", sysGraphile, sysPgBoss, "node", sysAsynq, "go-redis"} {
 		if v, ok := m.Competitors[k]; ok {
 			comp = append(comp, k+" "+v)
 		}
 	}
 	row("competitors", strings.Join(comp, ", "))
+	for _, k := range []string{sysGraphile, sysPgBoss, sysAsynq} {
+		if v, ok := m.PeerSettings[k]; ok {
+			row(k+" drain settings", v)
+		}
+	}
 	return b.String()
 }
 
@@ -210,6 +245,17 @@ func moduleVersion(path string) string {
 		}
 	}
 	return "unknown"
+}
+
+// nodeVersion asks the Node.js executable its version.
+func nodeVersion(ctx context.Context, node string) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, "--version").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
 }
 
 func sqliteVersion(ctx context.Context) (string, error) {

@@ -39,8 +39,11 @@ const lagEachWay = time.Millisecond
 // tg: the condition scenarios run on PostgreSQL only, for BackWave and
 // River, where the base scenario does.
 func measured(s system, sc, tg string) bool {
+	if tg == tgRedis && s.name() != sysAsynq {
+		return false // asynq's target alone
+	}
 	if base, ok := variants[sc]; ok {
-		return tg == tgPostgres && s.name() != sysRaw && s.supports(base, tg)
+		return tg == tgPostgres && (s.name() == sysBackWave || s.name() == sysRiver) && s.supports(base, tg)
 	}
 	return s.supports(sc, tg)
 }

@@ -119,8 +119,59 @@ func (r report) writeMarkdown(w io.Writer, cfg config) error {
 			b.WriteString(x + "\n")
 		}
 	}
+	if peers := r.peerRatios(); len(peers) > 0 {
+		b.WriteString("\n| scenario | target | BackWave/graphile-worker | BackWave/pg-boss | BackWave/asynq (Redis, nothing on disk: a ceiling) |\n|---|---|---:|---:|---:|\n")
+		for _, x := range peers {
+			b.WriteString(x + "\n")
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// peerRatios lines up BackWave against the peers of the same scenario:
+// graphile-worker and pg-boss on the same PostgreSQL, asynq on Redis
+// against BackWave on either target (asynq has no hints-on latency row, so
+// that ratio is empty).
+func (r report) peerRatios() []string {
+	find := func(sc, tg, sys string) *result {
+		for i := range r.Results {
+			x := &r.Results[i]
+			if x.Scenario == sc && x.Target == tg && x.System == sys {
+				return x
+			}
+		}
+		return nil
+	}
+	var out []string
+	for _, x := range r.Results {
+		if x.System != sysBackWave {
+			continue
+		}
+		switch x.Scenario {
+		case scInsert, scDrain, scSteady, scLatencyOn, scLatencyOff:
+		default:
+			continue
+		}
+		ratio := func(other *result) string {
+			switch {
+			case other == nil:
+				return "—"
+			case x.P50ms > 0 && other.P50ms > 0:
+				return fmt.Sprintf("p50 %.2f× (%.2f vs %.2f ms)", x.P50ms/other.P50ms, x.P50ms, other.P50ms)
+			case other.JobsPerSec > 0:
+				return fmt.Sprintf("%.2f×", x.JobsPerSec/other.JobsPerSec)
+			}
+			return "—"
+		}
+		gw, pb := find(x.Scenario, x.Target, sysGraphile), find(x.Scenario, x.Target, sysPgBoss)
+		aq := find(x.Scenario, tgRedis, sysAsynq)
+		if gw == nil && pb == nil && aq == nil {
+			continue
+		}
+		out = append(out, fmt.Sprintf("| %s | %s | %s | %s | %s |", x.Scenario, x.Target, ratio(gw), ratio(pb), ratio(aq)))
+	}
+	return out
 }
 
 // ratios lines up BackWave against River and raw, per scenario and target:
