@@ -61,7 +61,9 @@ func (m *memFS) chmod(path string, mode fs.FileMode) error {
 	return nil
 }
 
-func dir(perm fs.FileMode, uid, gid int) stat { return stat{mode: fs.ModeDir | perm, uid: uid, gid: gid} }
+func dir(perm fs.FileMode, uid, gid int) stat {
+	return stat{mode: fs.ModeDir | perm, uid: uid, gid: gid}
+}
 
 var (
 	postgresAcct = Account{Name: "postgres", UID: 101, GID: 104, Groups: []int{110}, Switch: true}
@@ -98,8 +100,8 @@ func TestPrepareDir(t *testing.T) {
 		{
 			// The failure of issue 39: a 0700 root work dir from MkdirTemp.
 			name: "root, work dir 0700 in /tmp", euid: 0, acct: postgresAcct,
-			extra:  map[string]stat{"/tmp/bwt-1": dir(0o700, 0, 0)},
-			dir:    "/tmp/bwt-1/pg", within: "/tmp/bwt-1",
+			extra: map[string]stat{"/tmp/bwt-1": dir(0o700, 0, 0)},
+			dir:   "/tmp/bwt-1/pg", within: "/tmp/bwt-1",
 			want: map[string]stat{
 				"/tmp/bwt-1":    dir(0o701, 0, 0), // traverse only, for others
 				"/tmp/bwt-1/pg": dir(0o700, 101, 104),
@@ -161,14 +163,14 @@ func TestPrepareDir(t *testing.T) {
 		},
 		{
 			name: "ordinary user, someone else's dir in its tree: refused", euid: 1000, acct: aliceAcct,
-			extra:   map[string]stat{"/tmp/shared": dir(0o700, 1001, 1001)},
-			dir:     "/tmp/shared/pg", within: "/tmp/shared",
+			extra: map[string]stat{"/tmp/shared": dir(0o700, 1001, 1001)},
+			dir:   "/tmp/shared/pg", within: "/tmp/shared",
 			wantErr: []string{"alice OS user cannot search /tmp/shared", "may not change it"},
 		},
 		{
 			name: "ordinary user, server dir owned by another user", euid: 1000, acct: aliceAcct,
-			extra:   map[string]stat{"/tmp/bwt-5": dir(0o755, 1000, 1000), "/tmp/bwt-5/pg": dir(0o755, 1001, 1001)},
-			dir:     "/tmp/bwt-5/pg", within: "/tmp/bwt-5",
+			extra: map[string]stat{"/tmp/bwt-5": dir(0o755, 1000, 1000), "/tmp/bwt-5/pg": dir(0o755, 1001, 1001)},
+			dir:   "/tmp/bwt-5/pg", within: "/tmp/bwt-5",
 			wantErr: []string{"/tmp/bwt-5/pg", "permission denied"},
 		},
 		{
