@@ -19,11 +19,13 @@ type AccessError struct {
 	// Mode, UID and GID are the directory's permission bits and owner.
 	Mode     fs.FileMode
 	UID, GID int
+	// Within is the caller's tree, the only directories PrepareDir changes.
+	Within string
 }
 
 func (e *AccessError) Error() string {
-	return fmt.Sprintf("the %s OS user cannot search %s (mode %04o, owner uid %d gid %d), above the directory this run may change: give the user search permission on %s, or choose a directory it can reach",
-		e.User, e.Path, e.Mode.Perm(), e.UID, e.GID, e.Path)
+	return fmt.Sprintf("the %s OS user cannot search %s (mode %04o, owner uid %d gid %d), which is above %s and left as it is: give that user search permission on %s, or choose a directory it can reach",
+		e.User, e.Path, e.Mode.Perm(), e.UID, e.GID, e.Within, e.Path)
 }
 
 // stat is what the ownership logic reads of a directory.
@@ -104,7 +106,7 @@ func prepareDir(fsys fileSystem, euid int, acct Account, dir, within string) err
 		}
 		if bit := searchBit(st, acct); bit != 0 && st.mode&bit == 0 {
 			if !inside(p, within) {
-				return &AccessError{Path: p, User: acct.Name, Mode: st.mode, UID: st.uid, GID: st.gid}
+				return &AccessError{Path: p, User: acct.Name, Mode: st.mode, UID: st.uid, GID: st.gid, Within: within}
 			}
 			if euid != 0 && euid != st.uid {
 				return fmt.Errorf("the %s OS user cannot search %s (mode %04o, owner uid %d), and this process (uid %d) may not change it", acct.Name, p, st.mode.Perm(), st.uid, euid)

@@ -49,6 +49,7 @@ func TestPostgresStartRestartStop(t *testing.T) {
 	if err != nil {
 		t.Fatalf("StartPostgres: %v", err)
 	}
+	t.Logf("the cluster runs as the %s OS user (uid %d) on 127.0.0.1:%d", pg.Account().Name, pg.Account().UID, port)
 	defer func() {
 		if err := pg.Stop(context.Background(), Fast); err != nil {
 			t.Errorf("Stop: %v", err)
