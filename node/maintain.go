@@ -39,9 +39,6 @@ type RetentionPolicy struct {
 	Batch int
 }
 
-// DefaultPurgeBatch is the RetentionPolicy.Batch used when it is 0.
-const DefaultPurgeBatch = 1000
-
 // Sweep names one of the two retention sweeps.
 type Sweep uint8
 
@@ -151,8 +148,10 @@ func (d *Driver) purgeDone(e PurgeDone, out []Command) []Command {
 		if d.maint.purgeOp[s] == e.Op && e.Op != 0 {
 			d.maint.purgeOp[s] = 0
 			d.maint.more[s] = e.Err == nil && e.Purged >= d.cfg.Retention.Batch
+			return out
 		}
 	}
+	stray("PurgeDone", e.Op)
 	return out
 }
 
@@ -166,6 +165,7 @@ func (z zoned) Next(after time.Time) time.Time { return z.e.Next(after, z.loc) }
 
 func (d *Driver) schedulesLoaded(e SchedulesLoaded, out []Command) []Command {
 	if e.Op != d.maint.scheduleOp || e.Op == 0 {
+		stray("SchedulesLoaded", e.Op)
 		return out
 	}
 	d.maint.scheduleOp = 0
@@ -201,14 +201,14 @@ func (d *Driver) schedulesLoaded(e SchedulesLoaded, out []Command) []Command {
 	return append(out, Mint{Op: d.maint.scheduleOp, Plans: plans})
 }
 
-// mutatePlan plants the configured bug in a plan (Config.Plant); it
+// mutatePlan plants the configured bug in a plan (Config.SetPlant); it
 // returns the plan unchanged otherwise, and always outside a build with the
 // tag backwave_plant.
 func (d *Driver) mutatePlan(p core.MintPlan, occ core.Occurrences, cursor time.Time) core.MintPlan {
 	if !plant.Enabled {
 		return p
 	}
-	switch d.cfg.Plant {
+	switch d.cfg.plant {
 	case plant.CoalesceEveryMissed:
 		if len(p.Mints) > 0 && p.Mints[0].MakeUp {
 			var every []core.Mint
@@ -231,6 +231,7 @@ func (d *Driver) mutatePlan(p core.MintPlan, occ core.Occurrences, cursor time.T
 
 func (d *Driver) mintDone(e MintDone, out []Command) []Command {
 	if e.Op != d.maint.scheduleOp || e.Op == 0 {
+		stray("MintDone", e.Op)
 		return out
 	}
 	d.maint.scheduleOp = 0
