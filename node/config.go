@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/backwave/backwave/core"
@@ -392,8 +393,9 @@ func (c WalkerConfig) Validate() error {
 	c = c.WithDefaults()
 	p.LeaseDuration, p.Limit = c.LeaseDuration, c.Limit
 	if err := p.Validate(); err != nil {
-		// The claim's own checks (name, states): reported as a knob.
-		return invalid("observer %q: %v", c.Observer, err)
+		// The claim's own checks (name, states), reported as a knob's: the
+		// same text under this package's sentinel.
+		return invalid("%s", strings.TrimPrefix(err.Error(), store.ErrInvalidParams.Error()+": "))
 	}
 	if c.MaxBackoff < c.Interval {
 		return invalid("observer %q: MaxBackoff %v below Interval %v (want 0 < Interval ≤ MaxBackoff)", c.Observer, c.MaxBackoff, c.Interval)
