@@ -16,12 +16,12 @@ import (
 // replied does the Pump's bookkeeping on what one store call answered (the
 // loop made the call, loop.go): its logs (unless the call was cut short,
 // logged by the loop), progress acknowledgements, Stats and Observer.
-func (p *Pump) replied(r node.Reply, cut bool) {
+func (p *Pump) replied(r node.Reply, cut bool, now time.Time) {
 	if !cut {
 		p.logReply(r)
 	}
 	p.ackProgress(r)
-	p.countReply(r, p.now())
+	p.countReply(r, now)
 	if p.cfg.Observer != nil {
 		p.observeReply(r)
 	}

@@ -46,9 +46,10 @@ type host interface {
 	// carry carries out a command that is no store call and returns the
 	// event that reports its result at once, or nil.
 	carry(c node.Command) node.Event
-	// replied is told what each store call answered; cut: the call was cut
-	// short, and logged as such already.
-	replied(r node.Reply, cut bool)
+	// replied is told what each store call answered, at now, the instant
+	// its result event is stamped; cut: the call was cut short, and logged
+	// as such already.
+	replied(r node.Reply, cut bool, now time.Time)
 }
 
 // step feeds one event and carries out every command it yields, in order,
@@ -65,8 +66,9 @@ func (l *loop) step(ev node.Event) {
 		var res node.Event
 		if sc, ok := c.(node.StoreCommand); ok {
 			r, cut := l.call(sc)
-			l.host.replied(r, cut)
-			res = r.Event(l.now())
+			now := l.now()
+			l.host.replied(r, cut, now)
+			res = r.Event(now)
 		} else {
 			res = l.host.carry(c)
 		}

@@ -200,7 +200,7 @@ func (p *WalkPump) serve() {
 
 // replied logs a failed store call of the walk (a stale Lease is the
 // Walker's to handle: the walk changed hands).
-func (p *WalkPump) replied(r node.Reply, cut bool) {
+func (p *WalkPump) replied(r node.Reply, cut bool, _ time.Time) {
 	if r.Err != nil && !cut && !errors.Is(r.Err, store.ErrStaleLease) {
 		p.log.Warn("transition observer: store call failed", "command", r.Command.String(), "err", r.Err)
 	}
