@@ -41,7 +41,7 @@ type ObservedTransition struct {
 // Observe is called for one transition at a time, in the order the store
 // committed them. An error or a panic (recovered and logged) delivers the
 // same transition again after a backoff (Interval, doubled per consecutive
-// failure, at most a minute); the walk never skips one, so a transition
+// failure, at most DefaultObserverMaxBackoff); the walk never skips one, so a transition
 // that always fails holds back those after it. Observe's context is
 // cancelled when the Client stops.
 //
@@ -53,8 +53,9 @@ type ObservedTransition struct {
 // longer register with Admin.RemoveTransitionObserver, or it is considered
 // removed once no node has walked for it for store.ObserverRemoveAfter (a
 // week). A Client with no TransitionObservers costs nothing: no goroutine,
-// no store call. A Client whose Start package jobtest takes over (driving
-// its Pumps by hand) runs no Transition Observer.
+// no store call. A Client whose Start package jobtest takes over drives its
+// Transition Observers by hand on Virtual Time, as it does its Pumps
+// (jobtest.Client.RunUntilIdle delivers what they declare).
 type TransitionObserver struct {
 	// Name identifies the observer across the cluster and its restarts
 	// (its durable cursor); required, unique within a Config.
@@ -64,12 +65,28 @@ type TransitionObserver struct {
 	// Observe is the callback; required.
 	Observe func(ctx context.Context, t ObservedTransition) error
 	// Interval is how long a caught-up walk waits before looking again,
-	// and the first backoff after a failure (1 s if 0).
+	// and the first backoff after a failure (DefaultObserverInterval if 0).
 	Interval time.Duration
-	// LeaseDuration is the walk's Lease, renewed while delivering (30 s if
-	// 0). A node that stops without releasing it holds the walk that long.
+	// LeaseDuration is the walk's Lease, renewed while delivering
+	// (DefaultObserverLeaseDuration if 0). A node that stops without
+	// releasing it holds the walk that long.
 	LeaseDuration time.Duration
 }
+
+// Defaults of a TransitionObserver's knobs: package node's, the one
+// defaults table of every machine a node runs. Stop drains a delivery in
+// flight for Config.DrainTimeout, as it does the Pumps' handlers.
+const (
+	// DefaultObserverInterval is the TransitionObserver.Interval used
+	// when it is 0.
+	DefaultObserverInterval = node.DefaultWalkInterval
+	// DefaultObserverLeaseDuration is the TransitionObserver.LeaseDuration
+	// used when it is 0.
+	DefaultObserverLeaseDuration = node.DefaultWalkLeaseDuration
+	// DefaultObserverMaxBackoff is the longest wait after consecutive
+	// failed deliveries.
+	DefaultObserverMaxBackoff = node.DefaultWalkMaxBackoff
+)
 
 // walkerConfig returns the node.WalkerConfig of o.
 func (o TransitionObserver) walkerConfig() node.WalkerConfig {
@@ -99,18 +116,17 @@ func (c *Client) newTransitionObservers(s Store, cfg Config, nodeID string) erro
 			return fmt.Errorf("%w: two Transition Observers are named %q", ErrInvalidConfig, o.Name)
 		case o.Observe == nil:
 			return fmt.Errorf("%w: Transition Observer %q has no Observe func", ErrInvalidConfig, o.Name)
-		case o.Interval < 0 || o.LeaseDuration < 0:
-			return fmt.Errorf("%w: Transition Observer %q: negative Interval %v or LeaseDuration %v", ErrInvalidConfig, o.Name, o.Interval, o.LeaseDuration)
 		}
 		names[o.Name] = true
 		observe := o.Observe
 		p, err := shell.NewWalkPump(shell.WalkPumpConfig{
-			Walker:       o.walkerConfig(),
-			Worker:       job.WorkerID(nodeID + "/observer/" + o.Name),
-			Store:        s,
-			Clock:        cfg.Clock,
-			DrainTimeout: cfg.DrainTimeout,
-			Logger:       cfg.Logger,
+			Walker:            o.walkerConfig(),
+			Worker:            job.WorkerID(nodeID + "/observer/" + o.Name),
+			Store:             s,
+			Clock:             cfg.Clock,
+			DrainTimeout:      cfg.DrainTimeout,
+			RelinquishTimeout: cfg.RelinquishTimeout,
+			Logger:            cfg.Logger,
 			Deliver: func(ctx context.Context, t store.ObservedTransition) error {
 				return observe(ctx, ObservedTransition{
 					Seq: t.Position.Seq, JobID: t.Job, WireName: t.WireName, Queue: t.Queue,
@@ -119,7 +135,7 @@ func (c *Client) newTransitionObservers(s Store, cfg Config, nodeID string) erro
 			},
 		})
 		if err != nil {
-			return fmt.Errorf("transition observer %q: %w", o.Name, err)
+			return err // it names the observer and the knob
 		}
 		c.walks = append(c.walks, p)
 	}

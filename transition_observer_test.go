@@ -302,7 +302,8 @@ func TestTransitionObserverConfigErrors(t *testing.T) {
 			{Name: "x", States: []backwave.JobState{backwave.StateSucceeded}, Observe: ok},
 			{Name: "x", States: []backwave.JobState{backwave.StateSucceeded}, Observe: ok},
 		}, "two Transition Observers"},
-		{"negative", []backwave.TransitionObserver{{Name: "x", States: []backwave.JobState{backwave.StateSucceeded}, Observe: ok, Interval: -1}}, "negative"},
+		{"negative", []backwave.TransitionObserver{{Name: "x", States: []backwave.JobState{backwave.StateSucceeded}, Observe: ok, Interval: -1}}, `observer "x": Interval -1ns (want > 0)`},
+		{"negative lease", []backwave.TransitionObserver{{Name: "x", States: []backwave.JobState{backwave.StateSucceeded}, Observe: ok, LeaseDuration: -1}}, `observer "x": LeaseDuration -1ns (want > 0)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -70,6 +70,10 @@ type Client struct {
 	clock *vtime.Manual
 	admin *backwave.Admin
 	pumps []*shell.Manual
+	// walks are the Transition Observers' walks; seen is the count of
+	// transitions they were last told of (WalkManual.Owe).
+	walks []*shell.WalkManual
+	seen  uint64
 	due   *dueSet
 	poll  time.Duration // the shortest PollInterval of the Pumps
 	limit int           // IdleLimit
@@ -148,7 +152,7 @@ func New(t testing.TB, cfg backwave.Config, opts ...Option) *Client {
 	}
 	pumps := req.Pumps
 	c := &Client{
-		Client: client, t: t, store: st, clock: clock, admin: admin, pumps: pumps, due: due, limit: s.idleLimit,
+		Client: client, t: t, store: st, clock: clock, admin: admin, pumps: pumps, walks: req.Walks, due: due, limit: s.idleLimit,
 		zones: make(map[string]*time.Location), exprs: make(map[string]*cron.Expr), nextOcc: make(map[string]nextAt),
 	}
 	for _, m := range pumps {
@@ -269,7 +273,26 @@ func (c *Client) Close() error {
 			first = err
 		}
 	}
+	for _, w := range c.walks {
+		if err := w.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
 	return first
+}
+
+// oweWalks tells every walk the Transition Log grew, when it did since they
+// were last told.
+func (c *Client) oweWalks() {
+	if len(c.walks) == 0 {
+		return
+	}
+	if n := c.due.transitions(); n != c.seen {
+		c.seen = n
+		for _, w := range c.walks {
+			w.Owe()
+		}
+	}
 }
 
 func (c *Client) usable(what string) bool {
@@ -291,8 +314,9 @@ func (c *Client) moveTo(t time.Time) {
 // settle runs everything due at the current instant on every Pump: a Poll
 // each (an early poll when no tick is due, which claims what came due and
 // runs the maintenance beat when its interval has passed), then their
-// ticks, timeouts, Sleeps and hints until none does anything more. It
-// fails the test and reports false if a handler exited without returning.
+// ticks, timeouts, Sleeps and hints, and the Transition Observers' walk
+// ticks and deliveries, until none does anything more. It fails the test
+// and reports false if a handler exited without returning.
 func (c *Client) settle() bool {
 	c.t.Helper()
 	for _, m := range c.pumps {
@@ -311,7 +335,17 @@ func (c *Client) settle() bool {
 			}
 			any = any || did
 		}
+		c.oweWalks()
+		for _, w := range c.walks {
+			did, err := w.Run()
+			if err != nil {
+				c.t.Fatalf("jobtest: %v", err)
+				return false
+			}
+			any = any || did
+		}
 		if !any {
+			c.oweWalks()
 			return true
 		}
 	}

@@ -57,6 +57,13 @@
 //     on the test's output, so Worker ids and logs read the same every run.
 //     Without Config.Groups, one group (DefaultGroup) serves
 //     backwave.DefaultQueue.
+//   - Config.TransitionObservers run too, on the same walk machine as in
+//     production, driven by hand like the Pumps: each delivers at its
+//     walk's next tick (within its Interval) after a transition, its
+//     callback called on the test's goroutine inside Advance or
+//     RunUntilIdle, and a failed delivery is delivered again after its
+//     backoff in Virtual Time. RunUntilIdle is idle only once every walk
+//     has caught up with the Transition Log.
 //
 // # jobtest, testing/synctest, or both
 //

@@ -18,6 +18,9 @@ type dueSet struct {
 	mu        sync.Mutex
 	scheduled map[job.ID]bool
 	running   map[job.ID]bool
+	// seq counts every transition noted: a Transition Observer's walk may
+	// have entries to read once it moved.
+	seq uint64
 }
 
 func newDueSet() *dueSet {
@@ -29,6 +32,7 @@ func newDueSet() *dueSet {
 func (d *dueSet) note(id job.ID, e core.Edge, _ job.Attempt) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.seq++
 	delete(d.scheduled, id)
 	delete(d.running, id)
 	switch e.To {
@@ -37,6 +41,13 @@ func (d *dueSet) note(id job.ID, e core.Edge, _ job.Attempt) {
 	case job.StateRunning:
 		d.running[id] = true
 	}
+}
+
+// transitions returns how many transitions were noted so far.
+func (d *dueSet) transitions() uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.seq
 }
 
 func (d *dueSet) ids() (scheduled, running []job.ID) {
@@ -57,6 +68,8 @@ func (d *dueSet) ids() (scheduled, running []job.ID) {
 // that the Pumps would not find by themselves without their idle ticks,
 // and false if there is none:
 //   - each Pump's own next instant while it holds an Attempt (Manual.Next);
+//   - each Transition Observer walk's next round while it has not caught
+//     up with the Transition Log (WalkManual.Next);
 //   - the due time of each Scheduled job not yet due;
 //   - the Lease expiry of each Running job, or, once it has passed and
 //     the job is still Running, the next poll (the maintenance beat that
@@ -82,6 +95,11 @@ func (c *Client) next(schedules bool) (time.Time, bool) {
 	}
 	for _, m := range c.pumps {
 		if t, ok := m.Next(now); ok {
+			consider(t)
+		}
+	}
+	for _, w := range c.walks {
+		if t, ok := w.Next(now); ok {
 			consider(t)
 		}
 	}

@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"github.com/backwave/backwave/store"
 	"strings"
 	"time"
 
@@ -357,4 +358,88 @@ func leaseList(ls []job.Lease) string {
 		parts[i] = l.String()
 	}
 	return strings.Join(parts, ",")
+}
+
+// # The Fleet registry
+
+// StampFleet asks the Shell to call store FleetStamp for Worker with these
+// Wire Names and Forget horizon, then feed back FleetStamped{Op} with the
+// registry it answered. WireNames is the Driver's: read it, never change or
+// keep it.
+type StampFleet struct {
+	Op        OpID
+	WireNames []string
+	Forget    time.Duration
+}
+
+func (StampFleet) command() {}
+
+// OpID implements StoreCommand.
+func (c StampFleet) OpID() OpID { return c.Op }
+
+// String renders the command for logs and Driver scripts.
+func (c StampFleet) String() string {
+	return fmt.Sprintf("stamp-fleet op=%d wire=%s forget=%v", c.Op, strings.Join(c.WireNames, ","), c.Forget)
+}
+
+// # A Transition Observer's walk (the Walker, observer.go)
+
+// WalkClaim asks the Shell to call store ObserverClaim for the node (as
+// holder) with these params, then feed back WalkClaimDone{Op}.
+type WalkClaim struct {
+	Op            OpID
+	Observer      string
+	States        []job.State
+	Limit         int
+	LeaseDuration time.Duration
+}
+
+// WalkAdvance asks the Shell to call store ObserverAdvance for the node,
+// then feed back WalkAdvanceDone{Op}.
+type WalkAdvance struct {
+	Op            OpID
+	Observer      string
+	Token         int64
+	To            store.ObserverPosition
+	LeaseDuration time.Duration
+	Release       bool
+}
+
+// Deliver asks the Shell to run the observer's callback with Transition on
+// its own goroutine and, when it returns, feed back Delivered. A callback
+// that fails or panics is a failed delivery. Nothing is written to the
+// store.
+type Deliver struct {
+	Observer   string
+	Transition store.ObservedTransition
+}
+
+func (WalkClaim) command()   {}
+func (WalkAdvance) command() {}
+func (Deliver) command()     {}
+
+// OpID implements StoreCommand.
+func (c WalkClaim) OpID() OpID { return c.Op }
+
+// OpID implements StoreCommand.
+func (c WalkAdvance) OpID() OpID { return c.Op }
+
+// String renders the command for logs and scripts.
+func (c WalkClaim) String() string {
+	return fmt.Sprintf("walk-claim op=%d observer=%s limit=%d lease=%v", c.Op, c.Observer, c.Limit, c.LeaseDuration)
+}
+
+// String renders the command for logs and scripts.
+func (c WalkAdvance) String() string {
+	s := fmt.Sprintf("walk-advance op=%d observer=%s token=%d to=%s", c.Op, c.Observer, c.Token, c.To)
+	if c.Release {
+		s += " release"
+	}
+	return s
+}
+
+// String renders the command for logs and scripts.
+func (c Deliver) String() string {
+	t := c.Transition
+	return fmt.Sprintf("deliver observer=%s at=%s job=%d %s→%s attempt=%d", c.Observer, t.Position, t.Job, t.From, t.State, t.Attempt)
 }

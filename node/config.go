@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/backwave/backwave/core"
@@ -192,32 +193,11 @@ type Config struct {
 	// MaintenanceIntervals when that is longer).
 	HandlerGrace time.Duration
 
-	// Plant plants a known bug so the Simulator's tests can prove its
-	// oracles catch it. Only a build with the tag backwave_plant reads it
-	// (package internal/plant); every other build ignores it.
-	Plant plant.Bug
+	// plant is the known bug the Simulator's tests plant so they can prove
+	// their oracles catch it: set only by SetPlant, which only a build with
+	// the tag backwave_plant has (package internal/plant).
+	plant plant.Bug
 }
-
-// Defaults of Config, used by WithDefaults.
-const (
-	// DefaultPoolSize is the PoolSize of a Config that sets none.
-	DefaultPoolSize = 10
-	// DefaultLeaseDuration is the LeaseDuration of a Config that sets none.
-	DefaultLeaseDuration = 60 * time.Second
-	// DefaultMaxClaimBatch is the MaxClaimBatch of a Config that sets none.
-	DefaultMaxClaimBatch = 32
-	// DefaultMaintenanceInterval is the MaintenanceInterval of a Config
-	// that sets none.
-	DefaultMaintenanceInterval = 5 * time.Second
-	// DefaultExpireBatch is the ExpireBatch of a Config that sets none.
-	DefaultExpireBatch = 1000
-	// DefaultMaxMintOccurrences is the MaxMintOccurrences of a Config that
-	// sets none.
-	DefaultMaxMintOccurrences = 1000
-	// DefaultAttemptTimeoutGrace is the AttemptTimeoutGrace of a Config
-	// that sets none.
-	DefaultAttemptTimeoutGrace = 10 * time.Second
-)
 
 // WithDefaults returns c with zero fields set to their defaults
 // (MaxOutcomeBatch defaults to MaxClaimBatch, so one claim batch's outcomes
@@ -343,4 +323,92 @@ func (c *Config) attemptTimeout(wireName string) time.Duration {
 		return d
 	}
 	return c.AttemptTimeout
+}
+
+// WalkerConfig configures a Walker: one Transition Observer's walk of the
+// Transition Log on one node. Like Config, it is the one home of its knobs:
+// each default is in the defaults table (defaults.go), filled in by
+// WithDefaults, and each check is in Validate.
+type WalkerConfig struct {
+	// Observer is the registration's name; required.
+	Observer string
+	// States are the declared states; at least one.
+	States []job.State
+	// LeaseDuration is the walk's Lease length (DefaultWalkLeaseDuration if
+	// zero).
+	LeaseDuration time.Duration
+	// Interval is how long a caught-up walk waits before its next claim,
+	// and the first backoff after a failed delivery (DefaultWalkInterval if
+	// zero).
+	Interval time.Duration
+	// MaxBackoff caps the wait after consecutive failures
+	// (DefaultWalkMaxBackoff if zero).
+	MaxBackoff time.Duration
+	// Limit bounds the entries one claim reads (DefaultWalkLimit if zero).
+	Limit int
+	// FirstOp is the OpID of the Walker's first store command; its later
+	// ones count up from it (1 if zero). The Simulator, which addresses
+	// each store operation of a node in its Plans by OpID, gives each
+	// Walker of a node a range of its own; a Shell runs each machine on a
+	// loop of its own and needs none.
+	FirstOp OpID
+
+	// plant is the known bug the Simulator's tests plant: set only by
+	// SetPlant, which only a build with the tag backwave_plant has.
+	plant plant.Bug
+}
+
+// WithDefaults returns c with zero fields set to their defaults.
+func (c WalkerConfig) WithDefaults() WalkerConfig {
+	if c.LeaseDuration == 0 {
+		c.LeaseDuration = DefaultWalkLeaseDuration
+	}
+	if c.Interval == 0 {
+		c.Interval = DefaultWalkInterval
+	}
+	if c.MaxBackoff == 0 {
+		c.MaxBackoff = DefaultWalkMaxBackoff
+	}
+	if c.Limit == 0 {
+		c.Limit = DefaultWalkLimit
+	}
+	if c.FirstOp == 0 {
+		c.FirstOp = 1
+	}
+	return c
+}
+
+// Validate reports the first problem with c, defaults filled or not; the
+// error wraps ErrInvalidConfig and names the knob and its value.
+func (c WalkerConfig) Validate() error {
+	p := store.ObserverClaimParams{Observer: c.Observer, Holder: "validate", LeaseDuration: c.LeaseDuration, States: c.States, Limit: c.Limit}
+	switch {
+	case c.LeaseDuration < 0:
+		return invalid("observer %q: LeaseDuration %v (want > 0)", c.Observer, c.LeaseDuration)
+	case c.Interval < 0:
+		return invalid("observer %q: Interval %v (want > 0)", c.Observer, c.Interval)
+	case c.Limit < 0:
+		return invalid("observer %q: Limit %d (want ≥ 1)", c.Observer, c.Limit)
+	}
+	c = c.WithDefaults()
+	p.LeaseDuration, p.Limit = c.LeaseDuration, c.Limit
+	if err := p.Validate(); err != nil {
+		// The claim's own checks (name, states), reported as a knob's: the
+		// same text under this package's sentinel.
+		return invalid("%s", strings.TrimPrefix(err.Error(), store.ErrInvalidParams.Error()+": "))
+	}
+	if c.MaxBackoff < c.Interval {
+		return invalid("observer %q: MaxBackoff %v below Interval %v (want 0 < Interval ≤ MaxBackoff)", c.Observer, c.MaxBackoff, c.Interval)
+	}
+	if !c.plant.Known() {
+		return invalid("observer %q: unknown planted bug %q", c.Observer, c.plant)
+	}
+	return nil
+}
+
+// Tick is how often the Shell should feed WalkTick: often enough to both
+// start a round on time and renew the Lease while delivering.
+func (c WalkerConfig) Tick() time.Duration {
+	c = c.WithDefaults()
+	return min(c.Interval, c.LeaseDuration/3)
 }

@@ -64,6 +64,7 @@ import (
 	"time"
 
 	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/internal/invariants"
 	"github.com/backwave/backwave/internal/plant"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
@@ -247,6 +248,14 @@ func (d *Driver) Drained() bool {
 		len(d.buffer) == 0 && d.inReport == 0 && d.claim == nil
 }
 
+// LeaseDuration returns the length of the Leases the Driver claims and
+// renews (Machine).
+func (d *Driver) LeaseDuration() time.Duration { return d.cfg.LeaseDuration }
+
+// Finished reports whether a stopping Driver has finished (Machine): the
+// same as Drained.
+func (d *Driver) Finished() bool { return d.Drained() }
+
 // Stopping reports whether Stop was received.
 func (d *Driver) Stopping() bool { return d.stopping }
 
@@ -322,6 +331,7 @@ func (d *Driver) claimDone(e ClaimDone, out []Command) []Command {
 		// Not the claim in flight. The Shell pairs every result with its
 		// command, so this is a caller bug; any jobs in it lapse and are
 		// reclaimed.
+		stray("ClaimDone", e.Op)
 		return out
 	}
 	var handBack []job.Lease
@@ -419,7 +429,11 @@ func (d *Driver) letLapse(now time.Time, out []Command) []Command {
 }
 
 func (d *Driver) renewDone(e RenewDone, out []Command) []Command {
-	if e.Op == d.renewOp {
+	if e.Op != d.renewOp || e.Op == 0 {
+		// Not the renewal in flight: a caller bug. Its answers are still
+		// read below: each names its Lease, so a stale one changes nothing.
+		stray("RenewDone", e.Op)
+	} else {
 		d.renewOp = 0
 	}
 	if e.Err != nil {
@@ -488,6 +502,7 @@ func (d *Driver) flush(out []Command) []Command {
 func (d *Driver) reportDone(e ReportDone, out []Command) []Command {
 	batch, ok := d.reporting[e.Op]
 	if !ok {
+		stray("ReportDone", e.Op)
 		return out
 	}
 	delete(d.reporting, e.Op)
@@ -524,7 +539,8 @@ func (d *Driver) expire(out []Command) []Command {
 }
 
 func (d *Driver) expireDone(e ExpireDone, out []Command) []Command {
-	if e.Op != d.expireOp {
+	if e.Op != d.expireOp || e.Op == 0 {
+		stray("ExpireDone", e.Op)
 		return out
 	}
 	d.expireOp = 0
@@ -572,6 +588,18 @@ func (d *Driver) drainTimeout(out []Command) []Command {
 	return append(out, Relinquish{Op: d.op(), Leases: leases})
 }
 
+// stray reports a store command's result event for an operation the Driver
+// (or a Walker) does not have in flight: a broken invariant between the
+// machine and its caller, which pairs every result with its command. A
+// production build drops the event (the machine keeps its state, and any
+// Leases the answer carried lapse and are reclaimed); a build with
+// invariants checked (package internal/invariants) panics.
+func stray(event string, op OpID) {
+	if invariants.Enabled {
+		invariants.Failf("node: %s for op %d, which is not in flight", event, op)
+	}
+}
+
 // compareLeases orders Leases by job id, then Attempt.
 func compareLeases(a, b job.Lease) int {
 	return cmp.Or(cmp.Compare(a.ID, b.ID), cmp.Compare(a.Attempt, b.Attempt))
@@ -588,4 +616,4 @@ func outcomeLeases(batch []core.Outcome) []job.Lease {
 
 // planted reports whether the Driver plants bug b: never, outside a build
 // with the tag backwave_plant, where the check folds away.
-func (d *Driver) planted(b plant.Bug) bool { return plant.Enabled && d.cfg.Plant == b }
+func (d *Driver) planted(b plant.Bug) bool { return plant.Enabled && d.cfg.plant == b }

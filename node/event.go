@@ -189,3 +189,60 @@ func (e Stop) At() time.Time { return e.Now }
 
 // At implements Event.
 func (e DrainTimeout) At() time.Time { return e.Now }
+
+// # The Fleet registry
+
+// FleetStamped reports the result of a StampFleet: the registry's rows and
+// the store's clock they were read at.
+type FleetStamped struct {
+	Now      time.Time
+	Op       OpID
+	StoreNow time.Time
+	Handlers []core.HandlerStamp
+	// Err is set when the stamp failed; nothing else is then.
+	Err error
+}
+
+// At implements Event.
+func (e FleetStamped) At() time.Time { return e.Now }
+
+// # A Transition Observer's walk (the Walker, observer.go)
+
+// WalkTick is the Shell's walk ticker firing (WalkerConfig.Tick).
+type WalkTick struct{ Now time.Time }
+
+// WalkClaimDone reports the result of a WalkClaim.
+type WalkClaimDone struct {
+	Now    time.Time
+	Op     OpID
+	Result store.ObserverClaimResult
+	Err    error
+}
+
+// WalkAdvanceDone reports the result of a WalkAdvance.
+type WalkAdvanceDone struct {
+	Now time.Time
+	Op  OpID
+	Err error
+}
+
+// Delivered reports that the callback of a Deliver returned: Failed when it
+// returned an error or panicked (the error stays in the Shell, which logs
+// it).
+type Delivered struct {
+	Now      time.Time
+	Position store.ObserverPosition
+	Failed   bool
+}
+
+// At implements Event.
+func (e WalkTick) At() time.Time { return e.Now }
+
+// At implements Event.
+func (e WalkClaimDone) At() time.Time { return e.Now }
+
+// At implements Event.
+func (e WalkAdvanceDone) At() time.Time { return e.Now }
+
+// At implements Event.
+func (e Delivered) At() time.Time { return e.Now }

@@ -1,10 +1,7 @@
 package node
 
 import (
-	"fmt"
 	"slices"
-	"strings"
-	"time"
 
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/internal/plant"
@@ -29,11 +26,6 @@ import (
 // What it costs: one store call per maintenance beat per Pump, and nothing
 // per claim when every live Pump handles the same Wire Names (Skip is empty
 // and the store runs the claim it always ran).
-
-// DefaultHandlerGrace is the HandlerGrace of a Config that sets none and
-// whose MaintenanceInterval is at most 20 s; a longer MaintenanceInterval
-// gets three of them.
-const DefaultHandlerGrace = time.Minute
 
 // fleetState is the Driver's view of the fleet registry.
 type fleetState struct {
@@ -71,6 +63,7 @@ func (d *Driver) stampFleet(out []Command) []Command {
 
 func (d *Driver) fleetStamped(e FleetStamped, out []Command) []Command {
 	if e.Op != d.fleet.op || e.Op == 0 {
+		stray("FleetStamped", e.Op)
 		return out
 	}
 	d.fleet.op = 0
@@ -92,40 +85,6 @@ func (d *Driver) fleetStamped(e FleetStamped, out []Command) []Command {
 // Skipping returns the Wire Names the Driver's claims skip now, sorted: the
 // judgment of its latest registry read (nil without a registry).
 func (d *Driver) Skipping() []string { return slices.Clone(d.fleet.skip) }
-
-// StampFleet asks the Shell to call store FleetStamp for Worker with these
-// Wire Names and Forget horizon, then feed back FleetStamped{Op} with the
-// registry it answered. WireNames is the Driver's: read it, never change or
-// keep it.
-type StampFleet struct {
-	Op        OpID
-	WireNames []string
-	Forget    time.Duration
-}
-
-func (StampFleet) command() {}
-
-// OpID implements StoreCommand.
-func (c StampFleet) OpID() OpID { return c.Op }
-
-// String renders the command for logs and Driver scripts.
-func (c StampFleet) String() string {
-	return fmt.Sprintf("stamp-fleet op=%d wire=%s forget=%v", c.Op, strings.Join(c.WireNames, ","), c.Forget)
-}
-
-// FleetStamped reports the result of a StampFleet: the registry's rows and
-// the store's clock they were read at.
-type FleetStamped struct {
-	Now      time.Time
-	Op       OpID
-	StoreNow time.Time
-	Handlers []core.HandlerStamp
-	// Err is set when the stamp failed; nothing else is then.
-	Err error
-}
-
-// At implements Event.
-func (e FleetStamped) At() time.Time { return e.Now }
 
 // validateWireNames checks Config.WireNames: valid, distinct names.
 func validateWireNames(names []string) error {

@@ -38,9 +38,6 @@ type RetentionPolicy struct {
 	Batch int
 }
 
-// DefaultPurgeBatch is the RetentionPolicy.Batch used when it is 0.
-const DefaultPurgeBatch = 1000
-
 // Sweep names one of the two retention sweeps.
 type Sweep uint8
 
@@ -150,8 +147,10 @@ func (d *Driver) purgeDone(e PurgeDone, out []Command) []Command {
 		if d.maint.purgeOp[s] == e.Op && e.Op != 0 {
 			d.maint.purgeOp[s] = 0
 			d.maint.more[s] = e.Err == nil && e.Purged >= d.cfg.Retention.Batch
+			return out
 		}
 	}
+	stray("PurgeDone", e.Op)
 	return out
 }
 
@@ -165,6 +164,7 @@ func (z zoned) Next(after time.Time) time.Time { return z.e.Next(after, z.loc) }
 
 func (d *Driver) schedulesLoaded(e SchedulesLoaded, out []Command) []Command {
 	if e.Op != d.maint.scheduleOp || e.Op == 0 {
+		stray("SchedulesLoaded", e.Op)
 		return out
 	}
 	d.maint.scheduleOp = 0
@@ -202,6 +202,7 @@ func (d *Driver) schedulesLoaded(e SchedulesLoaded, out []Command) []Command {
 
 func (d *Driver) mintDone(e MintDone, out []Command) []Command {
 	if e.Op != d.maint.scheduleOp || e.Op == 0 {
+		stray("MintDone", e.Op)
 		return out
 	}
 	d.maint.scheduleOp = 0

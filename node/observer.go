@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/backwave/backwave/internal/plant"
-	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
 
@@ -42,170 +41,6 @@ import (
 // store.ErrStaleLease means the walk changed hands: the Walker drops its
 // batch, ignores the delivery in flight when it returns, and claims again
 // later (the new holder delivers from the durable cursor).
-
-// WalkerConfig configures a Walker.
-type WalkerConfig struct {
-	// Observer is the registration's name; required.
-	Observer string
-	// States are the declared states; at least one.
-	States []job.State
-	// LeaseDuration is the walk's Lease length; 0 means 30 s.
-	LeaseDuration time.Duration
-	// Interval is how long a caught-up walk waits before its next claim,
-	// and the first backoff after a failed delivery; 0 means 1 s.
-	Interval time.Duration
-	// MaxBackoff caps the wait after consecutive failures; 0 means 1 min.
-	MaxBackoff time.Duration
-	// Limit bounds the entries one claim reads; 0 means 1000.
-	Limit int
-	// FirstOp is the OpID of the Walker's first store command; its later
-	// ones count up from it. A caller that feeds several machines' results
-	// through one path keeps their ids apart with it; 0 means 1.
-	FirstOp OpID
-	// Plant plants a known bug (package internal/plant); ignored unless
-	// the build has the tag backwave_plant.
-	Plant plant.Bug
-}
-
-func (c WalkerConfig) withDefaults() WalkerConfig {
-	if c.LeaseDuration == 0 {
-		c.LeaseDuration = 30 * time.Second
-	}
-	if c.Interval == 0 {
-		c.Interval = time.Second
-	}
-	if c.MaxBackoff == 0 {
-		c.MaxBackoff = time.Minute
-	}
-	if c.Limit == 0 {
-		c.Limit = 1000
-	}
-	if c.FirstOp == 0 {
-		c.FirstOp = 1
-	}
-	return c
-}
-
-// Validate rejects a configuration the Walker cannot run.
-func (c WalkerConfig) Validate() error {
-	p := store.ObserverClaimParams{Observer: c.Observer, Holder: "validate", LeaseDuration: c.LeaseDuration, States: c.States, Limit: c.Limit}
-	if err := p.Validate(); err != nil {
-		return err
-	}
-	if c.Interval <= 0 || c.MaxBackoff < c.Interval {
-		return fmt.Errorf("%w: observer %q: interval %v and max backoff %v (want 0 < interval ≤ max backoff)", store.ErrInvalidParams, c.Observer, c.Interval, c.MaxBackoff)
-	}
-	if !c.Plant.Known() {
-		return fmt.Errorf("%w: unknown planted bug %q", store.ErrInvalidParams, c.Plant)
-	}
-	return nil
-}
-
-// Tick is how often the Shell should feed WalkTick: often enough to both
-// start a round on time and renew the Lease while delivering.
-func (c WalkerConfig) Tick() time.Duration {
-	c = c.withDefaults()
-	return min(c.Interval, c.LeaseDuration/3)
-}
-
-// WalkClaim asks the Shell to call store ObserverClaim for the node (as
-// holder) with these params, then feed back WalkClaimDone{Op}.
-type WalkClaim struct {
-	Op            OpID
-	Observer      string
-	States        []job.State
-	Limit         int
-	LeaseDuration time.Duration
-}
-
-// WalkAdvance asks the Shell to call store ObserverAdvance for the node,
-// then feed back WalkAdvanceDone{Op}.
-type WalkAdvance struct {
-	Op            OpID
-	Observer      string
-	Token         int64
-	To            store.ObserverPosition
-	LeaseDuration time.Duration
-	Release       bool
-}
-
-// Deliver asks the Shell to run the observer's callback with Transition on
-// its own goroutine and, when it returns, feed back Delivered. A callback
-// that fails or panics is a failed delivery. Nothing is written to the
-// store.
-type Deliver struct {
-	Observer   string
-	Transition store.ObservedTransition
-}
-
-// WalkTick is the Shell's walk ticker firing (WalkerConfig.Tick).
-type WalkTick struct{ Now time.Time }
-
-// WalkClaimDone reports the result of a WalkClaim.
-type WalkClaimDone struct {
-	Now    time.Time
-	Op     OpID
-	Result store.ObserverClaimResult
-	Err    error
-}
-
-// WalkAdvanceDone reports the result of a WalkAdvance.
-type WalkAdvanceDone struct {
-	Now time.Time
-	Op  OpID
-	Err error
-}
-
-// Delivered reports that the callback of a Deliver returned: Failed when it
-// returned an error or panicked (the error stays in the Shell, which logs
-// it).
-type Delivered struct {
-	Now      time.Time
-	Position store.ObserverPosition
-	Failed   bool
-}
-
-// At implements Event.
-func (e WalkTick) At() time.Time { return e.Now }
-
-// At implements Event.
-func (e WalkClaimDone) At() time.Time { return e.Now }
-
-// At implements Event.
-func (e WalkAdvanceDone) At() time.Time { return e.Now }
-
-// At implements Event.
-func (e Delivered) At() time.Time { return e.Now }
-
-func (WalkClaim) command()   {}
-func (WalkAdvance) command() {}
-func (Deliver) command()     {}
-
-// OpID implements StoreCommand.
-func (c WalkClaim) OpID() OpID { return c.Op }
-
-// OpID implements StoreCommand.
-func (c WalkAdvance) OpID() OpID { return c.Op }
-
-// String renders the command for logs and scripts.
-func (c WalkClaim) String() string {
-	return fmt.Sprintf("walk-claim op=%d observer=%s limit=%d lease=%v", c.Op, c.Observer, c.Limit, c.LeaseDuration)
-}
-
-// String renders the command for logs and scripts.
-func (c WalkAdvance) String() string {
-	s := fmt.Sprintf("walk-advance op=%d observer=%s token=%d to=%s", c.Op, c.Observer, c.Token, c.To)
-	if c.Release {
-		s += " release"
-	}
-	return s
-}
-
-// String renders the command for logs and scripts.
-func (c Deliver) String() string {
-	t := c.Transition
-	return fmt.Sprintf("deliver observer=%s at=%s job=%d %s→%s attempt=%d", c.Observer, t.Position, t.Job, t.From, t.State, t.Attempt)
-}
 
 // maxWalkGrowth bounds how far idle full batches grow the claim.
 const maxWalkGrowth = 16
@@ -248,17 +83,21 @@ type Walker struct {
 	limit int
 
 	lastRenew time.Time
-	renewOp   OpID
-	finalOp   OpID
+	// claimOp, renewOp, finalOp and earlyOp are the store commands in
+	// flight (0: none): the round's claim, a renewal while delivering, the
+	// advance that ends the round, and the planted early advance.
+	claimOp, renewOp, finalOp, earlyOp OpID
 	// after a failed delivery the final advance leaves the walk idle until
 	// notBefore.
 	failed   bool
 	stopping bool
+	// caughtUp: the last claim read nothing past the cursor (CaughtUp).
+	caughtUp bool
 }
 
 // NewWalker returns a Walker for cfg, its defaults filled in.
 func NewWalker(cfg WalkerConfig) (*Walker, error) {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -268,6 +107,26 @@ func NewWalker(cfg WalkerConfig) (*Walker, error) {
 
 // Config returns the configuration with its defaults filled in.
 func (w *Walker) Config() WalkerConfig { return w.cfg }
+
+// LeaseDuration returns the length of the walk's Lease (Machine).
+func (w *Walker) LeaseDuration() time.Duration { return w.cfg.LeaseDuration }
+
+// Finished reports whether a stopped Walker has finished (Machine): the
+// same as Stopped.
+func (w *Walker) Finished() bool { return w.Stopped() }
+
+// CaughtUp reports whether the walk is idle with nothing known to deliver:
+// its last claim held the walk and read nothing past the durable cursor, or
+// some other node holds the walk, and no failure awaits its backoff. A
+// caller that drives the Walker on Virtual Time (package jobtest) skips the
+// ticks of a caught-up walk until the Transition Log grows.
+func (w *Walker) CaughtUp() bool {
+	return w.phase == walkIdle && w.caughtUp && w.failures == 0
+}
+
+// NotBefore returns the earliest Now at which an idle Walker's next claim
+// may start; a WalkTick before it does nothing.
+func (w *Walker) NotBefore() time.Time { return w.notBefore }
 
 // Stopped reports whether a stopped Walker has finished: nothing in flight,
 // the Lease released (or not held). The Shell exits its loop then.
@@ -282,10 +141,12 @@ func (w *Walker) op() OpID {
 	return id
 }
 
-func (w *Walker) planted(b plant.Bug) bool { return plant.Enabled && w.cfg.Plant == b }
+func (w *Walker) planted(b plant.Bug) bool { return plant.Enabled && w.cfg.plant == b }
 
 // Step feeds one event to the Walker and appends the commands it yields to
-// out. Events it does not know (the Driver's) are ignored.
+// out. It knows WalkTick, WalkClaimDone, Delivered, WalkAdvanceDone, Stop
+// and DrainTimeout; any other event (a Driver's) is a broken invariant
+// between the Walker and its caller, and Step panics, as Driver.Step does.
 func (w *Walker) Step(ev Event, out []Command) []Command {
 	switch ev := ev.(type) {
 	case WalkTick:
@@ -298,6 +159,22 @@ func (w *Walker) Step(ev Event, out []Command) []Command {
 		return w.advanced(ev, out)
 	case Stop:
 		return w.stop(out)
+	case DrainTimeout:
+		return w.drainTimeout(out)
+	default:
+		panic(fmt.Sprintf("node: walker: unknown event %T", ev))
+	}
+}
+
+// drainTimeout ends a stop whose drain period is over: a delivery still out
+// is abandoned, its Delivered ignored, and the walk's Lease, not released,
+// lapses (the next holder delivers that entry again). Nothing is written.
+func (w *Walker) drainTimeout(out []Command) []Command {
+	w.stopping = true
+	if w.phase != walkStopped {
+		w.phase = walkStopped
+		w.holding = false
+		w.batch, w.at = nil, 0
 	}
 	return out
 }
@@ -320,7 +197,8 @@ func (w *Walker) tick(now time.Time, out []Command) []Command {
 
 func (w *Walker) claim(out []Command) []Command {
 	w.phase = walkClaiming
-	return append(out, WalkClaim{Op: w.op(), Observer: w.cfg.Observer, States: w.cfg.States, Limit: w.limit, LeaseDuration: w.cfg.LeaseDuration})
+	w.claimOp = w.op()
+	return append(out, WalkClaim{Op: w.claimOp, Observer: w.cfg.Observer, States: w.cfg.States, Limit: w.limit, LeaseDuration: w.cfg.LeaseDuration})
 }
 
 // backoff is the wait after the failures-th consecutive failure.
@@ -338,9 +216,11 @@ func (w *Walker) idle(until time.Time) {
 }
 
 func (w *Walker) claimed(ev WalkClaimDone, out []Command) []Command {
-	if w.phase != walkClaiming {
+	if w.phase != walkClaiming || ev.Op != w.claimOp {
+		stray("WalkClaimDone", ev.Op)
 		return out
 	}
+	w.claimOp = 0
 	if ev.Err != nil {
 		w.holding = false
 		w.failures++
@@ -348,6 +228,7 @@ func (w *Walker) claimed(ev WalkClaimDone, out []Command) []Command {
 		return w.stopIfStopping(out)
 	}
 	r := ev.Result
+	w.caughtUp = !r.Held || r.Cursor == r.Through
 	if !r.Held {
 		w.holding = false
 		w.idle(ev.Now.Add(w.cfg.Interval))
@@ -373,7 +254,8 @@ func (w *Walker) claimed(ev WalkClaimDone, out []Command) []Command {
 		// The planted bug: the cursor moves past the batch before it is
 		// delivered, so a delivery that fails or a node that stops mid-batch
 		// loses what was left.
-		out = append(out, WalkAdvance{Op: w.op(), Observer: w.cfg.Observer, Token: w.token, To: w.through, LeaseDuration: w.cfg.LeaseDuration})
+		w.earlyOp = w.op()
+		out = append(out, WalkAdvance{Op: w.earlyOp, Observer: w.cfg.Observer, Token: w.token, To: w.through, LeaseDuration: w.cfg.LeaseDuration})
 	}
 	w.phase = walkDelivering
 	return append(out, Deliver{Observer: w.cfg.Observer, Transition: w.batch[0]})
@@ -409,6 +291,10 @@ func (w *Walker) final(out []Command, to store.ObserverPosition, release bool) [
 }
 
 func (w *Walker) advanced(ev WalkAdvanceDone, out []Command) []Command {
+	if ev.Op == 0 {
+		stray("WalkAdvanceDone", ev.Op)
+		return out
+	}
 	switch ev.Op {
 	case w.renewOp:
 		w.renewOp = 0
@@ -420,8 +306,12 @@ func (w *Walker) advanced(ev WalkAdvanceDone, out []Command) []Command {
 		return out
 	case w.finalOp:
 		w.finalOp = 0
+	case w.earlyOp:
+		w.earlyOp = 0 // the planted early advance
+		return out
 	default:
-		return out // the planted early advance, or an old renewal
+		stray("WalkAdvanceDone", ev.Op)
+		return out
 	}
 	if w.stopping {
 		w.holding = false

@@ -2,6 +2,8 @@ package node_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -199,22 +201,41 @@ func TestWalkerRenewsWhileDelivering(t *testing.T) {
 	n1.answer(false)
 }
 
+// TestWalkerConfigErrors: every knob a Walker cannot run with is an error
+// wrapping ErrInvalidConfig — the one sentinel of every machine's
+// configuration — naming the knob; zero values take the defaults table's.
 func TestWalkerConfigErrors(t *testing.T) {
 	t.Parallel()
+	ok := []job.State{job.StateSucceeded}
 	for _, tc := range []struct {
 		name string
 		cfg  node.WalkerConfig
+		want string
 	}{
-		{"no name", node.WalkerConfig{States: []job.State{job.StateSucceeded}}},
-		{"no states", node.WalkerConfig{Observer: "x"}},
-		{"backoff below interval", node.WalkerConfig{Observer: "x", States: []job.State{job.StateSucceeded}, Interval: time.Second, MaxBackoff: time.Millisecond}},
-		{"negative lease", node.WalkerConfig{Observer: "x", States: []job.State{job.StateSucceeded}, LeaseDuration: -time.Second}},
+		{"no name", node.WalkerConfig{States: ok}, "observer"},
+		{"no states", node.WalkerConfig{Observer: "x"}, "state"},
+		{"backoff below interval", node.WalkerConfig{Observer: "x", States: ok, Interval: time.Second, MaxBackoff: time.Millisecond}, "MaxBackoff"},
+		{"default backoff below interval", node.WalkerConfig{Observer: "x", States: ok, Interval: 2 * node.DefaultWalkMaxBackoff}, "MaxBackoff"},
+		{"negative lease", node.WalkerConfig{Observer: "x", States: ok, LeaseDuration: -time.Second}, "LeaseDuration"},
+		{"negative interval", node.WalkerConfig{Observer: "x", States: ok, Interval: -time.Second}, "Interval"},
+		{"negative limit", node.WalkerConfig{Observer: "x", States: ok, Limit: -1}, "Limit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if _, err := node.NewWalker(tc.cfg); err == nil {
-				t.Fatalf("NewWalker(%+v) = nil error", tc.cfg)
+			_, err := node.NewWalker(tc.cfg)
+			if !errors.Is(err, node.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("NewWalker(%+v) = %v, want an error wrapping ErrInvalidConfig naming %s", tc.cfg, err, tc.want)
 			}
 		})
+	}
+	w, err := node.NewWalker(node.WalkerConfig{Observer: "x", States: ok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := node.WalkerConfig{Observer: "x", States: ok, LeaseDuration: node.DefaultWalkLeaseDuration, Interval: node.DefaultWalkInterval,
+		MaxBackoff: node.DefaultWalkMaxBackoff, Limit: node.DefaultWalkLimit, FirstOp: 1}
+	if got := w.Config(); got.LeaseDuration != want.LeaseDuration || got.Interval != want.Interval || got.MaxBackoff != want.MaxBackoff ||
+		got.Limit != want.Limit || got.FirstOp != want.FirstOp {
+		t.Fatalf("defaults: %+v, want %+v", got, want)
 	}
 }

@@ -33,17 +33,6 @@ type Pacing struct {
 	RelinquishTimeout time.Duration
 }
 
-// Defaults of Pacing, used by Pacing.WithDefaults.
-const (
-	// DefaultPollInterval is the PollInterval of a Pacing that sets none.
-	DefaultPollInterval = time.Second
-	// DefaultDrainTimeout is the DrainTimeout of a Pacing that sets none.
-	DefaultDrainTimeout = 30 * time.Second
-	// DefaultRelinquishTimeout is the RelinquishTimeout of a Pacing that
-	// sets none.
-	DefaultRelinquishTimeout = 5 * time.Second
-)
-
 // WithDefaults returns p with zero fields set to their defaults, for a Lease
 // of the given duration.
 func (p Pacing) WithDefaults(lease time.Duration) Pacing {
@@ -79,4 +68,30 @@ func (p Pacing) Validate(lease time.Duration) error {
 		return invalid("RelinquishTimeout %v (want ≥ 0)", p.RelinquishTimeout)
 	}
 	return nil
+}
+
+// CallTimeout is the deadline of the store call that carries out c, a
+// command of a machine whose Leases last lease (Machine.LeaseDuration): the
+// one deadline rule of every machine's store calls.
+//
+// A hand-back — a Relinquish, or the WalkAdvance that releases a stopping
+// walk — gets RelinquishTimeout: it is best effort, a failed one only
+// degrades to the lapse, and a stop waits for it. Every other call gets a
+// third of the Lease. A call holds the loop, and the Lease renewal with it,
+// and a renewal answered after the Lease ran out is worthless (so is a
+// claim whose Leases lapsed before it returned). A third of the Lease is
+// the default heartbeat interval: a call to a store that never answers then
+// costs one missed renewal, and the renewal behind it still has a third of
+// the Lease to land. A call that hits its deadline fails like any other, so
+// the machine's rules for failed calls apply.
+func (p Pacing) CallTimeout(c StoreCommand, lease time.Duration) time.Duration {
+	switch c := c.(type) {
+	case Relinquish:
+		return p.RelinquishTimeout
+	case WalkAdvance:
+		if c.Release {
+			return p.RelinquishTimeout
+		}
+	}
+	return lease / 3
 }

@@ -2,138 +2,71 @@ package shell
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/internal/invariants"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/node"
 	"github.com/backwave/backwave/store"
 )
 
-// do carries out one command and returns the event that reports its result,
-// or nil for commands that have none. Store commands go through the
-// Driver's Caller, the one Command → store call → Event mapping; the Pump
-// adds the deadline (call) and the logs (call for a call cut short,
-// logReply otherwise).
-func (p *Pump) do(c node.Command) node.Event {
+// replied does the Pump's bookkeeping on what one store call answered (the
+// loop made the call, loop.go): its logs (unless the call was cut short,
+// logged by the loop), progress acknowledgements, Stats and Observer.
+func (p *Pump) replied(r node.Reply, cut bool, now time.Time) {
+	if !cut {
+		p.logReply(r)
+	}
+	p.ackProgress(r)
+	p.countReply(r, now)
+	if p.cfg.Observer != nil {
+		p.observeReply(r)
+	}
+}
+
+// carry carries out one command of the Driver that is no store call; none
+// has a result event of its own.
+func (p *Pump) carry(c node.Command) node.Event {
 	switch c := c.(type) {
-	case node.StoreCommand:
-		r, cut := p.call(c)
-		if !cut {
-			p.logReply(r)
-		}
-		now := p.now()
-		p.ackProgress(r)
-		p.countReply(r, now)
-		if p.cfg.Observer != nil {
-			p.observeReply(r)
-		}
-		return r.Event(now)
 	case node.Execute:
 		p.execute(c)
-		return nil
 	case node.LetLapse:
 		p.letLapse(c)
-		return nil
 	case node.Abandon:
 		p.abandon(c)
-		return nil
 	case node.SignalCancel:
-		if a := p.attempts[c.Lease]; a != nil {
-			p.log.Info("cancel requested: signalling handler", p.attrs(c.Lease, a)...)
-			a.cancel(ErrCancelRequested)
+		a := p.attempts[c.Lease]
+		if a == nil {
+			unknownAttempt(c)
+			return nil
 		}
-		return nil
+		p.log.Info("cancel requested: signalling handler", p.attrs(c.Lease, a)...)
+		a.cancel(ErrCancelRequested)
 	case node.Forget:
 		p.forget(c)
-		return nil
 	case node.PollAfter:
 		p.pollAfter(c.Delay)
-		return nil
 	default:
 		// A Command the Shell does not know is a broken internal invariant
 		// between two packages of this module.
 		panic(fmt.Sprintf("shell: unknown command %T", c))
 	}
+	return nil
 }
 
-// Causes a store call's context ends with when the call is cut short.
-var (
-	errCallTimeout = errors.New("shell: store call timed out")
-	errDrainOver   = errors.New("shell: drain period over")
-	errStopAborted = errors.New("shell: stop context done")
-	errFinalOver   = errors.New("shell: RelinquishTimeout over")
-)
-
-// callTimeout is the deadline of one store call of c's kind.
-//
-// Relinquish gets RelinquishTimeout: it is best effort and a failed
-// hand-back only degrades to the lapse. Every other call gets a third of
-// the Lease duration. A call holds the loop, and the Lease renewal with it,
-// and a renewal answered after the Lease ran out is worthless (so is a
-// claim whose Leases lapsed before it returned). A third of the Lease is
-// the default heartbeat interval: a call to a store that never answers then
-// costs one missed renewal, and the renewal behind it still has a third of
-// the Lease to land. A call that hits its deadline fails like any other, so
-// the Driver's rules for failed calls apply: a failed claim ends the pass,
-// a failed renewal or report is tried again on the next beat.
-func (p *Pump) callTimeout(c node.StoreCommand) time.Duration {
-	if _, ok := c.(node.Relinquish); ok {
-		return p.cfg.RelinquishTimeout
+// unknownAttempt reports a command of the Driver that names an Attempt the
+// Pump does not hold: the Driver names only Attempts it has executing, and
+// the Pump holds each from its Execute to its Forget or Abandon, so this is
+// a broken invariant between the two. A production build ignores the
+// command; a build that checks invariants (package internal/invariants)
+// panics.
+func unknownAttempt(c node.Command) {
+	if invariants.Enabled {
+		invariants.Failf("shell: %s names an Attempt the Pump does not hold", c)
 	}
-	return p.cfg.Driver.LeaseDuration / 3
-}
-
-// call makes one store call through the Caller under its deadline
-// (callTimeout) and the Pump's I/O context, which the end of the drain
-// period and a done Stop context cancel. A call cut short by either is
-// logged here, once, and reported true; its Reply carries the error.
-func (p *Pump) call(c node.StoreCommand) (node.Reply, bool) {
-	if p.manual != nil { // the In-Memory Store on Virtual Time: no call blocks
-		return p.caller.Call(p.ioCtx, c), false
-	}
-	limit := p.callTimeout(c)
-	ctx, cancel := context.WithTimeoutCause(p.ioCtx, limit, errCallTimeout)
-	defer cancel()
-	var start time.Time
-	if p.cfg.Observer != nil {
-		start = time.Now()
-	}
-	r := p.caller.Call(ctx, c)
-	if p.cfg.Observer != nil {
-		// The error the Observer sees is the store's own; a call cut
-		// short gets its cause added below, for the logs and the Driver.
-		p.cfg.Observer.StoreCall(p.ioCtx, Operation(c), time.Since(start), r.Err)
-	}
-	if r.Err == nil || ctx.Err() == nil {
-		return r, false
-	}
-	cause := context.Cause(ctx)
-	level, msg := slog.LevelWarn, "store call cancelled"
-	switch cause {
-	case errCallTimeout:
-		r.Err = fmt.Errorf("%w: no answer within %v: %w", cause, limit, r.Err)
-		level, msg = slog.LevelError, "store call timed out: no answer within its deadline"
-	case errDrainOver:
-		msg = "store call cancelled: the drain period is over"
-	case errStopAborted:
-		msg = "store call cancelled: the stop context is done"
-	case errFinalOver:
-		msg = "store call cancelled: RelinquishTimeout is over"
-	}
-	if cause != errCallTimeout {
-		r.Err = fmt.Errorf("%w: %w", cause, r.Err)
-	}
-	if _, ok := c.(node.Relinquish); ok {
-		level, msg = slog.LevelWarn, msg+"; relinquish failed, the leases will lapse instead"
-	} else {
-		msg += "; counted as a failed call"
-	}
-	p.log.Log(p.ioCtx, level, msg, "command", c.String(), "timeout", limit, "error", r.Err)
-	return r, true
 }
 
 // detail joins the Failure Detail, Job Output and Tag delta kept for an
@@ -290,6 +223,9 @@ func (p *Pump) runExecutor(ctx context.Context, j job.Job) (r Result) {
 // cancelled.
 func (p *Pump) letLapse(c node.LetLapse) {
 	a := p.attempts[c.Lease]
+	if a == nil {
+		unknownAttempt(c)
+	}
 	p.log.Error("attempt timeout: the handler ignored its cancelled context past the grace; "+
 		"its lease is no longer renewed, so the job runs again once the lease lapses, "+
 		"and the handler keeps its worker until it returns",

@@ -14,9 +14,13 @@
 // mapping, which the Simulator runs too), and their results are fed straight
 // back as the matching ...Done event, until no command remains.
 //
-// Every store call has a deadline of a third of the Lease: a call slower than
-// that is counted as failed, since a renewal that lands after the Lease is
-// worthless. Stop is bounded whatever the store does: the drain clock starts
+// The Driver and a Transition Observer's Walker are both node.Machines,
+// and both run on the one Shell loop body (loop.go): the Pump drives its
+// Driver on it, a WalkPump its Walker, and Manual and WalkManual drive each
+// by hand on Virtual Time (package jobtest). Every store call of every
+// machine has the one deadline rule (node.Pacing.CallTimeout): a third of
+// the machine's Lease, so a call slower than that is counted as failed,
+// since a renewal that lands after the Lease is worthless. Stop is bounded whatever the store does: the drain clock starts
 // at Stop, and when it runs out the call in flight is cancelled and the last
 // report and the Relinquish share one RelinquishTimeout.
 //

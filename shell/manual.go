@@ -114,6 +114,7 @@ func (p *Pump) Manual(ctx context.Context) (*Manual, error) {
 
 	m := &Manual{p: p, yield: make(chan manualYield)}
 	p.manual = m
+	p.byHand = true
 	base := context.WithoutCancel(ctx)
 	p.handlerCtx = base
 	p.ioCtx, p.ioCancel = context.WithCancelCause(base)

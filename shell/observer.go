@@ -16,7 +16,9 @@ import (
 )
 
 // WalkPumpConfig configures a WalkPump: one Transition Observer's walk on
-// one node.
+// one node. Its knobs have their defaults and checks where every machine's
+// have them (package node's defaults table): the Walker's in
+// node.WalkerConfig, the stop's in node.Pacing.
 type WalkPumpConfig struct {
 	// Walker configures the node.Walker the pump obeys.
 	Walker node.WalkerConfig
@@ -32,10 +34,14 @@ type WalkPumpConfig struct {
 	Clock vtime.Clock
 	// DrainTimeout is how long Stop waits for a delivery in flight (its
 	// context is cancelled at once) before the pump exits without
-	// releasing the walk, whose Lease then lapses; 0 means 10 s.
+	// releasing the walk, whose Lease then lapses
+	// (node.DefaultDrainTimeout if zero, as a Pump's).
 	DrainTimeout time.Duration
-	// CallTimeout bounds each store call; 0 means 30 s.
-	CallTimeout time.Duration
+	// RelinquishTimeout bounds the store call that releases a stopping
+	// walk (node.DefaultRelinquishTimeout if zero, as a Pump's). Every
+	// other store call's deadline is a third of the walk's Lease, as for a
+	// Pump's Driver (node.Pacing.CallTimeout).
+	RelinquishTimeout time.Duration
 	// Logger receives the pump's logs (slog.Default() if nil).
 	Logger *slog.Logger
 }
@@ -45,14 +51,14 @@ type WalkPumpConfig struct {
 var ErrObserverStopping = errors.New("backwave: transition observer stopping")
 
 // WalkPump is the Shell of one node.Walker: a goroutine with the walk's
-// ticker that carries out the Walker's commands — its store calls through
-// node.Caller, each Deliver on a goroutine of its own — and feeds their
-// results back. It holds no judgment of its own.
+// ticker that runs the Walker on the one Shell loop (the loop a Pump runs
+// its Driver on): its store calls through node.Caller under the same
+// deadline rule, each Deliver on a goroutine of its own, their results fed
+// back. It holds no judgment of its own.
 type WalkPump struct {
+	loop
 	cfg    WalkPumpConfig
 	walker *node.Walker
-	caller node.Caller
-	log    *slog.Logger
 
 	done    chan node.Delivered
 	stopCh  chan struct{}
@@ -63,9 +69,12 @@ type WalkPump struct {
 
 	deliverCtx    context.Context
 	deliverCancel context.CancelCauseFunc
+
+	manual *WalkManual // set when the walk is driven by hand
 }
 
-// NewWalkPump checks cfg and returns a pump that is not yet started.
+// NewWalkPump checks cfg and returns a pump that is not yet started. Its
+// errors wrap ErrInvalidConfig.
 func NewWalkPump(cfg WalkPumpConfig) (*WalkPump, error) {
 	switch {
 	case cfg.Worker == "":
@@ -74,35 +83,44 @@ func NewWalkPump(cfg WalkPumpConfig) (*WalkPump, error) {
 		return nil, fmt.Errorf("%w: observer %q: no store", ErrInvalidConfig, cfg.Walker.Observer)
 	case cfg.Deliver == nil:
 		return nil, fmt.Errorf("%w: observer %q: no callback", ErrInvalidConfig, cfg.Walker.Observer)
-	case cfg.DrainTimeout < 0 || cfg.CallTimeout < 0:
-		return nil, fmt.Errorf("%w: observer %q: negative drain or call timeout", ErrInvalidConfig, cfg.Walker.Observer)
 	}
 	w, err := node.NewWalker(cfg.Walker)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return nil, err
 	}
+	cfg.Walker = w.Config()
+	lease := cfg.Walker.LeaseDuration
+	pacing := node.Pacing{DrainTimeout: cfg.DrainTimeout, RelinquishTimeout: cfg.RelinquishTimeout}.WithDefaults(lease)
+	if err := pacing.Validate(lease); err != nil {
+		return nil, fmt.Errorf("observer %q: %w", cfg.Walker.Observer, err)
+	}
+	cfg.DrainTimeout, cfg.RelinquishTimeout = pacing.DrainTimeout, pacing.RelinquishTimeout
 	if cfg.Clock == nil {
 		cfg.Clock = WallClock{}
-	}
-	if cfg.DrainTimeout == 0 {
-		cfg.DrainTimeout = 10 * time.Second
-	}
-	if cfg.CallTimeout == 0 {
-		cfg.CallTimeout = 30 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &WalkPump{
+	p := &WalkPump{
 		cfg:    cfg,
 		walker: w,
-		caller: node.Caller{Worker: cfg.Worker, Observers: cfg.Store},
-		log:    cfg.Logger.With("observer", cfg.Walker.Observer, "worker", cfg.Worker),
 		done:   make(chan node.Delivered, 1),
 		stopCh: make(chan struct{}),
 		exited: make(chan struct{}),
-	}, nil
+	}
+	p.loop = loop{
+		m:      w,
+		caller: node.Caller{Worker: cfg.Worker, Observers: cfg.Store},
+		clock:  cfg.Clock,
+		pacing: pacing,
+		log:    cfg.Logger.With("observer", cfg.Walker.Observer, "worker", cfg.Worker),
+		host:   p,
+	}
+	return p, nil
 }
+
+// Config returns the configuration the pump runs with, defaults filled.
+func (p *WalkPump) Config() WalkPumpConfig { return p.cfg }
 
 // Start starts the pump's goroutine and returns. ctx's values reach every
 // delivery; cancelling it stops the pump as Stop does.
@@ -113,10 +131,17 @@ func (p *WalkPump) Start(ctx context.Context) error {
 		return errors.New("shell: walk pump already started")
 	}
 	p.started = true
-	p.deliverCtx, p.deliverCancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	p.begin(ctx)
 	context.AfterFunc(ctx, p.beginStop)
-	go p.loop(context.WithoutCancel(ctx))
+	go p.serve()
 	return nil
+}
+
+// begin sets the contexts of the deliveries and of the store calls.
+func (p *WalkPump) begin(ctx context.Context) {
+	base := context.WithoutCancel(ctx)
+	p.deliverCtx, p.deliverCancel = context.WithCancelCause(base)
+	p.ioCtx = base
 }
 
 func (p *WalkPump) beginStop() { p.stop.Do(func() { close(p.stopCh) }) }
@@ -146,74 +171,79 @@ func (p *WalkPump) Stop(ctx context.Context) error {
 // Done is closed when the pump's goroutine has exited.
 func (p *WalkPump) Done() <-chan struct{} { return p.exited }
 
-func (p *WalkPump) now() time.Time { return p.cfg.Clock.Now() }
-
-func (p *WalkPump) loop(ctx context.Context) {
+func (p *WalkPump) serve() {
 	defer close(p.exited)
 	defer p.deliverCancel(ErrObserverStopping)
 	ticker := time.NewTicker(p.walker.Config().Tick())
 	defer ticker.Stop()
 	stopCh := p.stopCh
 	var drain <-chan time.Time
-	p.step(ctx, node.WalkTick{Now: p.now()})
-	for !p.walker.Stopped() {
+	p.step(node.WalkTick{Now: p.now()})
+	for !p.walker.Finished() {
 		select {
 		case <-ticker.C:
-			p.step(ctx, node.WalkTick{Now: p.now()})
+			p.step(node.WalkTick{Now: p.now()})
 		case d := <-p.done:
 			d.Now = p.now()
-			p.step(ctx, d)
+			p.step(d)
 		case <-stopCh:
 			stopCh = nil
 			p.deliverCancel(ErrObserverStopping)
 			drain = time.After(p.cfg.DrainTimeout)
-			p.step(ctx, node.Stop{Now: p.now()})
+			p.step(node.Stop{Now: p.now()})
 		case <-drain:
 			p.log.Warn("transition observer: a delivery outlived the drain; the walk's Lease is left to lapse")
-			return
+			p.step(node.DrainTimeout{Now: p.now()})
 		}
 	}
 }
 
-// step feeds ev to the Walker and carries out its commands in order, each
-// store call's result fed straight back.
-func (p *WalkPump) step(ctx context.Context, ev node.Event) {
-	cmds := p.walker.Step(ev, nil)
-	for i := 0; i < len(cmds); i++ {
-		switch c := cmds[i].(type) {
-		case node.StoreCommand:
-			cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
-			r := p.caller.Call(cctx, c)
-			cancel()
-			if r.Err != nil && !errors.Is(r.Err, store.ErrStaleLease) {
-				p.log.Warn("transition observer: store call failed", "command", c.String(), "err", r.Err)
-			}
-			cmds = p.walker.Step(r.Event(p.now()), cmds)
-		case node.Deliver:
-			go p.deliver(c.Transition)
-		default:
-			panic(fmt.Sprintf("shell: walk pump: unknown command %T", c))
-		}
+// replied logs a failed store call of the walk (a stale Lease is the
+// Walker's to handle: the walk changed hands).
+func (p *WalkPump) replied(r node.Reply, cut bool, _ time.Time) {
+	if r.Err != nil && !cut && !errors.Is(r.Err, store.ErrStaleLease) {
+		p.log.Warn("transition observer: store call failed", "command", r.Command.String(), "err", r.Err)
+	}
+	if _, ok := r.Command.(node.WalkClaim); ok && p.manual != nil {
+		p.manual.claims++
 	}
 }
 
-// deliver runs the callback for one entry and reports it.
-func (p *WalkPump) deliver(t store.ObservedTransition) {
-	failed := true
+// carry carries out a Deliver: on a goroutine of its own, whose Delivered
+// comes back through the loop goroutine, or, driven by hand, at once.
+func (p *WalkPump) carry(c node.Command) node.Event {
+	d, ok := c.(node.Deliver)
+	if !ok {
+		panic(fmt.Sprintf("shell: walk pump: unknown command %T", c))
+	}
+	if p.manual != nil {
+		failed := p.deliver(d.Transition)
+		return node.Delivered{Now: p.now(), Position: d.Transition.Position, Failed: failed}
+	}
+	go func() {
+		failed := p.deliver(d.Transition)
+		select {
+		case p.done <- node.Delivered{Position: d.Transition.Position, Failed: failed}:
+		case <-p.exited: // abandoned past the drain
+		}
+	}()
+	return nil
+}
+
+// deliver runs the callback for one entry and reports whether it failed
+// (an error, or a panic, recovered).
+func (p *WalkPump) deliver(t store.ObservedTransition) (failed bool) {
+	failed = true
 	defer func() {
 		if r := recover(); r != nil {
 			p.log.Error("transition observer: callback panicked; delivering again later",
 				"job", t.Job, "seq", t.Position.Seq, "state", t.State, "panic", r, "stack", string(debug.Stack()))
 		}
-		select {
-		case p.done <- node.Delivered{Position: t.Position, Failed: failed}:
-		case <-p.exited: // abandoned past the drain
-		}
 	}()
 	if err := p.cfg.Deliver(p.deliverCtx, t); err != nil {
 		p.log.Warn("transition observer: callback failed; delivering again later",
 			"job", t.Job, "seq", t.Position.Seq, "state", t.State, "err", err)
-		return
+		return true
 	}
-	failed = false
+	return false
 }

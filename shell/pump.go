@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,10 +17,11 @@ import (
 // store round trip in flight at a time, handlers on their own goroutines.
 // Start it once and Stop it once; its methods are safe for concurrent use.
 type Pump struct {
+	// loop runs the Driver: the one Shell loop body (loop.go). Owned by
+	// the loop goroutine.
+	loop
 	cfg    Config
 	drv    *node.Driver
-	caller node.Caller
-	log    *slog.Logger
 	serves map[string]bool
 
 	wake    chan struct{} // the single pending wake slot
@@ -59,9 +59,6 @@ type Pump struct {
 	// while one is pending, nil otherwise.
 	repoll   *time.Timer
 	repollC  <-chan time.Time
-	ioCtx    context.Context
-	queue    []node.Command
-	head     int
 	attempts map[job.Lease]*attempt
 	peak     int // most Attempts in flight since the last heartbeat tick
 	zones    map[string]*time.Location
@@ -119,7 +116,6 @@ func New(cfg Config) (*Pump, error) {
 	p := &Pump{
 		cfg:      cfg,
 		drv:      drv,
-		log:      cfg.Logger.With("worker", string(cfg.Driver.Worker)),
 		serves:   make(map[string]bool),
 		wake:     make(chan struct{}, 1),
 		tasks:    make(chan task),
@@ -138,15 +134,23 @@ func New(cfg Config) (*Pump, error) {
 	for _, q := range cfg.Driver.Policy.QueueNames() {
 		p.serves[q] = true
 	}
-	p.caller = node.Caller{
-		Worker:    cfg.Driver.Worker,
-		Store:     cfg.Store,
-		Schedules: cfg.Schedules,
-		Retention: cfg.Retention,
-		Fleet:     cfg.Fleet,
-		Detail:    p.detail,
-		Progress:  p.progress,
-		Zone:      p.zone,
+	p.loop = loop{
+		m: drv,
+		caller: node.Caller{
+			Worker:    cfg.Driver.Worker,
+			Store:     cfg.Store,
+			Schedules: cfg.Schedules,
+			Retention: cfg.Retention,
+			Fleet:     cfg.Fleet,
+			Detail:    p.detail,
+			Progress:  p.progress,
+			Zone:      p.zone,
+		},
+		clock:    cfg.Clock,
+		pacing:   cfg.Pacing,
+		log:      cfg.Logger.With("worker", string(cfg.Driver.Worker)),
+		host:     p,
+		observer: cfg.Observer,
 	}
 	return p, nil
 }
@@ -181,7 +185,7 @@ func (p *Pump) Start(ctx context.Context) error {
 			}
 		})
 	}
-	go p.loop()
+	go p.serve()
 	return nil
 }
 
@@ -257,10 +261,8 @@ func (p *Pump) abort() {
 	p.ioCancel(errStopAborted)
 }
 
-func (p *Pump) now() time.Time { return p.cfg.Clock.Now() }
-
-// loop is the Pump's only goroutine that touches the Driver.
-func (p *Pump) loop() {
+// serve is the Pump's only goroutine that touches the Driver.
+func (p *Pump) serve() {
 	defer p.exit()
 	poll := time.NewTicker(p.cfg.PollInterval)
 	defer poll.Stop()
@@ -337,22 +339,10 @@ func (p *Pump) exit() {
 	p.ioCancel(context.Canceled)
 }
 
-// step feeds one event and carries out every command it yields, in order,
-// feeding each store result straight back, until none remains.
+// step feeds one event to the Driver on the Shell loop (loop.go), which
+// carries out every command it yields, and then publishes the Pump's Stats.
 func (p *Pump) step(ev node.Event) {
-	p.queue = p.drv.Step(ev, p.queue)
-	for p.head < len(p.queue) {
-		c := p.queue[p.head]
-		p.queue[p.head] = nil
-		p.head++
-		if p.log.Enabled(p.ioCtx, slog.LevelDebug) {
-			p.log.Debug("command", "command", c.String())
-		}
-		if res := p.do(c); res != nil {
-			p.queue = p.drv.Step(res, p.queue)
-		}
-	}
-	p.queue, p.head = p.queue[:0], 0
+	p.loop.step(ev)
 	p.publish()
 }
 

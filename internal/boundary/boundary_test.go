@@ -22,7 +22,7 @@ var backwave = layout{
 	module: module,
 	// Package roots below the boundary; each covers its subpackages, except
 	// the flat ones, unless a subpackage is listed in above.
-	pure: []string{"job", "core", "node", "store", "store/memstore", "vtime", "internal/sim", "internal/plant"},
+	pure: []string{"job", "core", "node", "store", "store/memstore", "vtime", "internal/sim", "internal/plant", "internal/invariants"},
 	flat: []string{"store"},
 	// Subpackages of pure roots that live above the boundary.
 	above: []string{"store/storetest", "store/sqlite", "store/postgres"},
@@ -32,7 +32,11 @@ var backwave = layout{
 // exclude, with the reason each is the same code on every platform. The
 // checks see the files built here; these are their one-constant twins.
 var tagged = map[string]string{
-	module + "/internal/plant/on.go": "Enabled = true under -tags backwave_plant, the twin of off.go: one constant, nothing else",
+	module + "/internal/plant/on.go":      "Enabled = true under -tags backwave_plant, the twin of off.go: one constant, nothing else",
+	module + "/internal/invariants/on.go": "Enabled = true under -race or -tags backwave_invariants, the twin of off.go: one constant, nothing else",
+	module + "/node/plant.go":             "the two SetPlant setters of -tags backwave_plant: one field assignment each, nothing else",
+	module + "/store/memstore/plant.go":   "Options.SetPlant of -tags backwave_plant: one field assignment, nothing else",
+	module + "/internal/sim/plant_on.go":  "the three setter calls of -tags backwave_plant, the twins of plant_off.go's no-ops",
 }
 
 // thirdParty lists every package outside the standard library and this

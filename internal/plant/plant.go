@@ -6,9 +6,11 @@
 // A planted bug is compiled in only by a build with the tag backwave_plant
 // (go test -tags backwave_plant ./internal/sim/...): in every other build
 // Enabled is the constant false, so each check `plant.Enabled && bug == …`
-// folds away and no planted branch is left in a production hot path. The
-// field that carries the Bug (node.Config.Plant, memstore.Options.Plant) is
-// ignored there, whatever it holds.
+// folds away and no planted branch is left in a production hot path. A
+// Bug is no configuration knob: the configurations that carry one
+// (node.Config, node.WalkerConfig, memstore.Options) hold it in an
+// unexported field that only their SetPlant sets, and SetPlant exists only
+// in a build with the tag.
 package plant
 
 import "slices"

@@ -212,7 +212,7 @@ func (n *simNode) startWalkers() {
 			continue
 		}
 		cfg := o.walkerConfig(k)
-		cfg.Plant = w.sc.Mutation
+		plantWalker(&cfg, w.sc.Mutation)
 		wk, err := node.NewWalker(cfg)
 		if err != nil {
 			w.failf(ClassCrash, InvPanic, "node %d: observer %s: %v", n.idx, o.Name, err)

@@ -328,7 +328,7 @@ func (sc *Scenario) nodeConfig(i int, worker job.WorkerID) node.Config {
 		ExpireBatch:         ns.ExpireBatch,
 		RetryPolicy:         sc.Retry.policy(),
 	}
-	cfg.Plant = sc.Mutation
+	plantDriver(&cfg, sc.Mutation)
 	sc.maintenanceConfig(i, &cfg)
 	sc.fleetConfig(i, &cfg)
 	return cfg.WithDefaults()

@@ -107,7 +107,8 @@ func (w *world) storeDur(d time.Duration) time.Duration { return d.Truncate(w.pr
 // (memstore.Store.Clone), which keeps every committed write and the feed and
 // drops the hint subscribers.
 func NewMemStore(env StoreEnv) (Store, error) {
-	opts := memstore.Options{Clock: env.Clock, OnTransition: env.Feed, Plant: env.Mutation}
+	opts := memstore.Options{Clock: env.Clock, OnTransition: env.Feed}
+	plantStore(&opts, env.Mutation)
 	return &memStore{Store: memstore.New(opts)}, nil
 }
 

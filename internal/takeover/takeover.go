@@ -16,6 +16,9 @@ import (
 // taken over for driving by hand.
 type Request struct {
 	Pumps []*shell.Manual
+	// Walks are the Client's Transition Observers' walks, in Config
+	// order, each taken over for driving by hand.
+	Walks []*shell.WalkManual
 }
 
 type key struct{}

@@ -37,10 +37,10 @@ type Options struct {
 	// Failure Detail. OnTransition is called whatever the policy.
 	History store.HistoryPolicy
 
-	// Plant plants a known bug so the Simulator's tests can prove its
-	// oracles catch it. Only a build with the tag backwave_plant reads it
-	// (package internal/plant); every other build ignores it.
-	Plant plant.Bug
+	// plant is the known bug the Simulator's tests plant so they can prove
+	// their oracles catch it: set only by SetPlant, which only a build with
+	// the tag backwave_plant has (package internal/plant).
+	plant plant.Bug
 }
 
 // Store is the In-Memory Store. It implements store.Store,
@@ -142,7 +142,7 @@ func New(opts Options) *Store {
 	return &Store{
 		clock:        clock,
 		onTransition: opts.OnTransition,
-		plant:        opts.Plant,
+		plant:        opts.plant,
 		history:      opts.History,
 		queues:       make(map[string]*queue),
 		tags:         make(map[job.Tag]int),

@@ -1,0 +1,24 @@
+// Package invariants holds the checks of broken internal invariants that
+// are too costly, or too unforgiving, for a production build: misuse of a
+// machine's protocol (a reply for an operation not in flight, say) that a
+// production build survives by dropping, but that a test must see.
+//
+// The checks are compiled in by a build with the race detector (go test
+// -race) or the tag backwave_invariants, where Enabled is the constant
+// true; in every other build it is the constant false, so a check written
+//
+//	if invariants.Enabled && broken {
+//		invariants.Failf("…", args…)
+//	}
+//
+// folds away, its arguments never evaluated, and no hot path pays for it.
+// (As cockroachdb/pebble's internal/invariants.)
+package invariants
+
+import "fmt"
+
+// Failf reports a broken invariant: it panics with the formatted message.
+// Call it only under Enabled (see the package doc).
+func Failf(format string, args ...any) {
+	panic(fmt.Sprintf("backwave: broken invariant: "+format, args...))
+}
