@@ -300,6 +300,29 @@ func parentEdgeOf(s store.ParentEdge) ParentEdge {
 	}
 }
 
+// AncestorOutput is what a job reads of one of its Dependency ancestors:
+// the ancestor's state now, and its Job Output if its success stored one.
+// Absence is a normal result: the ancestor failed, was cancelled, or
+// succeeded without output.
+type AncestorOutput struct {
+	// State is the ancestor's state now.
+	State JobState
+	// Output is the ancestor's Job Output; nil when absent.
+	Output []byte
+	// Present is true when the ancestor's success stored an output (an
+	// empty one included).
+	Present bool
+}
+
+// ancestorOutputOf converts a store.AncestorOutput to a AncestorOutput.
+func ancestorOutputOf(s store.AncestorOutput) AncestorOutput {
+	return AncestorOutput{
+		State:   JobState(s.State),
+		Output:  s.Output,
+		Present: s.Present,
+	}
+}
+
 // AuditEntry is one record of the audit trail: who did what, when, to which
 // job, Queue or schedule. The audit trail is not the Transition Log: it
 // records Operator Actions, including those that change no state

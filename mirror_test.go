@@ -34,6 +34,7 @@ func TestMirrorsCarryEveryField(t *testing.T) {
 		"DependencyInfo":  carries(dependencyInfoOf),
 		"ParentEdge":      carries(parentEdgeOf),
 		"AuditEntry":      carries(auditEntryOf),
+		"AncestorOutput":  carries(ancestorOutputOf),
 		"Occurrence":      carries(occurrenceOf),
 		"WorkflowInfo":    carries(workflowInfoOf),
 		"WorkflowMember":  carries(workflowMemberOf),

@@ -208,6 +208,19 @@ requeues the parent.`},
 			},
 		},
 		{
+			Name: "AncestorOutput", Source: "store.AncestorOutput", Func: "ancestorOutputOf",
+			Doc: `AncestorOutput is what a job reads of one of its Dependency ancestors:
+the ancestor's state now, and its Job Output if its success stored one.
+Absence is a normal result: the ancestor failed, was cancelled, or
+succeeded without output.`,
+			Fields: []Field{
+				{Name: "State", Doc: `State is the ancestor's state now.`},
+				{Name: "Output", Doc: `Output is the ancestor's Job Output; nil when absent.`},
+				{Name: "Present", Doc: `Present is true when the ancestor's success stored an output (an
+empty one included).`},
+			},
+		},
+		{
 			Name: "AuditEntry", Source: "store.AuditEntry", Func: "auditEntryOf",
 			Doc: `AuditEntry is one record of the audit trail: who did what, when, to which
 job, Queue or schedule. The audit trail is not the Transition Log: it
