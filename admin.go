@@ -127,7 +127,7 @@ func (a *Admin) CountByQueue(ctx context.Context) ([]QueueStateCount, error) {
 	}
 	out := make([]QueueStateCount, len(counts))
 	for i, c := range counts {
-		out[i] = QueueStateCount{Queue: c.Queue, State: JobState(c.State), Count: c.Count}
+		out[i] = queueStateCountOf(c)
 	}
 	return out, nil
 }
@@ -141,8 +141,7 @@ func (a *Admin) Queues(ctx context.Context) ([]QueueInfo, error) {
 	}
 	out := make([]QueueInfo, len(qs))
 	for i, q := range qs {
-		out[i] = QueueInfo{Name: q.Name, Paused: q.Paused, Limit: q.Limit, Running: q.Running,
-			Rate: QueueRate(q.Rate), RateStarted: q.RateStarted}
+		out[i] = queueInfoOf(q)
 	}
 	return out, nil
 }
@@ -162,7 +161,7 @@ func (a *Admin) TagFacet(ctx context.Context, f JobFilter, limit int) ([]TagCoun
 	}
 	out := make([]TagCount, len(buckets))
 	for i, b := range buckets {
-		out[i] = TagCount{Tag: Tag(b.Tag), Count: b.Count}
+		out[i] = tagCountOf(b)
 	}
 	return out, nil
 }

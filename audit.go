@@ -1,10 +1,6 @@
 package backwave
 
-import (
-	"time"
-
-	"github.com/backwave/backwave/store"
-)
+import "github.com/backwave/backwave/store"
 
 // Actor is the recorded identity behind an Operator Action: a user name, a
 // service account, "cli:alice". BackWave never owns users; the host decides
@@ -64,29 +60,6 @@ const (
 
 // String returns the stored name of the action, e.g. "queue_set_limit".
 func (a AuditAction) String() string { return store.AuditAction(a).String() }
-
-// AuditEntry is one record of the audit trail: who did what, when, to which
-// job, Queue or schedule. The audit trail is not the Transition Log: it
-// records Operator Actions, including those that change no state
-// (Reschedule, the Queue actions).
-type AuditEntry struct {
-	// ID orders the trail; it is the entry's Cursor.
-	ID     int64
-	At     time.Time
-	Actor  Actor
-	Action AuditAction
-	// JobID is the job acted on; 0 for a Queue or schedule action.
-	JobID JobID
-	// Queue is the job's Queue, or the Queue acted on.
-	Queue string
-	// Detail says what changed, e.g. "limit 5", the new due time, or the
-	// schedule's name.
-	Detail string
-}
-
-func auditEntryOf(e store.AuditEntry) AuditEntry {
-	return AuditEntry{ID: e.ID, At: e.At, Actor: Actor(e.Actor), Action: AuditAction(e.Action), JobID: e.JobID, Queue: e.Queue, Detail: e.Detail}
-}
 
 // AuditListParams filter and page Admin.Audit.
 type AuditListParams struct {

@@ -107,20 +107,6 @@ func (s *enqueueSettings) dependency(n int) (store.Dependency, error) {
 	return store.Dependency{Mode: job.DependencyMode(s.mode), Parents: s.parents}, nil
 }
 
-// AncestorOutput is what a job reads of one of its Dependency ancestors:
-// the ancestor's state now, and its Job Output if its success stored one.
-// Absence is a normal result: the ancestor failed, was cancelled, or
-// succeeded without output.
-type AncestorOutput struct {
-	// State is the ancestor's state now.
-	State JobState
-	// Output is the ancestor's Job Output; nil when absent.
-	Output []byte
-	// Present is true when the ancestor's success stored an output (an
-	// empty one included).
-	Present bool
-}
-
 // AncestorOutput reads the Job Output of ancestor, which must be one of this
 // job's transitive Dependency parents — a parent, a parent's parent, and so
 // on (glossary, Job Output). Their latches fired before this job was
@@ -135,7 +121,7 @@ func (j *Job[T]) AncestorOutput(ctx context.Context, ancestor JobID) (AncestorOu
 	if err != nil {
 		return AncestorOutput{}, fmt.Errorf("backwave: job %d reads the output of job %d: %w", j.ID, ancestor, err)
 	}
-	return AncestorOutput{State: JobState(out.State), Output: out.Output, Present: out.Present}, nil
+	return ancestorOutputOf(out), nil
 }
 
 // AncestorOutputJSON reads ancestor's Job Output as Job.AncestorOutput does

@@ -1,8 +1,6 @@
 package backwave
 
 import (
-	"time"
-
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/store"
 )
@@ -43,36 +41,6 @@ const (
 
 // String returns the stored name of the reason: "overlap" or "missed".
 func (r SkipReason) String() string { return core.SkipReason(r).String() }
-
-// Occurrence is one occurrence record of a Recurring Schedule: a job
-// minted, the one make-up job of a missed span, an occurrence skipped (with
-// its reason), or an operator's trigger.
-type Occurrence struct {
-	// Seq orders the records of one store, a later record having a larger
-	// Seq; it is the record's Cursor.
-	Seq      int64
-	Schedule string
-	Kind     OccurrenceKind
-	// At is the occurrence instant (the last of a span; the trigger's time
-	// for OccurrenceTriggered), and First the span's first occurrence
-	// (equal to At for one occurrence).
-	At    time.Time
-	First time.Time
-	// Reason says why an OccurrenceSkipped made no job.
-	Reason SkipReason
-	// Job is the job made; 0 for a skip.
-	Job JobID
-	// Actor is who triggered an OccurrenceTriggered.
-	Actor      Actor
-	RecordedAt time.Time
-}
-
-func occurrenceOf(o store.Occurrence) Occurrence {
-	return Occurrence{
-		Seq: o.Seq, Schedule: o.Schedule, Kind: OccurrenceKind(o.Kind), At: o.At, First: o.First,
-		Reason: SkipReason(o.Reason), Job: o.Job, Actor: Actor(o.Actor), RecordedAt: o.RecordedAt,
-	}
-}
 
 // OccurrenceListParams filter and page Admin.ScheduleOccurrences.
 type OccurrenceListParams struct {

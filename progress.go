@@ -3,36 +3,13 @@ package backwave
 import (
 	"fmt"
 	"math"
-	"time"
 
-	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
 
 // MaxProgressNoteBytes bounds a progress note: ReportProgress cuts a longer
 // one at a rune boundary and marks it, as Failure Detail is cut.
 const MaxProgressNoteBytes = store.MaxProgressNoteBytes
-
-// Progress is what a job's handler last reported of how far its Attempt
-// got (Job.ReportProgress), as the Monitor shows it.
-type Progress struct {
-	// Attempt is the Attempt that reported it.
-	Attempt Attempt
-	// Fraction is how much was done, from 0 to 1.
-	Fraction float64
-	// Note is the report's short text; may be empty.
-	Note string
-	// At is when the store recorded it (the renewal that carried it), on
-	// the store's clock.
-	At time.Time
-}
-
-func progressOf(p *job.Progress) *Progress {
-	if p == nil {
-		return nil
-	}
-	return &Progress{Attempt: p.Attempt, Fraction: p.Fraction, Note: p.Note, At: p.At}
-}
 
 // ReportProgress records how far this Attempt got: fraction from 0 (nothing
 // done) to 1 (all done), and a short note, cut to MaxProgressNoteBytes at a

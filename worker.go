@@ -205,27 +205,6 @@ type executor struct {
 	deps store.Dependencies
 }
 
-// AttemptInfo describes the Attempt a Middleware wraps. Attempt and
-// AttemptCeiling mean what they mean on Job.
-type AttemptInfo struct {
-	ID             JobID
-	WireName       string
-	Queue          string
-	Attempt        Attempt
-	AttemptCeiling int
-	// TraceContext is the trace context stored with the job when it was
-	// enqueued (EnqueueJob.TraceContext); nil if none. Read it, do not
-	// change it: it is the job's own.
-	TraceContext map[string]string
-}
-
-func infoOf(j job.Job) AttemptInfo {
-	return AttemptInfo{
-		ID: j.ID, WireName: j.WireName, Queue: j.Queue, Attempt: j.Attempt, AttemptCeiling: j.Ceiling(),
-		TraceContext: j.TraceContext,
-	}
-}
-
 // Middleware wraps every Attempt's handler call: it runs code around next
 // and returns what the Attempt should return (usually next's error). The
 // first Middleware in Config.Middleware is the outermost. It runs only for

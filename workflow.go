@@ -2,7 +2,6 @@ package backwave
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
@@ -94,33 +93,6 @@ func ParseWorkflowRetryScope(s string) (WorkflowRetryScope, error) {
 	return WorkflowRetryScope(sc), nil
 }
 
-// WorkflowInfo is a Workflow as the Monitor shows it: its row and the
-// status its members' states project.
-type WorkflowInfo struct {
-	ID     WorkflowID
-	Name   string
-	Status WorkflowStatus
-	// CreatedAt is when the Workflow was created, on the store's clock.
-	CreatedAt time.Time
-	// Members is the member count.
-	Members int
-	// Counts are the members by state; a state without members is absent.
-	Counts map[JobState]int
-	// RestartOf is the Workflow this one is the Workflow Restart of; zero
-	// unless Admin.RestartWorkflow created it.
-	RestartOf WorkflowID
-}
-
-// WorkflowMember is one member of a Workflow with its Dependency edges.
-type WorkflowMember struct {
-	Job JobInfo
-	// Parents are the member's Dependency parents, ascending; every one is
-	// a member of the same Workflow.
-	Parents []JobID
-	// Mode is the member's Dependency mode; meaningful when it has parents.
-	Mode DependencyMode
-}
-
 // WorkflowDetail is a Workflow with all its members: the graph view.
 type WorkflowDetail struct {
 	WorkflowInfo
@@ -136,21 +108,4 @@ type WorkflowListParams struct {
 	Status WorkflowStatus
 	// Name, if set, keeps the Workflows of exactly that name.
 	Name string
-}
-
-func workflowInfoOf(w store.WorkflowInfo) WorkflowInfo {
-	counts := make(map[JobState]int, len(w.Counts))
-	n := 0
-	for s, c := range w.Counts {
-		if c != 0 {
-			counts[JobState(s)] = c
-			n += c
-		}
-	}
-	return WorkflowInfo{ID: w.ID, Name: w.Name, Status: WorkflowStatus(w.Status()), CreatedAt: w.CreatedAt,
-		Members: n, Counts: counts, RestartOf: w.RestartOf}
-}
-
-func workflowMemberOf(m store.WorkflowMember) WorkflowMember {
-	return WorkflowMember{Job: jobInfoOf(m.Job), Parents: m.Parents, Mode: DependencyMode(m.Mode)}
 }

@@ -3,6 +3,14 @@
 // times. Every function is a deterministic function of its arguments: no clock
 // reads, no I/O, no goroutines, no global randomness.
 //
+// # Determinism boundary
+//
+// This package is below the determinism boundary: it reads no wall clock,
+// arms no timer, starts no goroutine, uses no channel, does no I/O (no net,
+// os or database driver) and draws no global randomness. Time and seeds
+// arrive as values, so the same inputs give the same results on every run.
+// The boundary test (internal/boundary) holds it to this.
+//
 // Stores apply what the Core decides. Where set-based SQL must restate a rule
 // (lease expiry, Relinquish at the ceiling), the rule is written here first,
 // and the Conformance Suite holds every adapter to it.

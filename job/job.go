@@ -1,8 +1,13 @@
 // Package job holds the value types every part of BackWave shares: job
 // identity, State, Attempt, Retry Cause, Tags, and the stored job row.
 //
-// The package sits below the determinism boundary: it reads no clock, does no
-// I/O and starts no goroutines. Times appear only as values.
+// # Determinism boundary
+//
+// This package is below the determinism boundary: it reads no wall clock,
+// arms no timer, starts no goroutine, uses no channel, does no I/O (no net,
+// os or database driver) and draws no global randomness. Time and seeds
+// arrive as values, so the same inputs give the same results on every run.
+// The boundary test (internal/boundary) holds it to this.
 package job
 
 import (

@@ -7,6 +7,14 @@
 // (package shell) and the Simulator (package internal/sim) are its two callers; both
 // carry out the same commands.
 //
+// # Determinism boundary
+//
+// This package is below the determinism boundary: it reads no wall clock,
+// arms no timer, starts no goroutine, uses no channel, does no I/O (no net,
+// os or database driver) and draws no global randomness. Time and seeds
+// arrive as values, so the same inputs give the same results on every run.
+// The boundary test (internal/boundary) holds it to this.
+//
 // # Capacity
 //
 // A node's free capacity is PoolSize minus the jobs executing, the outcomes

@@ -3,6 +3,14 @@
 // Conformance Suite (store/storetest) holds every adapter to them; the
 // In-Memory Store (store/memstore) is the executable reference.
 //
+// # Determinism boundary
+//
+// This package is below the determinism boundary: it reads no wall clock,
+// arms no timer, starts no goroutine, uses no channel, does no I/O (no net,
+// os or database driver) and draws no global randomness. Time and seeds
+// arrive as values, so the same inputs give the same results on every run.
+// The boundary test (internal/boundary) holds it to this.
+//
 // # Clocks
 //
 // Lease and due comparisons use the store's clock: the database server's for

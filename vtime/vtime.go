@@ -6,6 +6,14 @@
 // Clock for the time; in tests and in the Simulator that Clock is a Manual
 // that only moves when told to, and above the boundary the Shell passes one
 // that reads the host's clock.
+//
+// # Determinism boundary
+//
+// This package is below the determinism boundary: it reads no wall clock,
+// arms no timer, starts no goroutine, uses no channel, does no I/O (no net,
+// os or database driver) and draws no global randomness. Time and seeds
+// arrive as values, so the same inputs give the same results on every run.
+// The boundary test (internal/boundary) holds it to this.
 package vtime
 
 import (

@@ -21,9 +21,16 @@
 //   - @every d fires at every whole multiple of d since the Unix epoch,
 //     whatever the zone.
 //
-// The package sits below the determinism boundary: it reads no clock and
-// loads no zone. Callers above the boundary load a *time.Location (zone
-// data comes from files) and pass it in.
+// # Determinism boundary
+//
+// This package is below the determinism boundary: it reads no wall clock,
+// arms no timer, starts no goroutine, uses no channel, does no I/O (no net,
+// os or database driver) and draws no global randomness. Time and seeds
+// arrive as values, so the same inputs give the same results on every run.
+// The boundary test (internal/boundary) holds it to this.
+//
+// Nor does it load a zone: callers above the boundary load a
+// *time.Location (zone data comes from files) and pass it in.
 package cron
 
 import (

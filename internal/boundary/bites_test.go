@@ -239,3 +239,52 @@ func TestLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestDocReportBites runs docReport on package docs with and without the
+// boundary paragraph, and packageDoc on a scratch package.
+func TestDocReportBites(t *testing.T) {
+	t.Parallel()
+	rewrapped := strings.Join(strings.Fields(Paragraph), "\n")
+	for _, tc := range []struct {
+		name, doc string
+		want      string // a substring of the report; "" for a doc that passes
+	}{
+		{"no doc", "", "has no package doc"},
+		{"no paragraph", "Package x decides things.\n", "lacks the determinism boundary paragraph"},
+		{"a word changed", "Package x decides things.\n\n" + strings.Replace(Paragraph, "wall clock", "clock", 1), "lacks the determinism boundary paragraph"},
+		{"no heading", "Package x decides things.\n\n" + strings.TrimPrefix(Paragraph, "# Determinism boundary"), "lacks the determinism boundary paragraph"},
+		{"the paragraph", "Package x decides things.\n\n" + Paragraph + "\n", ""},
+		{"rewrapped, with a package's own addition", "Package x decides things.\n\n" + rewrapped + "\n\nNor does it load a zone.\n", ""},
+	} {
+		got := docReport(tc.doc)
+		switch {
+		case tc.want == "" && got != "":
+			t.Errorf("%s: flagged: %s", tc.name, got)
+		case !strings.Contains(got, tc.want):
+			t.Errorf("%s: got %q, want a report containing %q", tc.name, got, tc.want)
+		}
+	}
+
+	dir := t.TempDir()
+	files := map[string]string{
+		"a.go": "// Package x decides things.\n//\n// " + strings.ReplaceAll(Paragraph, "\n", "\n// ") + "\npackage x\n",
+		"b.go": "package x\n",
+	}
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(strings.ReplaceAll(src, "// \n", "//\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		files []string
+		clean bool
+	}{{[]string{"a.go", "b.go"}, true}, {[]string{"b.go"}, false}} {
+		doc, err := packageDoc(&listed{ImportPath: "x", Dir: dir, GoFiles: tc.files})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := docReport(doc); (got == "") != tc.clean {
+			t.Errorf("files %v: report %q, want clean %v", tc.files, got, tc.clean)
+		}
+	}
+}

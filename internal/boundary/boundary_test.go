@@ -1,12 +1,3 @@
-// Package boundary holds the test that keeps the determinism boundary true:
-// the packages below it (job, core, core/cron, node, store, store/memstore,
-// vtime, internal/sim) import no I/O, read no wall clock, start no
-// goroutines, use no channels and no global randomness, and reach no
-// third-party package that is not on an allowlist with its reason. See
-// DESIGN.md, "The determinism boundary".
-//
-// The rules are data in this file; the checkers are in check_test.go, and
-// bites_test.go plants each kind of violation to show it is reported.
 package boundary
 
 import (
@@ -14,19 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 )
-
-const module = "github.com/backwave/backwave"
-
-// backwave is this module's boundary.
-var backwave = layout{
-	module: module,
-	// Package roots below the boundary; each covers its subpackages, except
-	// the flat ones, unless a subpackage is listed in above.
-	pure: []string{"job", "core", "node", "store", "store/memstore", "vtime", "internal/sim", "internal/plant", "internal/invariants"},
-	flat: []string{"store"},
-	// Subpackages of pure roots that live above the boundary.
-	above: []string{"store/storetest", "store/sqlite", "store/postgres"},
-}
 
 // tagged lists the files below the boundary that a build constraint may
 // exclude, with the reason each is the same code on every platform. The
@@ -106,5 +84,32 @@ func TestDeterminismBoundary(t *testing.T) {
 	}
 	for _, f := range findings {
 		t.Error(f)
+	}
+}
+
+// TestPureDocs checks that the package doc of every package below the
+// boundary says so, with Paragraph.
+func TestPureDocs(t *testing.T) {
+	t.Parallel()
+	pkgs, err := goList(filepath.Join("..", ".."), nil, backwave.patterns()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, path := range sortedKeys(pkgs) {
+		p := pkgs[path]
+		if p.DepOnly || !backwave.isPure(path) {
+			continue
+		}
+		n++
+		doc, err := packageDoc(p)
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+		} else if r := docReport(doc); r != "" {
+			t.Errorf("%s %s", path, r)
+		}
+	}
+	if n < len(backwave.pure) {
+		t.Errorf("%d packages below the boundary, fewer than its %d roots", n, len(backwave.pure))
 	}
 }

@@ -17,57 +17,6 @@ import (
 	"strings"
 )
 
-// layout says which packages of a module are below the boundary.
-type layout struct {
-	module string
-	pure   []string // roots below the boundary, relative to module
-	flat   []string // pure roots that do not cover their subpackages
-	above  []string // subpackages of pure roots that are above the boundary
-}
-
-func (l layout) rel(importPath string) (string, bool) {
-	if importPath == l.module {
-		return "", true
-	}
-	return strings.CutPrefix(importPath, l.module+"/")
-}
-
-func (l layout) inModule(importPath string) bool {
-	_, ok := l.rel(importPath)
-	return ok
-}
-
-func (l layout) isPure(importPath string) bool {
-	rel, ok := l.rel(importPath)
-	if !ok {
-		return false
-	}
-	for _, a := range l.above {
-		if rel == a || strings.HasPrefix(rel, a+"/") {
-			return false
-		}
-	}
-	for _, p := range l.pure {
-		if rel == p || (!slices.Contains(l.flat, p) && strings.HasPrefix(rel, p+"/")) {
-			return true
-		}
-	}
-	return false
-}
-
-// patterns are the go list patterns that match every pure package.
-func (l layout) patterns() []string {
-	var out []string
-	for _, p := range l.pure {
-		if slices.Contains(l.flat, p) {
-			out = append(out, l.module+"/"+p)
-		} else {
-			out = append(out, l.module+"/"+p+"/...")
-		}
-	}
-	return out
-}
-
 // allowed is an allowlisted third-party package.
 type allowed struct {
 	path      string   // import path
@@ -523,4 +472,21 @@ func forbiddenUse(obj types.Object) string {
 		return "is not on the allowlist of go-cron's parser API (goCronAPI)"
 	}
 	return ""
+}
+
+// packageDoc returns the package doc of a listed package: the comments
+// above the package clause of its Go files, in file order.
+func packageDoc(p *listed) (string, error) {
+	var docs []string
+	fset := token.NewFileSet()
+	for _, name := range p.GoFiles {
+		f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.PackageClauseOnly|parser.ParseComments)
+		if err != nil {
+			return "", err
+		}
+		if f.Doc != nil {
+			docs = append(docs, f.Doc.Text())
+		}
+	}
+	return strings.Join(docs, "\n"), nil
 }

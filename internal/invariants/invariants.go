@@ -13,6 +13,14 @@
 //
 // folds away, its arguments never evaluated, and no hot path pays for it.
 // (As cockroachdb/pebble's internal/invariants.)
+//
+// # Determinism boundary
+//
+// This package is below the determinism boundary: it reads no wall clock,
+// arms no timer, starts no goroutine, uses no channel, does no I/O (no net,
+// os or database driver) and draws no global randomness. Time and seeds
+// arrive as values, so the same inputs give the same results on every run.
+// The boundary test (internal/boundary) holds it to this.
 package invariants
 
 import "fmt"

@@ -3,6 +3,14 @@
 // Commands, to prove each oracle catches the bug it is
 // written for (a safety check that never bit proves nothing).
 //
+// # Determinism boundary
+//
+// This package is below the determinism boundary: it reads no wall clock,
+// arms no timer, starts no goroutine, uses no channel, does no I/O (no net,
+// os or database driver) and draws no global randomness. Time and seeds
+// arrive as values, so the same inputs give the same results on every run.
+// The boundary test (internal/boundary) holds it to this.
+//
 // A planted bug is compiled in only by a build with the tag backwave_plant
 // (go test -tags backwave_plant ./internal/sim/...): in every other build
 // Enabled is the constant false, so each check `plant.Enabled && bug == …`

@@ -7,10 +7,16 @@
 // durations and results, every fault — and any failure replays exactly from
 // its Plan.
 //
-// The package sits below the determinism boundary: no wall clock, no
-// goroutines, no I/O, no global randomness. Every draw is a hash of the seed
-// and the stable identity of what it is drawn for, never the next value of a
-// shared stream (hash.go).
+// # Determinism boundary
+//
+// This package is below the determinism boundary: it reads no wall clock,
+// arms no timer, starts no goroutine, uses no channel, does no I/O (no net,
+// os or database driver) and draws no global randomness. Time and seeds
+// arrive as values, so the same inputs give the same results on every run.
+// The boundary test (internal/boundary) holds it to this.
+//
+// Every draw is a hash of the seed and the stable identity of what it is
+// drawn for, never the next value of a shared stream (hash.go).
 //
 // # The world
 //

@@ -6,6 +6,14 @@
 // and local development only, never a production target: nothing survives
 // the process.
 //
+// # Determinism boundary
+//
+// This package is below the determinism boundary: it reads no wall clock,
+// arms no timer, starts no goroutine, uses no channel, does no I/O (no net,
+// os or database driver) and draws no global randomness. Time and seeds
+// arrive as values, so the same inputs give the same results on every run.
+// The boundary test (internal/boundary) holds it to this.
+//
 // # Determinism
 //
 // A Store reads time only through its vtime.Clock, starts no goroutines,

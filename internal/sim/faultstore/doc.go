@@ -7,6 +7,14 @@
 // an implementation, so the same faults apply to whichever store a run
 // drives (the In-Memory Store, or a SQL adapter replaying a Plan).
 //
+// # Determinism boundary
+//
+// This package is below the determinism boundary: it reads no wall clock,
+// arms no timer, starts no goroutine, uses no channel, does no I/O (no net,
+// os or database driver) and draws no global randomness. Time and seeds
+// arrive as values, so the same inputs give the same results on every run.
+// The boundary test (internal/boundary) holds it to this.
+//
 // # The fault model
 //
 // Call applies one Fault to one call; the Simulator decides a Fault per
