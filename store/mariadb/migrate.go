@@ -246,3 +246,30 @@ func (s *Store) checkWindow(ctx context.Context, current, latest int) error {
 	}
 	return nil
 }
+
+// Migrate opens the database dsn names (a DSN or a mariadb:// or mysql://
+// URI without the store's own parameters), brings the schema opts.Schema
+// up to date as Store.Migrate does, and closes it: the separate deploy
+// step of a fleet that opens its stores with Options.ManualMigrate.
+func Migrate(ctx context.Context, dsn string, opts Options) (MigrateResult, error) {
+	opts.ManualMigrate = true
+	cfg, err := ParseDSN(dsn)
+	if err != nil {
+		return MigrateResult{}, err
+	}
+	opts, err = opts.withDefaults()
+	if err != nil {
+		return MigrateResult{}, err
+	}
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return MigrateResult{}, fmt.Errorf("mariadb: migrate: %w", err)
+	}
+	db := sqlOpenDB(connector)
+	defer func() { _ = db.Close() }()
+	s := &Store{db: db, ownDB: true, opts: opts, prefix: opts.Schema, sql: newRenamer(opts.Schema)}
+	if s.server, err = checkServer(ctx, db); err != nil {
+		return MigrateResult{}, err
+	}
+	return s.Migrate(ctx)
+}
