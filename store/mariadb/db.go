@@ -99,17 +99,26 @@ var versionRE = regexp.MustCompile(`^(\d+)\.(\d+)`)
 // checkServer reads the server's version and refuses one without FOR
 // UPDATE SKIP LOCKED.
 func checkServer(ctx context.Context, db *sql.DB) (Server, error) {
-	var v Server
-	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v.Version); err != nil {
-		return v, fmt.Errorf("mariadb: open: %w", err)
+	var version string
+	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		return Server{}, fmt.Errorf("mariadb: open: %w", err)
 	}
-	m := versionRE.FindStringSubmatch(v.Version)
+	return parseServer(version)
+}
+
+// parseServer reads a server's VERSION() and refuses one without FOR
+// UPDATE SKIP LOCKED.
+func parseServer(version string) (Server, error) {
+	v := Server{Version: version}
+	v.MariaDB = strings.Contains(strings.ToLower(version), "mariadb")
+	// MariaDB before 11 may report itself behind the replication-era
+	// prefix "5.5.5-".
+	m := versionRE.FindStringSubmatch(strings.TrimPrefix(version, "5.5.5-"))
 	if m == nil {
 		return v, fmt.Errorf("mariadb: open: cannot read server version %q", v.Version)
 	}
 	v.Major, _ = strconv.Atoi(m[1])
 	v.Minor, _ = strconv.Atoi(m[2])
-	v.MariaDB = strings.Contains(strings.ToLower(v.Version), "mariadb")
 	if err := v.supported(); err != nil {
 		return v, err
 	}
