@@ -9,14 +9,10 @@ import (
 )
 
 // The stored codes of states, causes and edge actions. They are part of the
-// schema (migrations/0001_init.sql lists them) and are fixed here, never
-// taken from the order of a Go enum. SQL text that must match a partial
-// index writes the state codes as literals: 1 scheduled, 3 running.
-const (
-	codeScheduled int64 = 1
-	codeRunning   int64 = 3
-)
-
+// schema (migration/001_init.sql lists them) and are fixed here, never
+// taken from the order of a Go enum; SQL text writes the state codes it
+// needs as literals (1 scheduled, 2 awaiting parent, 3 running), the codes
+// the Embedded Adapter stores too.
 var stateCodes = map[job.State]int64{
 	job.StateUnknown:        0, // only as the origin of an insert in the Transition Log
 	job.StateScheduled:      1,
