@@ -72,12 +72,11 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 				if err != nil {
 					return err
 				}
+				// The Lease is set before the move, whose save writes it: a
+				// move out of Scheduled clears nothing.
 				r.job.Attempt++
-				if err := w.move(r, job.StateRunning, core.ViaClaim, ""); err != nil {
-					return err
-				}
 				r.job.Worker, r.job.LeaseExpiresAt = p.Worker, expires
-				if err := w.save(r); err != nil {
+				if err := w.move(r, job.StateRunning, core.ViaClaim, ""); err != nil {
 					return err
 				}
 				out = append(out, r.job)

@@ -179,8 +179,10 @@ type wtx struct {
 	jobSeq, jobSeq0 int64
 	// occSeq and workflowSeq number occurrence records and Workflows.
 	occSeq, occSeq0, wfSeq, wfSeq0 int64
-	// counts are the Monitor's count deltas, by Queue and state code.
-	counts map[countKey]int64
+	// counts are the Monitor's count deltas, by Queue and state code;
+	// running the Queues' Running count deltas. finish writes both.
+	counts  map[countKey]int64
+	running map[string]int
 	// hinted are Queues whose jobs may have become claimable.
 	hinted []string
 	// settle holds the terminal parents whose dependents wait to be
@@ -226,7 +228,7 @@ func (s *Store) ready(ctx context.Context) error {
 
 // lockWriter locks the writer row in tx and reads the store's now with it.
 func (s *Store) lockWriter(ctx context.Context, tx querier) (*wtx, error) {
-	w := &wtx{s: s, ctx: ctx, tx: tx, counts: map[countKey]int64{}}
+	w := &wtx{s: s, ctx: ctx, tx: tx, counts: map[countKey]int64{}, running: map[string]int{}}
 	var serverNow int64
 	err := tx.QueryRowContext(ctx, (`SELECT seq, job_seq, occ_seq, workflow_seq, CAST(FLOOR(UNIX_TIMESTAMP(NOW(6)) * 1000000) AS SIGNED) FROM backwave_writer WHERE id = 1 FOR UPDATE`)).
 		Scan(&w.seq0, &w.jobSeq0, &w.occSeq0, &w.wfSeq0, &serverNow)
@@ -241,9 +243,17 @@ func (s *Store) lockWriter(ctx context.Context, tx querier) (*wtx, error) {
 	return w, nil
 }
 
-// finish writes what the transaction accumulated: the Monitor's counts and
-// the writer row's sequence.
+// finish writes what the transaction accumulated: the Queues' Running
+// counts, the Monitor's counts and the writer row's sequences.
 func (w *wtx) finish() error {
+	for q, d := range w.running {
+		if d == 0 {
+			continue
+		}
+		if _, err := w.exec(`UPDATE backwave_queue SET running = running + ? WHERE name = ?`, d, q); err != nil {
+			return fmt.Errorf("queue %q: count running: %w", q, err)
+		}
+	}
 	for k, d := range w.counts {
 		if d == 0 {
 			continue

@@ -168,14 +168,10 @@ func (w *wtx) move(r *jrow, to job.State, via core.Via, detail string) error {
 	j := &r.job
 	if e.From == job.StateRunning {
 		j.Worker, j.LeaseExpiresAt = "", time.Time{}
-		if err := w.running(j.Queue, -1); err != nil {
-			return err
-		}
+		w.running[j.Queue]--
 	}
 	if to == job.StateRunning {
-		if err := w.running(j.Queue, 1); err != nil {
-			return err
-		}
+		w.running[j.Queue]++
 	}
 	if e.From != job.StateUnknown {
 		w.counts[countKey{j.Queue, stateCode(e.From)}]--
@@ -209,14 +205,6 @@ func (w *wtx) move(r *jrow, to job.State, via core.Via, detail string) error {
 	}
 	if to.Terminal() {
 		return w.settle(j.ID)
-	}
-	return nil
-}
-
-// running moves the Queue's Running count by d.
-func (w *wtx) running(queue string, d int) error {
-	if _, err := w.exec(`UPDATE backwave_queue SET running = running + ? WHERE name = ?`, d, queue); err != nil {
-		return fmt.Errorf("queue %q: count running: %w", queue, err)
 	}
 	return nil
 }
