@@ -100,9 +100,11 @@
 // # Clock
 //
 // Lease and due comparisons use the database server's clock, read in the
-// writing transaction's first statement (UNIX_TIMESTAMP(NOW(6)) with the
-// session's time zone at UTC); Options.Now overrides it (the tests pin and
-// move it). Times are stored as BIGINT microseconds since the Unix epoch.
+// writing transaction's first statement as microseconds since the epoch
+// from UTC_TIMESTAMP(6) — whatever the session's time zone, so an
+// application's *sql.DB given to OpenDB needs no time zone setting;
+// Options.Now overrides it (the tests pin and move it). Times are stored as
+// BIGINT microseconds since the Unix epoch.
 //
 // # Migrations
 //
