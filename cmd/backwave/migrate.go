@@ -96,7 +96,7 @@ func migrate(ctx context.Context, t target) (migration, error) {
 		if schema == "" {
 			schema = mariadb.DefaultSchema
 		}
-		return migration{where: "MariaDB tables " + schema + "*", from: res.From, to: res.Version, applied: res.Applied}, nil
+		return migration{where: "MariaDB/MySQL tables " + schema + "*", from: res.From, to: res.Version, applied: res.Applied}, nil
 	}
 	res, err := postgres.Migrate(ctx, t.conn, t.pg)
 	if err != nil {
