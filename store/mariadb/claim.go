@@ -25,9 +25,25 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	if err := s.ready(ctx); err != nil {
+		return nil, err
+	}
+	// Skipped Wire Names count here: a Rate Limit's Reopen looks at every
+	// due job, as the In-Memory Store's does.
+	due, err := s.anyRow(ctx, p.Queues, nil, `state = 1 AND scheduled_at <= {now}`)
+	if err != nil {
+		return nil, s.fail("claim", err)
+	}
+	if !due {
+		// Nothing to lease, and no Rate Limit can have withheld a job.
+		if p.Reopen != nil {
+			*p.Reopen = 0
+		}
+		return nil, nil
+	}
 	var out []job.Job
 	var reopen time.Duration
-	err := s.write(ctx, "claim", func(w *wtx) error {
+	err = s.write(ctx, "claim", func(w *wtx) error {
 		out, reopen = nil, 0
 		expires := w.now.Add(p.LeaseDuration)
 		for i, name := range p.Queues {

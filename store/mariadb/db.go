@@ -230,7 +230,7 @@ func (s *Store) ready(ctx context.Context) error {
 func (s *Store) lockWriter(ctx context.Context, tx querier) (*wtx, error) {
 	w := &wtx{s: s, ctx: ctx, tx: tx, counts: map[countKey]int64{}, running: map[string]int{}}
 	var serverNow int64
-	err := tx.QueryRowContext(ctx, (`SELECT seq, job_seq, occ_seq, workflow_seq, TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) FROM backwave_writer WHERE id = 1 FOR UPDATE`)).
+	err := tx.QueryRowContext(ctx, (`SELECT seq, job_seq, occ_seq, workflow_seq, `+serverNowSQL+` FROM backwave_writer WHERE id = 1 FOR UPDATE`)).
 		Scan(&w.seq0, &w.jobSeq0, &w.occSeq0, &w.wfSeq0, &serverNow)
 	if err != nil {
 		return nil, fmt.Errorf("lock the writer row: %w", err)
@@ -346,7 +346,7 @@ func (s *Store) now(ctx context.Context, q querier) (time.Time, error) {
 		return s.opts.Now().UTC().Truncate(time.Microsecond), nil
 	}
 	var us int64
-	if err := q.QueryRowContext(ctx, `SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))`).Scan(&us); err != nil {
+	if err := q.QueryRowContext(ctx, `SELECT `+serverNowSQL).Scan(&us); err != nil {
 		return time.Time{}, fmt.Errorf("read the server's clock: %w", err)
 	}
 	return fromMicros(us), nil

@@ -53,8 +53,18 @@ func (s *Store) LeaseExpire(ctx context.Context, p store.ExpireParams) (store.Ex
 	if err := p.Validate(); err != nil {
 		return store.ExpireResult{}, err
 	}
+	if err := s.ready(ctx); err != nil {
+		return store.ExpireResult{}, err
+	}
+	lapsed, err := s.anyRow(ctx, p.Queues, nil, `state = 3 AND lease_expires_at <= {now}`)
+	if err != nil {
+		return store.ExpireResult{}, s.fail("expire", err)
+	}
+	if !lapsed {
+		return store.ExpireResult{}, nil
+	}
 	var res store.ExpireResult
-	err := s.write(ctx, "expire", func(w *wtx) error {
+	err = s.write(ctx, "expire", func(w *wtx) error {
 		res = store.ExpireResult{}
 		if len(p.Queues) == 0 {
 			return nil
