@@ -81,7 +81,10 @@
 // per job), but a fleet's write rate is bounded by one server's
 // round-trip latency times the statements per call. Reads (the Monitor,
 // the dashboard) take no lock and run in parallel at REPEATABLE READ,
-// each on one snapshot. The row is also what makes every contract method
+// each on one snapshot; a claim or lease-expiry sweep that finds nothing
+// due answers from one unlocked read without taking the row, so an idle
+// fleet's polls do not queue on it. The row is also what makes every
+// contract method
 // atomic with respect to every other on any store instance: the
 // Concurrency Limit's Running count, the Rate Limit's window count, a
 // unique key's hold and a Dependency latch are read and written under it.
