@@ -98,18 +98,18 @@ var versionRE = regexp.MustCompile(`^(\d+)\.(\d+)`)
 
 // checkServer reads the server's version and refuses one without FOR
 // UPDATE SKIP LOCKED.
-func checkServer(ctx context.Context, db *sql.DB) (Server, error) {
+func checkServer(ctx context.Context, db *sql.DB) (Database, error) {
 	var version string
 	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
-		return Server{}, fmt.Errorf("mariadb: open: %w", err)
+		return Database{}, fmt.Errorf("mariadb: open: %w", err)
 	}
 	return parseServer(version)
 }
 
 // parseServer reads a server's VERSION() and refuses one without FOR
 // UPDATE SKIP LOCKED.
-func parseServer(version string) (Server, error) {
-	v := Server{Version: version}
+func parseServer(version string) (Database, error) {
+	v := Database{Version: version}
 	v.MariaDB = strings.Contains(strings.ToLower(version), "mariadb")
 	// MariaDB before 11 may report itself behind the replication-era
 	// prefix "5.5.5-".
@@ -126,7 +126,7 @@ func parseServer(version string) (Server, error) {
 }
 
 // supported refuses a server without FOR UPDATE SKIP LOCKED.
-func (v Server) supported() error {
+func (v Database) supported() error {
 	switch {
 	case v.MariaDB && (v.Major < 10 || v.Major == 10 && v.Minor < 6):
 		return fmt.Errorf("%w: %s has no FOR UPDATE SKIP LOCKED; BackWave needs MariaDB 10.6 or later", ErrServerTooOld, v)

@@ -76,7 +76,7 @@ type Store struct {
 	prefix string
 	// sql caches each statement renamed to the Schema Name.
 	sql    renamer
-	server Server
+	server Database
 	hints  store.HintHub
 	closed atomic.Bool
 }
@@ -159,8 +159,8 @@ func open(ctx context.Context, db *sql.DB, opts Options, own bool) (*Store, erro
 	return s, nil
 }
 
-// Server describes the database server a Store runs on.
-type Server struct {
+// Database describes the database server a Store runs on: its version and kind.
+type Database struct {
 	// Version is the server's version string (SELECT VERSION()).
 	Version string
 	// MariaDB is true for MariaDB, false for MySQL.
@@ -170,15 +170,15 @@ type Server struct {
 }
 
 // String names the server.
-func (v Server) String() string {
+func (v Database) String() string {
 	if v.MariaDB {
 		return "MariaDB " + v.Version
 	}
 	return "MySQL " + v.Version
 }
 
-// Server returns the database server the store runs on.
-func (s *Store) Server() Server { return s.server }
+// Database returns what the store knows of its database server.
+func (s *Store) Database() Database { return s.server }
 
 // Schema returns the store's Schema Name (its table prefix).
 func (s *Store) Schema() string { return s.prefix }
