@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -371,5 +372,66 @@ func TestSQLEnqueueHint(t *testing.T) {
 	slices.Sort(got)
 	if !slices.Equal(got, []string{"a", "b"}) {
 		t.Fatalf("notifications = %q, want one each for a and b", got)
+	}
+}
+
+// TestSQLEnqueuePrivileges: a role holding only the privileges
+// docs/other-languages.md lists ("Privileges") enqueues through both
+// functions — Tags, a unique key taken and then found held, the Known
+// Wire Names check — and revoking EXECUTE on enqueue_jobs from PUBLIC
+// keeps it from enqueueing at all.
+func TestSQLEnqueuePrivileges(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := sqlPool(t)
+	schema := openStore(t, modePgx, postgres.Options{}).Schema()
+	role := "bw_enq_" + strings.TrimPrefix(schema, "bwtest_")
+	r, sc := pgx.Identifier{role}.Sanitize(), pgx.Identifier{schema}.Sanitize()
+	t.Cleanup(func() {
+		_, _ = pool.Exec(context.Background(), fmt.Sprintf(`DROP OWNED BY %[1]s; DROP ROLE IF EXISTS %[1]s`, r))
+	})
+	for _, q := range []string{
+		`CREATE ROLE ` + r,
+		`GRANT USAGE ON SCHEMA ` + sc + ` TO ` + r,
+		`GRANT USAGE ON SEQUENCE ` + sc + `.job_id_seq TO ` + r,
+		`GRANT SELECT, INSERT ON ` + sc + `.queue, ` + sc + `.job, ` + sc + `.job_payload, ` + sc + `.job_tag, ` +
+			sc + `.job_transition, ` + sc + `.tag, ` + sc + `.job_count_delta TO ` + r,
+		`GRANT SELECT, INSERT, UPDATE ON ` + sc + `.job_unique TO ` + r,
+		`GRANT SELECT ON ` + sc + `.queue_wire_name TO ` + r,
+	} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	asRole := func(q string) error {
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = tx.Rollback(ctx) }()
+		if _, err := tx.Exec(ctx, `SET LOCAL ROLE `+r); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, inSchema(schema, q)); err != nil {
+			return err
+		}
+		return tx.Commit(ctx)
+	}
+	for _, q := range []string{
+		`SELECT * FROM backwave.enqueue('w', labels => '{a}', keyed_tags => '{"k": "v"}', unique_key => 'u')`,
+		`SELECT * FROM backwave.enqueue('w', unique_key => 'u')`,
+		`SELECT * FROM backwave.enqueue_many('[{"wire_name": "w", "queue": "q2", "unique_key": "p", "unique_period": 60}]')`,
+	} {
+		if err := asRole(q); err != nil {
+			t.Fatalf("with the documented privileges: %s: %v", q, err)
+		}
+	}
+	if _, err := pool.Exec(ctx, `REVOKE EXECUTE ON FUNCTION `+sc+`.enqueue_jobs FROM PUBLIC`); err != nil {
+		t.Fatal(err)
+	}
+	err := asRole(`SELECT * FROM backwave.enqueue('w')`)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "42501" {
+		t.Fatalf("after REVOKE EXECUTE on enqueue_jobs: %v, want SQLSTATE 42501 (insufficient_privilege)", err)
 	}
 }
