@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -46,6 +47,9 @@ type registration struct {
 	wireName string
 	// queue is the default Queue of the args type.
 	queue string
+	// args is the args type, for the Job Manifest's JSON Schema
+	// (manifest.go).
+	args  reflect.Type
 	retry *RetryPolicy
 	// timeout is the Wire Name's own attempt timeout (WithAttemptTimeout).
 	timeout *time.Duration
@@ -79,7 +83,7 @@ func AddHandler[T JobArgs](w *Handlers, h Handler[T], opts ...HandlerOption) err
 	if err != nil {
 		return w.fail(fmt.Errorf("%w: register %T: %w", ErrInvalidConfig, zeroArgs[T](), err))
 	}
-	r := &registration{wireName: wire, queue: jo.Queue}
+	r := &registration{wireName: wire, queue: jo.Queue, args: reflect.TypeFor[T]()}
 	if r.queue == "" {
 		r.queue = DefaultQueue
 	}

@@ -74,6 +74,7 @@ func commands() []*cli.Command {
 	}{
 		{categoryStart, demoCommand()},
 		{categoryStart, migrateCommand()},
+		{categoryStart, manifestCommand()},
 		{categoryStore, jobsCommand()},
 		{categoryStore, workflowsCommand()},
 		{categoryStore, enqueueCommand()},

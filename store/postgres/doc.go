@@ -159,4 +159,13 @@
 // database of the same cluster, by pg_control_system's system identifier)
 // and that its driver encodes arrays; any other transaction is refused with
 // store.ErrTxUnsupported.
+//
+// # Enqueue from other languages
+//
+// Code that is not Go enqueues in its own transaction through SQL
+// functions in the schema (migration/012_sql_enqueue.sql):
+// backwave.enqueue(wire_name, payload, …) and backwave.enqueue_many(json)
+// apply the checks and defaults of the Go insert path and write the rows
+// it writes, which sqlenqueue_test.go holds them to; a bad argument raises
+// SQLSTATE 22004 or 22023 naming the field. See docs/other-languages.md.
 package postgres

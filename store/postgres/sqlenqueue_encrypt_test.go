@@ -1,0 +1,104 @@
+package postgres_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/encrypt"
+	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store/postgres"
+)
+
+// TestSQLEnqueueEncrypted: a payload enqueued through SQL is stored as
+// given, in plaintext, beside the sealed payload of a job enqueued from Go
+// (docs/other-languages.md, "Encryption at Rest"). With RejectPlaintext
+// the SQL job is Quarantined at its claim and never runs; without it, it
+// runs.
+func TestSQLEnqueueEncrypted(t *testing.T) {
+	t.Parallel()
+	for _, reject := range []bool{true, false} {
+		name := map[bool]string{true: "reject-plaintext", false: "accept-plaintext"}[reject]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			pool := sqlPool(t)
+			raw := openStore(t, modePgx, postgres.Options{})
+			ring, err := encrypt.NewKeyRing("k1", map[string][]byte{"k1": bytes.Repeat([]byte{7}, 32)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := encrypt.WrapWith(ctx, raw, ring, encrypt.Options{RejectPlaintext: reject, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sqlID int64
+			if err := pool.QueryRow(ctx, inSchema(raw.Schema(), `SELECT job_id FROM backwave.enqueue('sqlenqueue.greet', '{"to":"sql"}')`)).Scan(&sqlID); err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			ran := map[string]bool{}
+			done := make(chan struct{})
+			h := backwave.NewHandlers()
+			if err := backwave.AddHandlerFunc(h, func(_ context.Context, j *backwave.Job[greetArgs]) error {
+				mu.Lock()
+				defer mu.Unlock()
+				ran[j.Args.To] = true
+				if ran["go"] && (reject || ran["sql"]) {
+					select {
+					case <-done:
+					default:
+						close(done)
+					}
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			c, err := backwave.NewClient(s, backwave.Config{Handlers: h, Logger: slog.New(slog.DiscardHandler),
+				Groups: []backwave.WorkerGroupOptions{backwave.DefaultWorkerGroup("g", backwave.Strict(backwave.DefaultQueue))}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			goID, err := c.Enqueue(ctx, greetArgs{To: "go"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sqlPayload, goPayload []byte
+			if err := pool.QueryRow(ctx, inSchema(raw.Schema(), `SELECT (SELECT payload FROM backwave.job_payload WHERE job_id = $1),
+			    (SELECT payload FROM backwave.job_payload WHERE job_id = $2)`), sqlID, int64(goID)).Scan(&sqlPayload, &goPayload); err != nil {
+				t.Fatal(err)
+			}
+			if string(sqlPayload) != `{"to":"sql"}` || !encrypt.Sealed(goPayload) {
+				t.Fatalf("stored payloads: SQL %q, Go %q; want the SQL one as given and the Go one sealed", sqlPayload, goPayload)
+			}
+			if err := c.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-done:
+			case <-time.After(time.Minute):
+				t.Error("the jobs did not run in a minute")
+			}
+			if err := c.Stop(ctx); err != nil {
+				t.Fatal(err)
+			}
+			j, err := raw.JobGet(ctx, job.ID(sqlID))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if reject && (j.State != job.StateQuarantined || ran["sql"]) {
+				t.Fatalf("with RejectPlaintext the SQL job is %s and ran %v, want Quarantined and never run", j.State, ran["sql"])
+			}
+			if !reject && (j.State != job.StateSucceeded || !ran["sql"]) {
+				t.Fatalf("without RejectPlaintext the SQL job is %s and ran %v, want it run and Succeeded", j.State, ran["sql"])
+			}
+		})
+	}
+}
