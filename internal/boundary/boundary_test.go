@@ -10,11 +10,12 @@ import (
 // exclude, with the reason each is the same code on every platform. The
 // checks see the files built here; these are their one-constant twins.
 var tagged = map[string]string{
-	module + "/internal/plant/on.go":      "Enabled = true under -tags backwave_plant, the twin of off.go: one constant, nothing else",
-	module + "/internal/invariants/on.go": "Enabled = true under -race or -tags backwave_invariants, the twin of off.go: one constant, nothing else",
-	module + "/node/plant.go":             "the two SetPlant setters of -tags backwave_plant: one field assignment each, nothing else",
-	module + "/store/memstore/plant.go":   "Options.SetPlant of -tags backwave_plant: one field assignment, nothing else",
-	module + "/internal/sim/plant_on.go":  "the three setter calls of -tags backwave_plant, the twins of plant_off.go's no-ops",
+	module + "/internal/plant/on.go":       "Enabled = true under -tags backwave_plant, the twin of off.go: one constant, nothing else",
+	module + "/internal/invariants/on.go":  "Enabled = true under -race or -tags backwave_invariants, the twin of off.go: one constant, nothing else",
+	module + "/internal/invariants/off.go": "Enabled = false outside -race and -tags backwave_invariants, the twin of on.go: one constant, nothing else",
+	module + "/node/plant.go":              "the two SetPlant setters of -tags backwave_plant: one field assignment each, nothing else",
+	module + "/store/memstore/plant.go":    "Options.SetPlant of -tags backwave_plant: one field assignment, nothing else",
+	module + "/internal/sim/plant_on.go":   "the three setter calls of -tags backwave_plant, the twins of plant_off.go's no-ops",
 }
 
 // thirdParty lists every package outside the standard library and this
