@@ -44,7 +44,9 @@ func dsn(path string, opts Options, writer bool) string {
 
 // checkPath refuses, with a one-line error wrapping the cause, a path the
 // driver would fail on with a less helpful message: one whose directory is
-// missing, one that names a directory, and a file that cannot be read.
+// missing, one that names a directory or anything else that is not a
+// regular file (a FIFO would block the open forever), and a file that
+// cannot be read.
 func checkPath(path string) error {
 	if path == "" || strings.ContainsAny(path, "?#") || strings.HasPrefix(path, "file:") || path == ":memory:" {
 		return fmt.Errorf("sqlite: %w: %q is not a plain file path", store.ErrInvalidParams, path)
@@ -67,6 +69,9 @@ func checkPath(path string) error {
 		return fmt.Errorf("sqlite: open %s: %w", path, err)
 	case st.IsDir():
 		return fmt.Errorf("sqlite: open %s: is a directory, not a database file", path)
+	case !st.Mode().IsRegular():
+		// A FIFO, socket or device: opening it could block forever.
+		return fmt.Errorf("sqlite: open %s: %w: is a %s, not a regular file", path, store.ErrInvalidParams, fileKind(st.Mode()))
 	}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -84,6 +89,21 @@ func checkPath(path string) error {
 		return fmt.Errorf("sqlite: open %s: %w", path, ErrNotDatabase)
 	}
 	return nil
+}
+
+// fileKind names the type of a file that is not regular, for errors.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
 }
 
 // ErrNotDatabase is wrapped by Open for a file that is not a SQLite
