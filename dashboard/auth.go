@@ -15,6 +15,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/internal/filecheck"
 	"github.com/backwave/backwave/store"
 )
 
@@ -89,18 +90,15 @@ func checkUserName(name string) error {
 // are skipped. Every entry is checked as NewBasicAuth checks it, and an
 // error names the line.
 func LoadPasswordFile(path string) (*BasicAuth, error) {
+	// Look before opening: opening a FIFO would block until a writer came.
+	if _, err := filecheck.Regular(path, false); err != nil {
+		return nil, fmt.Errorf("dashboard: password file: %w", err)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: password file: %w", err)
 	}
 	defer func() { _ = f.Close() }()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("dashboard: password file: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("dashboard: password file %s is not a regular file", path)
-	}
 	users, err := parsePasswordFile(io.LimitReader(f, 1<<20))
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: password file %s: %w", path, err)

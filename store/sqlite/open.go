@@ -13,6 +13,7 @@ import (
 
 	"modernc.org/sqlite"
 
+	"github.com/backwave/backwave/internal/filecheck"
 	"github.com/backwave/backwave/store"
 )
 
@@ -61,17 +62,15 @@ func checkPath(path string) error {
 	case !st.IsDir():
 		return fmt.Errorf("sqlite: open %s: %s is not a directory", path, dir)
 	}
-	st, err = os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil // Open creates it.
+	switch exists, err := filecheck.Regular(path, true); {
+	case errors.Is(err, filecheck.ErrNotRegular):
+		// A directory, or a FIFO, socket or device: opening a FIFO would
+		// block forever.
+		return fmt.Errorf("sqlite: open %w, not a database file: %w", err, store.ErrInvalidParams)
 	case err != nil:
 		return fmt.Errorf("sqlite: open %s: %w", path, err)
-	case st.IsDir():
-		return fmt.Errorf("sqlite: open %s: is a directory, not a database file", path)
-	case !st.Mode().IsRegular():
-		// A FIFO, socket or device: opening it could block forever.
-		return fmt.Errorf("sqlite: open %s: %w: is a %s, not a regular file", path, store.ErrInvalidParams, fileKind(st.Mode()))
+	case !exists:
+		return nil // Open creates it.
 	}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -89,21 +88,6 @@ func checkPath(path string) error {
 		return fmt.Errorf("sqlite: open %s: %w", path, ErrNotDatabase)
 	}
 	return nil
-}
-
-// fileKind names the type of a file that is not regular, for errors.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeCharDevice != 0:
-		return "character device"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	}
-	return "special file"
 }
 
 // ErrNotDatabase is wrapped by Open for a file that is not a SQLite
