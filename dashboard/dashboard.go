@@ -23,8 +23,9 @@
 // http.CrossOriginProtection, and recorded in the audit trail under the
 // Actor the host's ResolveActor names. GETs change nothing. Responses carry
 // a Content-Security-Policy without 'unsafe-inline'. A request whose Host
-// header is not on the allow-list (by default localhost, 127.0.0.1 and
-// [::1] on any port) is refused, which defeats DNS rebinding.
+// header is neither a loopback name (localhost, 127.0.0.1, [::1], any port)
+// nor in Options.AllowedHosts is refused, which defeats DNS rebinding; the
+// backwave command applies the same rule to /metrics and MCP over HTTP.
 //
 // With no Policy.Allow, the dashboard grants View to loopback clients only
 // and denies every other Permission: a dashboard opened with the zero
