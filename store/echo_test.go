@@ -32,7 +32,7 @@ func TestCheckSchemaNameRefusesReserved(t *testing.T) {
 	for name, ok := range map[string]bool{
 		"backwave": true, "jobs": true, "public": true, "pgjobs": true,
 		"information_schema": false, "INFORMATION_SCHEMA": false, "pg_catalog": false, "pg_toast": false,
-		"pg_anything": false, "performance_schema": false, "mysql": false, "sys": false,
+		"pg_anything": false, "sqlite_": false, "SQLite_x": false, "performance_schema": false, "mysql": false, "sys": false,
 	} {
 		err := store.CheckSchemaName(name)
 		if (err == nil) != ok || err != nil && !errors.Is(err, store.ErrInvalidParams) {

@@ -87,13 +87,16 @@ var reservedSchemas = []string{"information_schema", "performance_schema", "mysq
 
 // CheckSchemaName refuses a Schema Name that is reserved or a system
 // schema on any SQL engine BackWave runs on: information_schema, every
-// name starting with pg_, and MariaDB's performance_schema, mysql and sys,
-// compared case-insensitively. Each SQL adapter calls it beside its own
+// name starting with pg_ or sqlite_, and MariaDB's performance_schema,
+// mysql and sys, compared case-insensitively. Each SQL adapter calls it beside its own
 // identifier rule; the error wraps ErrInvalidParams.
 func CheckSchemaName(name string) error {
 	lower := strings.ToLower(name)
 	if strings.HasPrefix(lower, "pg_") {
 		return fmt.Errorf("%w: schema name %s: names starting with pg_ are PostgreSQL's system schemas", ErrInvalidParams, Echo(name))
+	}
+	if strings.HasPrefix(lower, "sqlite_") {
+		return fmt.Errorf("%w: schema name %s: names starting with sqlite_ are SQLite's own tables", ErrInvalidParams, Echo(name))
 	}
 	for _, r := range reservedSchemas {
 		if lower == r {
