@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/store"
 )
 
@@ -72,5 +73,18 @@ func TestValidateZoneAndCron(t *testing.T) {
 	}
 	if err := store.ValidateCron("*/5 * * * *"); err != nil {
 		t.Errorf("a valid cron: %v", err)
+	}
+}
+
+func TestScheduleDefRefusesInvalidUTF8Payload(t *testing.T) {
+	t.Parallel()
+	d := store.ScheduleDef{Name: "s", Spec: "@hourly", CatchUp: core.CatchUpSkip,
+		Template: store.JobTemplate{WireName: "w", Queue: "q", MaxAttempts: 1, Payload: []byte(`{"a":"é"}`)}}
+	if err := d.Validate(); err != nil {
+		t.Fatalf("a valid definition: %v", err)
+	}
+	d.Template.Payload = []byte("{\"a\":\"\xff\"}")
+	if err := d.Validate(); !errors.Is(err, store.ErrInvalidParams) {
+		t.Errorf("an invalid UTF-8 template payload: %v", err)
 	}
 }
