@@ -399,9 +399,6 @@ func (d *ScheduleDef) Validate() error {
 	if err := ValidateName("queue", t.Queue); err != nil {
 		return fmt.Errorf("schedule %q: Template.Queue: %w", d.Name, err)
 	}
-	if err := ValidateText("payload", t.Payload); err != nil {
-		return fmt.Errorf("schedule %q: Template.Payload: %w", d.Name, err)
-	}
 	if t.MaxAttempts < 1 {
 		return fmt.Errorf("schedule %q: Template.MaxAttempts: %w: %d is below 1", d.Name, ErrInvalidParams, t.MaxAttempts)
 	}

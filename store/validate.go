@@ -59,8 +59,10 @@ func ClipText(s string, n int) string {
 	return s[:end]
 }
 
-// ValidateText checks that a text the store keeps is valid UTF-8, so every
-// JSON the store's readers print of it is valid; what names the text.
+// ValidateText checks that a text is valid UTF-8, so every JSON printed of
+// it is valid; what names the text. Enqueue and the backwave command check
+// job payloads with it before they reach a store: the store itself keeps a
+// payload as opaque bytes (Encryption at Rest stores ciphertext there).
 func ValidateText(what string, b []byte) error {
 	if !utf8.Valid(b) {
 		return fmt.Errorf("%w: %s is not valid UTF-8 (invalid byte at offset %d)", ErrInvalidParams, what, invalidAt(b))
@@ -148,9 +150,6 @@ func (p InsertManyParams) Validate() error {
 		}
 		if len(j.Payload) > MaxPayloadBytes {
 			return fmt.Errorf("job %d: %w: payload of %d bytes is over the %d-byte limit", i, ErrInvalidParams, len(j.Payload), MaxPayloadBytes)
-		}
-		if err := ValidateText("payload", j.Payload); err != nil {
-			return fmt.Errorf("job %d: %w", i, err)
 		}
 		if j.MaxAttempts < 1 {
 			return fmt.Errorf("job %d: %w: MaxAttempts %d is below 1", i, ErrInvalidParams, j.MaxAttempts)
