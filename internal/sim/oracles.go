@@ -37,8 +37,9 @@ type endChecker interface {
 }
 
 // oracleDef is a registered oracle: the invariant it holds (or what it
-// notes), the Situations its checks reach (coverage.go), declared beside
-// it, and how a run makes its own.
+// notes), the Situations its checks reach — declared beside it
+// (newSituation), or among the fixed ones (coverage.go) — and how a run
+// makes its own.
 type oracleDef struct {
 	name       string
 	situations []Situation
