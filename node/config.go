@@ -346,12 +346,6 @@ type WalkerConfig struct {
 	MaxBackoff time.Duration
 	// Limit bounds the entries one claim reads (DefaultWalkLimit if zero).
 	Limit int
-	// FirstOp is the OpID of the Walker's first store command; its later
-	// ones count up from it (1 if zero). The Simulator, which addresses
-	// each store operation of a node in its Plans by OpID, gives each
-	// Walker of a node a range of its own; a Shell runs each machine on a
-	// loop of its own and needs none.
-	FirstOp OpID
 
 	// plant is the known bug the Simulator's tests plant: set only by
 	// SetPlant, which only a build with the tag backwave_plant has.
@@ -371,9 +365,6 @@ func (c WalkerConfig) WithDefaults() WalkerConfig {
 	}
 	if c.Limit == 0 {
 		c.Limit = DefaultWalkLimit
-	}
-	if c.FirstOp == 0 {
-		c.FirstOp = 1
 	}
 	return c
 }

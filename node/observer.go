@@ -102,7 +102,7 @@ func NewWalker(cfg WalkerConfig) (*Walker, error) {
 		return nil, err
 	}
 	cfg.States = slices.Clone(cfg.States)
-	return &Walker{cfg: cfg, next: cfg.FirstOp, limit: cfg.Limit}, nil
+	return &Walker{cfg: cfg, next: 1, limit: cfg.Limit}, nil
 }
 
 // Config returns the configuration with its defaults filled in.

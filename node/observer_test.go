@@ -233,9 +233,8 @@ func TestWalkerConfigErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := node.WalkerConfig{Observer: "x", States: ok, LeaseDuration: node.DefaultWalkLeaseDuration, Interval: node.DefaultWalkInterval,
-		MaxBackoff: node.DefaultWalkMaxBackoff, Limit: node.DefaultWalkLimit, FirstOp: 1}
-	if got := w.Config(); got.LeaseDuration != want.LeaseDuration || got.Interval != want.Interval || got.MaxBackoff != want.MaxBackoff ||
-		got.Limit != want.Limit || got.FirstOp != want.FirstOp {
+		MaxBackoff: node.DefaultWalkMaxBackoff, Limit: node.DefaultWalkLimit}
+	if got := w.Config(); got.LeaseDuration != want.LeaseDuration || got.Interval != want.Interval || got.MaxBackoff != want.MaxBackoff || got.Limit != want.Limit {
 		t.Fatalf("defaults: %+v, want %+v", got, want)
 	}
 }

@@ -85,13 +85,11 @@ func (p *Pump) pollAfter(d time.Duration) {
 		p.manual.repollAt = p.now().Add(d)
 		return
 	}
-	if p.repoll == nil {
-		p.repoll = time.NewTimer(d)
-	} else {
-		p.repoll.Reset(d)
-	}
-	p.repollC = p.repoll.C
+	p.arm(d, repoll)
 }
+
+// repoll is the event a re-poll's timer feeds.
+func repoll(now time.Time) node.Event { return node.Poll{Now: now} }
 
 // forget drops what the Pump kept for Attempts the Driver is done with.
 func (p *Pump) forget(c node.Forget) {

@@ -15,9 +15,13 @@
 // back as the matching ...Done event, until no command remains.
 //
 // The Driver and a Transition Observer's Walker are both node.Machines,
-// and both run on the one Shell loop body (loop.go): the Pump drives its
-// Driver on it, a WalkPump its Walker, and Manual and WalkManual drive each
-// by hand on Virtual Time (package jobtest). Every store call of every
+// and both run on the one Shell loop (runner.go, on its loop body in
+// loop.go): one goroutine that owns the machine, the same stop, drain and
+// final step for both, the host's own parts (a Pump's handlers and tickers,
+// a WalkPump's deliveries and walk ticker) behind one small interface. The
+// Pump drives its Driver on it, a WalkPump its Walker, and Manual and
+// WalkManual drive each by hand, on the loop body, on Virtual Time
+// (package jobtest). Every store call of every
 // machine has the one deadline rule (node.Pacing.CallTimeout): a third of
 // the machine's Lease, so a call slower than that is counted as failed,
 // since a renewal that lands after the Lease is worthless. Stop is bounded whatever the store does: the drain clock starts

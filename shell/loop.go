@@ -23,7 +23,7 @@ import (
 // same loop, its calls without a deadline: the In-Memory Store on Virtual
 // Time never blocks.
 //
-// The loop is owned by one goroutine: the host's loop goroutine, or the
+// The loop is owned by one goroutine: the host's runner (runner.go), or the
 // test's when driven by hand.
 type loop struct {
 	m      node.Machine

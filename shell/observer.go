@@ -34,8 +34,9 @@ type WalkPumpConfig struct {
 	Clock vtime.Clock
 	// DrainTimeout is how long Stop waits for a delivery in flight (its
 	// context is cancelled at once) before the pump exits without
-	// releasing the walk, whose Lease then lapses
-	// (node.DefaultDrainTimeout if zero, as a Pump's).
+	// releasing the walk, whose Lease then lapses; as for a Pump, the
+	// drain is timed from the stop and its end cancels a store call still
+	// in flight (node.DefaultDrainTimeout if zero, as a Pump's).
 	DrainTimeout time.Duration
 	// RelinquishTimeout bounds the store call that releases a stopping
 	// walk (node.DefaultRelinquishTimeout if zero, as a Pump's). Every
@@ -50,20 +51,20 @@ type WalkPumpConfig struct {
 // when its node stops.
 var ErrObserverStopping = errors.New("backwave: transition observer stopping")
 
-// WalkPump is the Shell of one node.Walker: a goroutine with the walk's
-// ticker that runs the Walker on the one Shell loop (the loop a Pump runs
-// its Driver on): its store calls through node.Caller under the same
-// deadline rule, each Deliver on a goroutine of its own, their results fed
-// back. It holds no judgment of its own.
+// WalkPump is the Shell of one node.Walker: it runs the Walker on the one
+// Shell loop a Pump runs its Driver on (runner.go), with the walk's ticker
+// as its one periodic event: its store calls through node.Caller under the
+// same deadline rule, the same stop and drain, each Deliver on a goroutine
+// of its own, its result fed back. It holds no judgment of its own.
 type WalkPump struct {
-	loop
+	runner
 	cfg    WalkPumpConfig
 	walker *node.Walker
 
-	done    chan node.Delivered
-	stopCh  chan struct{}
-	exited  chan struct{}
-	stop    sync.Once
+	// Delivery results waiting for the loop (at most one: the Walker has
+	// one delivery out at a time).
+	doneMu  sync.Mutex
+	done    []node.Delivered
 	started bool
 	mu      sync.Mutex
 
@@ -101,21 +102,15 @@ func NewWalkPump(cfg WalkPumpConfig) (*WalkPump, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	p := &WalkPump{
-		cfg:    cfg,
-		walker: w,
-		done:   make(chan node.Delivered, 1),
-		stopCh: make(chan struct{}),
-		exited: make(chan struct{}),
-	}
-	p.loop = loop{
+	p := &WalkPump{cfg: cfg, walker: w}
+	p.runner = newRunner(loop{
 		m:      w,
 		caller: node.Caller{Worker: cfg.Worker, Observers: cfg.Store},
 		clock:  cfg.Clock,
 		pacing: pacing,
 		log:    cfg.Logger.With("observer", cfg.Walker.Observer, "worker", cfg.Worker),
 		host:   p,
-	}
+	}, p, pacing.DrainTimeout, pacing.RelinquishTimeout)
 	return p, nil
 }
 
@@ -132,19 +127,15 @@ func (p *WalkPump) Start(ctx context.Context) error {
 	}
 	p.started = true
 	p.begin(ctx)
-	context.AfterFunc(ctx, p.beginStop)
-	go p.serve()
+	p.start(ctx, p.beginStop)
 	return nil
 }
 
 // begin sets the contexts of the deliveries and of the store calls.
 func (p *WalkPump) begin(ctx context.Context) {
-	base := context.WithoutCancel(ctx)
-	p.deliverCtx, p.deliverCancel = context.WithCancelCause(base)
-	p.ioCtx = base
+	p.runner.begin(ctx)
+	p.deliverCtx, p.deliverCancel = context.WithCancelCause(p.base)
 }
-
-func (p *WalkPump) beginStop() { p.stop.Do(func() { close(p.stopCh) }) }
 
 // Stop stops the walk: a delivery in flight has its context cancelled
 // (cause ErrObserverStopping) and DrainTimeout to return, then the cursor
@@ -171,32 +162,36 @@ func (p *WalkPump) Stop(ctx context.Context) error {
 // Done is closed when the pump's goroutine has exited.
 func (p *WalkPump) Done() <-chan struct{} { return p.exited }
 
-func (p *WalkPump) serve() {
-	defer close(p.exited)
-	defer p.deliverCancel(ErrObserverStopping)
-	ticker := time.NewTicker(p.walker.Config().Tick())
-	defer ticker.Stop()
-	stopCh := p.stopCh
-	var drain <-chan time.Time
-	p.step(node.WalkTick{Now: p.now()})
-	for !p.walker.Finished() {
-		select {
-		case <-ticker.C:
-			p.step(node.WalkTick{Now: p.now()})
-		case d := <-p.done:
-			d.Now = p.now()
-			p.step(d)
-		case <-stopCh:
-			stopCh = nil
-			p.deliverCancel(ErrObserverStopping)
-			drain = time.After(p.cfg.DrainTimeout)
-			p.step(node.Stop{Now: p.now()})
-		case <-drain:
-			p.log.Warn("transition observer: a delivery outlived the drain; the walk's Lease is left to lapse")
-			p.step(node.DrainTimeout{Now: p.now()})
-		}
+// ticks returns the walk's one periodic event, which also starts it
+// (runHost).
+func (p *WalkPump) ticks() []tick {
+	return []tick{{every: p.walker.Config().Tick(), fire: func(now time.Time) { p.step(node.WalkTick{Now: now}) }}}
+}
+
+// collect feeds the Walker the deliveries that returned (runHost).
+func (p *WalkPump) collect() {
+	p.doneMu.Lock()
+	batch := p.done
+	p.done = nil
+	p.doneMu.Unlock()
+	for _, d := range batch {
+		d.Now = p.now()
+		p.step(d)
 	}
 }
+
+// stopping cancels the delivery in flight, if any (runHost).
+func (p *WalkPump) stopping() { p.deliverCancel(ErrObserverStopping) }
+
+// ending logs a walk whose delivery outlived the drain (runHost).
+func (p *WalkPump) ending(why string) {
+	if why != "drained" {
+		p.log.Warn("transition observer: a delivery outlived the drain; the walk's Lease is left to lapse", "why", why)
+	}
+}
+
+// exit cancels the delivery in flight, if any (runHost).
+func (p *WalkPump) exit() { p.deliverCancel(ErrObserverStopping) }
 
 // replied logs a failed store call of the walk (a stale Lease is the
 // Walker's to handle: the walk changed hands).
@@ -222,10 +217,10 @@ func (p *WalkPump) carry(c node.Command) node.Event {
 	}
 	go func() {
 		failed := p.deliver(d.Transition)
-		select {
-		case p.done <- node.Delivered{Position: d.Transition.Position, Failed: failed}:
-		case <-p.exited: // abandoned past the drain
-		}
+		p.doneMu.Lock()
+		p.done = append(p.done, node.Delivered{Position: d.Transition.Position, Failed: failed})
+		p.doneMu.Unlock()
+		p.signal() // abandoned past the drain: nobody collects it
 	}()
 	return nil
 }

@@ -17,20 +17,14 @@ import (
 // store round trip in flight at a time, handlers on their own goroutines.
 // Start it once and Stop it once; its methods are safe for concurrent use.
 type Pump struct {
-	// loop runs the Driver: the one Shell loop body (loop.go). Owned by
-	// the loop goroutine.
-	loop
+	// runner runs the Driver on the one Shell loop (runner.go, loop.go),
+	// on its goroutine.
+	runner
 	cfg    Config
 	drv    *node.Driver
 	serves map[string]bool
 
-	wake    chan struct{} // the single pending wake slot
-	tasks   chan task     // loop → idle handler goroutines; closed when the loop exits
-	doneCh  chan struct{} // handler goroutines → loop: results are waiting
-	stopCh  chan struct{} // closed when the stop begins (Stop or Start's context)
-	drainCh chan struct{} // closed when the drain period is over
-	abortCh chan struct{} // closed when a Stop's context is done
-	exited  chan struct{} // closed when the loop has exited
+	tasks chan task // loop → idle handler goroutines; closed when the loop exits
 
 	// Handler results waiting for the loop, in the order they finished.
 	doneMu sync.Mutex
@@ -40,25 +34,15 @@ type Pump struct {
 	// Handler goroutines waiting for an Attempt.
 	idle atomic.Int32
 
-	mu         sync.Mutex
-	started    bool
-	stopped    bool
-	drainTimer *time.Timer // ends the drain period; set when the stop begins
-	stopOnce   sync.Once
-	drainOnce  sync.Once
-	abortOnce  sync.Once
+	mu      sync.Mutex
+	started bool
+	stopped bool
 
 	// Set by Start before the loop runs, read-only afterwards.
 	handlerCtx  context.Context
-	ioCancel    context.CancelCauseFunc // cancels ioCtx, and any store call in flight
-	unwatch     func() bool             // stops watching Start's context
 	unsubscribe func()
 
 	// Owned by the loop goroutine.
-	// repoll times the one pending node.PollAfter; repollC is its channel
-	// while one is pending, nil otherwise.
-	repoll   *time.Timer
-	repollC  <-chan time.Time
 	attempts map[job.Lease]*attempt
 	peak     int // most Attempts in flight since the last heartbeat tick
 	zones    map[string]*time.Location
@@ -117,13 +101,7 @@ func New(cfg Config) (*Pump, error) {
 		cfg:      cfg,
 		drv:      drv,
 		serves:   make(map[string]bool),
-		wake:     make(chan struct{}, 1),
 		tasks:    make(chan task),
-		doneCh:   make(chan struct{}, 1),
-		stopCh:   make(chan struct{}),
-		drainCh:  make(chan struct{}),
-		abortCh:  make(chan struct{}),
-		exited:   make(chan struct{}),
 		attempts: make(map[job.Lease]*attempt),
 		zones:    make(map[string]*time.Location),
 	}
@@ -134,7 +112,7 @@ func New(cfg Config) (*Pump, error) {
 	for _, q := range cfg.Driver.Policy.QueueNames() {
 		p.serves[q] = true
 	}
-	p.loop = loop{
+	p.runner = newRunner(loop{
 		m: drv,
 		caller: node.Caller{
 			Worker:    cfg.Driver.Worker,
@@ -151,7 +129,7 @@ func New(cfg Config) (*Pump, error) {
 		log:      cfg.Logger.With("worker", string(cfg.Driver.Worker)),
 		host:     p,
 		observer: cfg.Observer,
-	}
+	}, p, cfg.DrainTimeout, cfg.RelinquishTimeout)
 	return p, nil
 }
 
@@ -174,10 +152,7 @@ func (p *Pump) Start(ctx context.Context) error {
 	p.stats.mu.Lock()
 	p.stats.since = p.now()
 	p.stats.mu.Unlock()
-	base := context.WithoutCancel(ctx)
-	p.handlerCtx = base
-	p.ioCtx, p.ioCancel = context.WithCancelCause(base)
-	p.unwatch = context.AfterFunc(ctx, p.beginStop)
+	p.handlerCtx = context.WithoutCancel(ctx)
 	if p.cfg.Hints != nil {
 		p.unsubscribe = p.cfg.Hints.SubscribeHints(func(queue string) {
 			if p.serves[queue] {
@@ -185,17 +160,9 @@ func (p *Pump) Start(ctx context.Context) error {
 			}
 		})
 	}
-	go p.serve()
+	p.log.Info("pump started", "queues", p.cfg.Driver.Policy.QueueNames(), "pool_size", p.cfg.Driver.PoolSize)
+	p.start(ctx, p.beginStop)
 	return nil
-}
-
-// Wake asks for an earlier poll: a Wake-Up Hint. It never blocks; hints
-// coalesce in one pending slot and a full slot drops the hint.
-func (p *Pump) Wake() {
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
 }
 
 // Stop stops the Pump gracefully and returns once its loop has exited: the
@@ -234,101 +201,44 @@ func (p *Pump) Stop(ctx context.Context) error {
 // Done is closed when the loop has exited.
 func (p *Pump) Done() <-chan struct{} { return p.exited }
 
-// beginStop begins the graceful stop, once: it tells the loop and starts the
-// drain period's timer here, outside the loop, so a loop blocked in a store
-// call cannot push the end of the drain back.
+// beginStop begins the graceful stop, once (runner.beginStop), and shows
+// it in the Stats at once.
 func (p *Pump) beginStop() {
-	p.stopOnce.Do(func() {
-		p.stats.stopping.Store(true)
-		close(p.stopCh)
-		p.mu.Lock()
-		p.drainTimer = time.AfterFunc(p.cfg.DrainTimeout, p.endDrain)
-		p.mu.Unlock()
-	})
+	p.stats.stopping.Store(true)
+	p.runner.beginStop()
 }
 
-// endDrain ends the drain period: it tells the loop, and cancels the store
-// call in flight, if any, so the loop reaches its final step at once.
-func (p *Pump) endDrain() {
-	p.drainOnce.Do(func() { close(p.drainCh) })
-	p.ioCancel(errDrainOver)
-}
-
-// abort cuts the stop short when a Stop's context is done, cancelling the
-// store call in flight as endDrain does.
-func (p *Pump) abort() {
-	p.abortOnce.Do(func() { close(p.abortCh) })
-	p.ioCancel(errStopAborted)
-}
-
-// serve is the Pump's only goroutine that touches the Driver.
-func (p *Pump) serve() {
-	defer p.exit()
-	poll := time.NewTicker(p.cfg.PollInterval)
-	defer poll.Stop()
-	heartbeat := time.NewTicker(p.cfg.HeartbeatInterval)
-	defer heartbeat.Stop()
-	stopCh := p.stopCh
-
-	p.log.Info("pump started", "queues", p.cfg.Driver.Policy.QueueNames(), "pool_size", p.cfg.Driver.PoolSize)
-	p.step(node.Poll{Now: p.now()})
-	for {
-		select {
-		case <-poll.C:
-			p.step(node.Poll{Now: p.now()})
-		case <-heartbeat.C:
-			p.step(node.Heartbeat{Now: p.now()})
+// ticks returns the Pump's periodic events: the poll, which also starts
+// the Driver, and the heartbeat, after which idle handler goroutines the
+// last interval did not need retire (runHost).
+func (p *Pump) ticks() []tick {
+	return []tick{
+		{every: p.cfg.PollInterval, fire: func(now time.Time) { p.step(node.Poll{Now: now}) }},
+		{every: p.cfg.HeartbeatInterval, fire: func(now time.Time) {
+			p.step(node.Heartbeat{Now: now})
 			p.retireIdle()
-		case <-p.wake:
-			p.step(node.Hint{Now: p.now()})
-		case <-p.repollC:
-			p.repollC = nil
-			p.step(node.Poll{Now: p.now()})
-		case <-p.doneCh:
-			p.finishAll()
-		case <-stopCh:
-			stopCh = nil
-			p.log.Info("pump stopping: draining", "executing", len(p.drv.Executing()), "drain_timeout", p.cfg.DrainTimeout)
-			p.step(node.Stop{Now: p.now()})
-		case <-p.drainCh:
-			p.final("drain timeout")
-			return
-		case <-p.abortCh:
-			p.final("stop context done")
-			return
-		}
-		if p.drv.Drained() {
-			p.log.Info("pump stopped: drained")
-			return
-		}
+		}},
 	}
 }
 
-// final feeds DrainTimeout: the Driver flushes, abandons what still runs and
-// relinquishes it. Its store calls share a fresh context of
-// RelinquishTimeout, so a cancelled Stop context still lets the hand-back be
-// tried, and the whole step never blocks exit for longer than
-// RelinquishTimeout.
-func (p *Pump) final(why string) {
+// stopping logs the start of the drain (runHost).
+func (p *Pump) stopping() {
+	p.log.Info("pump stopping: draining", "executing", len(p.drv.Executing()), "drain_timeout", p.cfg.DrainTimeout)
+}
+
+// ending logs why the loop ends (runHost).
+func (p *Pump) ending(why string) {
+	if why == "drained" {
+		p.log.Info("pump stopped: drained")
+		return
+	}
 	p.log.Info("pump stopping: "+why, "executing", len(p.drv.Executing()))
-	ctx, cancel := context.WithTimeoutCause(context.WithoutCancel(p.handlerCtx), p.cfg.RelinquishTimeout, errFinalOver)
-	defer cancel()
-	p.ioCtx = ctx
-	p.step(node.DrainTimeout{Now: p.now()})
 }
 
+// exit ends the handler goroutines and cancels every Attempt still out
+// once the loop has exited (runHost).
 func (p *Pump) exit() {
-	close(p.exited)
 	close(p.tasks) // idle handler goroutines exit; busy ones after their Attempt
-	if p.repoll != nil {
-		p.repoll.Stop()
-	}
-	p.unwatch()
-	p.mu.Lock()
-	if p.drainTimer != nil {
-		p.drainTimer.Stop()
-	}
-	p.mu.Unlock()
 	if p.unsubscribe != nil {
 		p.unsubscribe()
 	}
@@ -336,11 +246,11 @@ func (p *Pump) exit() {
 		a.cancel(ErrShutdown)
 		delete(p.attempts, l)
 	}
-	p.ioCancel(context.Canceled)
 }
 
 // step feeds one event to the Driver on the Shell loop (loop.go), which
-// carries out every command it yields, and then publishes the Pump's Stats.
+// carries out every command it yields, and then publishes the Pump's Stats
+// (runHost).
 func (p *Pump) step(ev node.Event) {
 	p.loop.step(ev)
 	p.publish()
@@ -352,16 +262,13 @@ func (p *Pump) queueResult(f finished) {
 	p.doneMu.Lock()
 	p.done = append(p.done, f)
 	p.doneMu.Unlock()
-	select {
-	case p.doneCh <- struct{}{}:
-	default:
-	}
+	p.signal()
 }
 
-// finishAll takes every waiting handler result into the loop, in the order
+// collect takes every waiting handler result into the loop, in the order
 // they finished: a burst of results costs the loop one wake-up, not one
-// hand-off per handler.
-func (p *Pump) finishAll() {
+// hand-off per handler (runHost).
+func (p *Pump) collect() {
 	p.doneMu.Lock()
 	batch := p.done
 	p.done = p.spare

@@ -94,3 +94,38 @@ func TestWalkPumpConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestWalkDrainCutsStoreCall: a walk runs on the same Shell loop as a Pump,
+// so its stop is bounded the same way: the drain period is timed from the
+// stop, and its end cancels a store call still in flight, here a claim
+// whose deadline (a third of a 60 s Lease) is far off.
+func TestWalkDrainCutsStoreCall(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		st := &hangingClaim{Observers: newStore()}
+		p, err := shell.NewWalkPump(shell.WalkPumpConfig{
+			Walker: node.WalkerConfig{Observer: "chat", States: []job.State{job.StateSucceeded}, LeaseDuration: time.Minute},
+			Worker: "w1", Store: st, Logger: slog.New(slog.DiscardHandler), DrainTimeout: 2 * time.Second,
+			Deliver: func(context.Context, store.ObservedTransition) error { return nil },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // the first claim hangs
+		start := time.Now()
+		if err := p.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took != 2*time.Second {
+			t.Fatalf("Stop took %v, want the 2 s drain period", took)
+		}
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if len(st.waited) != 1 || st.waited[0] != 2*time.Second {
+			t.Fatalf("the claims waited %v, want one cut at the end of the drain", st.waited)
+		}
+	})
+}

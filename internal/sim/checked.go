@@ -51,7 +51,7 @@ func (n *simNode) call(o *op, f faultstore.Fault) node.Reply {
 func (n *simNode) reach(o *op) {
 	w := n.w
 	c := n.plant(o.cmd)
-	for _, or := range w.oracles {
+	for _, or := range w.oracles.all {
 		or.before(w, n, c)
 	}
 	sent := w.toStore(c)
@@ -73,7 +73,7 @@ func (n *simNode) reach(o *op) {
 		w.failf(ClassSafety, InvStoreError, "%s by %s: %v", o.cmd, n.worker, r.Err)
 	}
 	if r.Err == nil {
-		for _, or := range w.oracles {
+		for _, or := range w.oracles.all {
 			or.after(w, n, o, sent, r)
 		}
 	}

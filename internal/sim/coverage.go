@@ -13,7 +13,8 @@ import (
 // Limit, a node idling under Backpressure, and so on.
 type Situation uint8
 
-// The Situations the Simulator recognizes.
+// The Situations of the Simulator's built-in checks. An oracle registered
+// later declares its own beside it (newSituation).
 const (
 	// SitStaleOutcomeFenced: the fence rejected a reported outcome as stale.
 	SitStaleOutcomeFenced Situation = iota
@@ -174,10 +175,36 @@ const (
 	// SitQuarantineNoHandler: a node claimed a job of a Wire Name no live
 	// node handled for the grace period, to Quarantine it.
 	SitQuarantineNoHandler
-	numSituations
+	numFixedSituations
 )
 
-var situationNames = [numSituations]string{
+// maxSituations bounds the Situations, fixed and declared, for the
+// fixed-size counters.
+const maxSituations = 128
+
+// numSituations counts the Situations: the fixed ones, then those declared
+// by newSituation at package initialization, never changed afterwards.
+var numSituations = numFixedSituations
+
+// newSituation declares a Situation beside the oracle that reaches it, at
+// package initialization (var SitX = newSituation("x")): a name declared
+// twice or more Situations than maxSituations is a programming error.
+func newSituation(name string) Situation {
+	for s := range numSituations {
+		if situationNames[s] == name {
+			panic(fmt.Sprintf("sim: Situation %q declared twice", name))
+		}
+	}
+	if numSituations >= maxSituations {
+		panic(fmt.Sprintf("sim: Situation %q: more than %d Situations", name, maxSituations))
+	}
+	s := numSituations
+	situationNames[s] = name
+	numSituations++
+	return s
+}
+
+var situationNames = [maxSituations]string{
 	SitStaleOutcomeFenced:        "stale-outcome-fenced",
 	SitLeaseExpiredRetry:         "lease-expired-retry",
 	SitLeaseExpiredDeadLetter:    "lease-expired-dead-letter",
@@ -286,14 +313,15 @@ var edgeIndex = func() (t [8][8][16]int8) {
 type Coverage struct {
 	Runs       int
 	Edges      [maxEdges]int
-	Situations [numSituations]int
+	Situations [maxSituations]int
 	// pairs[i] holds Situation j when Situations i and j both occurred in
 	// one run.
-	pairs [numSituations]situationSet
+	pairs [maxSituations]situationSet
 }
 
-// situationSet is a set of Situations, one bit each, as wide as the list.
-type situationSet [(numSituations + 63) / 64]uint64
+// situationSet is a set of Situations, one bit each, as wide as the list
+// may grow.
+type situationSet [(maxSituations + 63) / 64]uint64
 
 func (s *situationSet) add(j int)      { s[j/64] |= 1 << (j % 64) }
 func (s *situationSet) has(j int) bool { return s[j/64]&(1<<(j%64)) != 0 }

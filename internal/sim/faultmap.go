@@ -1,26 +1,30 @@
 package sim
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 )
 
-// FaultMap is every fault injected into one run, each addressed by the stable
-// identity of what it acts on: a node and an episode number (crash,
-// isolation, skew), a hint delivery (the receiving node incarnation, the store
-// operation that caused the hint and its Queue), or a store operation (its
-// node incarnation and the Driver's operation id). Never by draw order, so
-// removing one entry leaves every other meaningful — the property the Seed
-// Minimizer relies on. Times are offsets from the start of the run.
+// FaultMap is every fault injected into one run, each addressed by the
+// stable identity of what it acts on: a node and an episode number (crash,
+// isolation, skew), a hint delivery (the receiving node incarnation, the
+// store operation that caused the hint and its Queue), or a store operation
+// (its node incarnation, the machine that sent it and that machine's
+// operation id). Never by draw order, so removing one entry leaves every
+// other meaningful — the property the Seed Minimizer relies on. Times are
+// offsets from the start of the run.
 //
 // Episodes carry absolute times, so removing one never moves another. A
-// store operation is named by its node incarnation and the Driver's own
-// operation number, and a hint by the operation that caused it: removing an
-// earlier fault can change a Driver's history and so which operation a later
-// number names. The Seed Minimizer only keeps removals that still trip the
-// same invariant, so this costs it search steps, never exactness.
+// store operation is named by its node incarnation, its machine (the Driver
+// or a Walker) and that machine's own operation number, and a hint by the
+// operation that caused it: removing an earlier fault can change a machine's
+// history and so which operation a later number names. The Seed Minimizer
+// only keeps removals that still trip the same invariant, so this costs it
+// search steps, never exactness.
 type FaultMap struct {
 	Crashes    []CrashFault     `json:"crashes,omitempty"`
 	Isolations []IsolationFault `json:"isolations,omitempty"`
@@ -75,17 +79,62 @@ type SkewFault struct {
 }
 
 // OpRef names a store operation: the node, its incarnation (1 for the first
-// start, one more per restart) and the Driver's operation id. A workload call
-// (an insert or an Operator Action) has Node -1 and its index in the
-// workload's calls as Op.
+// start, one more per restart), the machine of the node that sent it
+// (Machine) and that machine's operation id. A workload call (an insert or
+// an Operator Action) has Node -1 and its index in the workload's calls as
+// Op.
 type OpRef struct {
-	Node int    `json:"node"`
-	Inc  int    `json:"inc"`
-	Op   uint64 `json:"op"`
+	Node int `json:"node"`
+	Inc  int `json:"inc"`
+	// Machine is the node's machine that sent the operation: 0 for the
+	// Driver, k+1 for the Walker of the Scenario's k-th Transition
+	// Observer. Each machine numbers its operations from 1.
+	Machine int    `json:"machine,omitempty"`
+	Op      uint64 `json:"op"`
+}
+
+// walkerBit is where a Walker's machine sat in its OpIDs when they were
+// told apart from the Driver's by their high bits: the k-th Observer's
+// Walker numbered its operations from (k+1)<<walkerBit. A Plan written then
+// names such an operation by that one number, which UnmarshalJSON
+// translates, and word keeps the draws and the trace hash of every
+// operation what they were.
+const walkerBit = 40
+
+// word is the operation's one-word identity for the draws and the trace
+// hash (opWord).
+func (a OpRef) word() uint64 { return opWord(a.Machine, a.Op) }
+
+// opWord is the one-word identity of machine's operation op: op itself for
+// the Driver's, the Walker's old OpID ((k+1)<<walkerBit + op - 1) for the
+// k-th Observer's Walker.
+func opWord(machine int, op uint64) uint64 {
+	if machine == driverMachine {
+		return op
+	}
+	return uint64(machine)<<walkerBit + op - 1
+}
+
+// UnmarshalJSON reads an OpRef, translating the form a Plan written before
+// Machine existed has: a Walker's operation as its old OpID, with its
+// machine in the high bits (opWord).
+func (a *OpRef) UnmarshalJSON(b []byte) error {
+	type plain OpRef // no methods: the default decoding
+	var p plain
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields() // as DecodePlan's
+	if err := dec.Decode(&p); err != nil {
+		return err
+	}
+	if p.Machine == driverMachine && p.Node >= 0 && p.Op>>walkerBit != 0 {
+		p.Machine, p.Op = int(p.Op>>walkerBit), p.Op&(1<<walkerBit-1)+1
+	}
+	*a = OpRef(p)
+	return nil
 }
 
 func (a OpRef) compare(b OpRef) int {
-	return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Inc, b.Inc), cmp.Compare(a.Op, b.Op))
+	return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Inc, b.Inc), cmp.Compare(a.Machine, b.Machine), cmp.Compare(a.Op, b.Op))
 }
 
 // HintMode is what happens to one Wake-Up Hint delivery.

@@ -91,7 +91,7 @@ func drawOpFault(sc *Scenario, ref OpRef) (f OpFault, ok bool) {
 	if !sw.Latency.On() && !sw.Unknown.On() {
 		return OpFault{}, false
 	}
-	d := newDraw(sc.Seed, tagOp, uint64(ref.Node), uint64(ref.Inc), ref.Op)
+	d := newDraw(sc.Seed, tagOp, uint64(ref.Node), uint64(ref.Inc), ref.word())
 	f.Op = ref
 	if d.chance(sw.Latency.Probability) {
 		stab := sw.Latency.Stability.D()
@@ -119,7 +119,7 @@ func drawHintFault(sc *Scenario, k hintKey, queueIdx int) (f HintFault, ok bool)
 	if !sw.Hint.On() {
 		return HintFault{}, false
 	}
-	d := newDraw(sc.Seed, tagHint, uint64(k.node), uint64(k.inc), uint64(k.src.Node+1), uint64(k.src.Inc), k.src.Op, uint64(queueIdx))
+	d := newDraw(sc.Seed, tagHint, uint64(k.node), uint64(k.inc), uint64(k.src.Node+1), uint64(k.src.Inc), k.src.word(), uint64(queueIdx))
 	if !d.chance(sw.Hint.Probability) {
 		return HintFault{}, false
 	}

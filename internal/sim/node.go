@@ -252,7 +252,7 @@ const maxStepCommands = 1_000_000
 // the production pump's step does.
 func (n *simNode) step(ev node.Event) {
 	w := n.w
-	w.traceInput(n, ev)
+	w.traceInput(n, driverMachine, ev)
 	n.noteFleetEvent(ev)
 	from := len(n.cmds)
 	n.cmds = n.drv.Step(ev, n.cmds)
@@ -266,9 +266,9 @@ func (n *simNode) step(ev node.Event) {
 		c := n.cmds[n.head]
 		n.cmds[n.head] = nil
 		n.head++
-		w.traceCommand(n, c)
+		w.traceCommand(n, driverMachine, c)
 		if res := n.do(c); res != nil {
-			w.traceInput(n, res)
+			w.traceInput(n, driverMachine, res)
 			n.noteFleetEvent(res)
 			from := len(n.cmds)
 			n.cmds = n.drv.Step(res, n.cmds)
@@ -285,7 +285,7 @@ func (n *simNode) do(c node.Command) node.Event {
 	w := n.w
 	switch c := c.(type) {
 	case node.StoreCommand:
-		return n.send(c)
+		return n.send(driverMachine, c)
 	case node.Forget:
 		for _, l := range c.Leases {
 			delete(n.attempts, l)

@@ -17,8 +17,9 @@ import (
 // Some runs register Observers on some nodes: each node registering one runs
 // a node.Walker for it beside its Driver, as the production Shell does, its
 // walk's store calls going through the same node.Caller and the same fault
-// wrapper as the Driver's, addressed by their own OpIDs (walkFirstOp). The
-// host's callback is simulated: it takes a drawn time and, on its first two
+// wrapper as the Driver's, addressed by their machine (OpRef.Machine) and
+// the Walker's own OpIDs, each response routed back to the machine that
+// sent it. The host's callback is simulated: it takes a drawn time and, on its first two
 // tries of an entry at most, may fail — a failure the Walker retries — so
 // callback failures are bounded and heal at every level.
 //
@@ -55,17 +56,16 @@ type ObserverSpec struct {
 func (o *ObserverSpec) walkerConfig(k int) node.WalkerConfig {
 	return node.WalkerConfig{
 		Observer: o.Name, States: o.States, LeaseDuration: o.Lease.D(), Interval: o.Interval.D(),
-		MaxBackoff: 4 * o.Interval.D(), Limit: o.Limit, FirstOp: walkFirstOp(k),
+		MaxBackoff: 4 * o.Interval.D(), Limit: o.Limit,
 	}
 }
 
-// walkFirstOp keeps the OpIDs of a node's k-th Walker apart from its
-// Driver's and from each other's.
-func walkFirstOp(k int) node.OpID { return node.OpID(uint64(k+1) << 40) }
+// driverMachine is the OpRef.Machine of a node's Driver; the Walker of the
+// k-th Observer is k+1 (walker.machine).
+const driverMachine = 0
 
-// walkerOf returns the index of the Walker an OpID belongs to, or -1 for the
-// Driver's.
-func walkerOf(op node.OpID) int { return int(uint64(op)>>40) - 1 }
+// machine is the OpRef.Machine of the Walker's operations.
+func (wk *walker) machine() int { return wk.k + 1 }
 
 var observableStates = []job.State{
 	job.StateScheduled, job.StateRunning, job.StateSucceeded, job.StateDeadLettered, job.StateCancelled, job.StateQuarantined,
@@ -258,14 +258,15 @@ type delivery struct {
 // the production walk pump does.
 func (n *simNode) stepWalk(wk *walker, ev node.Event) {
 	w := n.w
-	w.traceInput(n, ev)
+	m := wk.machine()
+	w.traceInput(n, m, ev)
 	cmds := wk.w.Step(ev, nil)
 	for i := 0; i < len(cmds) && n.up; i++ {
-		w.traceCommand(n, cmds[i])
+		w.traceCommand(n, m, cmds[i])
 		switch c := cmds[i].(type) {
 		case node.StoreCommand:
-			if res := n.send(c); res != nil {
-				w.traceInput(n, res)
+			if res := n.send(m, c); res != nil {
+				w.traceInput(n, m, res)
 				cmds = wk.w.Step(res, cmds)
 			}
 		case node.Deliver:
@@ -289,14 +290,13 @@ func (n *simNode) runCallback(wk *walker, t store.ObservedTransition) {
 	w.schedule(event{at: w.now.Add(dur), kind: evWalkDelivered, node: n.idx, inc: n.inc, idx: wk.k, delivery: &delivery{t: t, failed: failed}})
 }
 
-// routeWalk feeds a delayed store response to the Walker its OpID names;
-// false for the Driver's.
+// routeWalk feeds a delayed store response to the Walker that sent it
+// (its OpRef's Machine); false for the Driver's.
 func (n *simNode) routeWalk(o *op) bool {
-	k := walkerOf(o.cmd.OpID())
-	if k < 0 {
+	if o.ref.Machine == driverMachine {
 		return false
 	}
-	if k < len(n.walkers) && n.walkers[k] != nil {
+	if k := o.ref.Machine - 1; k < len(n.walkers) && n.walkers[k] != nil {
 		n.stepWalk(n.walkers[k], o.reply.Event(n.now()))
 	}
 	return true

@@ -26,18 +26,19 @@ type op struct {
 	reply node.Reply
 }
 
-// send carries out a store command. Operations of one node reach the store in
+// send carries out a store command of the node's machine (OpRef.Machine).
+// Operations of one node reach the store in
 // the order sent, each after its request delay; with no delay, no isolation
 // and nothing ahead of it, the operation applies at once and its result is
 // returned for the step to feed straight back — exactly the production
 // pump's synchronous round trip.
-func (n *simNode) send(c node.StoreCommand) node.Event {
+func (n *simNode) send(machine int, c node.StoreCommand) node.Event {
 	w := n.w
 	if r, ok := c.(node.Report); ok {
 		r.Outcomes = slices.Clone(r.Outcomes) // the Driver may reuse the array
 		c = r
 	}
-	o := &op{ref: OpRef{Node: n.idx, Inc: n.inc, Op: uint64(c.OpID())}, inc: n.inc, cmd: c}
+	o := &op{ref: OpRef{Node: n.idx, Inc: n.inc, Machine: machine, Op: uint64(c.OpID())}, inc: n.inc, cmd: c}
 	o.fault = w.opFault(o.ref)
 	n.sendSeq++
 	o.sent = n.sendSeq

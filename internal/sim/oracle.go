@@ -48,7 +48,38 @@ func (w *world) job(id job.ID) *jobState {
 	return &w.jobs[w.byID[id-1]]
 }
 
-// onTransition is the store's OnTransition observer.
+// The registered oracles that see the transition feed or the end of the
+// run (oracles.go), in the order they check.
+func init() {
+	stateless(InvLegalEdge, nil, oracleHooks{onEdge: func(w *world, id job.ID, e core.Edge, _ job.Attempt) {
+		if !core.Legal(e) {
+			w.failf(ClassSafety, InvLegalEdge, "job %d moved along %s, which is not a legal edge", id, e)
+		}
+		if e.From == job.StateCancelled && e.Via != core.ViaWorkflowRetry {
+			w.failf(ClassSafety, InvCancelledLeft, "Cancelled job %d left Cancelled along %s", id, e)
+		}
+	}})
+	stateless(InvRetryCause, nil, oracleHooks{onEnd: func(w *world, _ bool) {
+		for i := range w.jobs {
+			js := &w.jobs[i]
+			if !js.inserted {
+				continue
+			}
+			j, err := w.st.JobGet(w.ctx, js.id)
+			if w.purgedOK(i, err) {
+				continue
+			}
+			w.mustStore(err)
+			if j.RetryCause != js.cause {
+				w.failf(ClassSafety, InvRetryCause, "job %d ended %s with Retry Cause %q, want %q", js.id, j.State, j.RetryCause, js.cause)
+			}
+		}
+	}})
+}
+
+// onTransition is the store's OnTransition observer: the registered
+// oracles that see the feed check each change first (edgeChecker), then the
+// fixed checks below.
 func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
 	w.noteObserved(id, e, a)
 	if e.Via == core.ViaInsert && int(id) == len(w.byID)+1 {
@@ -59,11 +90,8 @@ func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
 	q := w.wl.jobs[w.byID[id-1]].queue
 	w.cov.edge(e)
 	w.traceEdge(id, e, a)
-	if !core.Legal(e) {
-		w.failf(ClassSafety, InvLegalEdge, "job %d moved along %s, which is not a legal edge", id, e)
-	}
-	if e.From == job.StateCancelled && e.Via != core.ViaWorkflowRetry {
-		w.failf(ClassSafety, InvCancelledLeft, "Cancelled job %d left Cancelled along %s", id, e)
+	for _, check := range w.oracles.edges {
+		check(w, id, e, a)
 	}
 	switch e.Via {
 	case core.ViaInsert:
@@ -267,22 +295,12 @@ func (w *world) readHeld(worker job.WorkerID, leases []job.Lease) []bool {
 	return out
 }
 
-// finish ends the run: drained is true when every job ended terminal.
+// finish ends the run: drained is true when every job ended terminal. The
+// registered end-of-run oracles check first (endChecker).
 func (w *world) finish(drained bool) {
 	w.done = true
-	for i := range w.jobs {
-		js := &w.jobs[i]
-		if !js.inserted {
-			continue
-		}
-		j, err := w.st.JobGet(w.ctx, js.id)
-		if w.purgedOK(i, err) {
-			continue
-		}
-		w.mustStore(err)
-		if j.RetryCause != js.cause {
-			w.failf(ClassSafety, InvRetryCause, "job %d ended %s with Retry Cause %q, want %q", js.id, j.State, j.RetryCause, js.cause)
-		}
+	for _, check := range w.oracles.ends {
+		check(w, drained)
 	}
 	w.checkSchedules()
 	// The store's Concurrency-Limit slots in use must match the Running jobs

@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/node"
 )
 
@@ -20,9 +22,24 @@ type oracle interface {
 	after(w *world, n *simNode, o *op, c node.StoreCommand, r *node.Reply)
 }
 
+// edgeChecker is an oracle that also sees every state change the store
+// applies (world.onTransition, the transition feed), after the feed's own
+// bookkeeping and before the fixed checks there.
+type edgeChecker interface {
+	edge(w *world, id job.ID, e core.Edge, a job.Attempt)
+}
+
+// endChecker is an oracle that also checks the end of the run
+// (world.finish), before the fixed end-of-run checks; drained is true when
+// every job ended terminal.
+type endChecker interface {
+	end(w *world, drained bool)
+}
+
 // oracleDef is a registered oracle: the invariant it holds (or what it
-// notes), the Situations its checks reach (coverage.go), declared beside
-// it, and how a run makes its own.
+// notes), the Situations its checks reach — declared beside it
+// (newSituation), or among the fixed ones (coverage.go) — and how a run
+// makes its own.
 type oracleDef struct {
 	name       string
 	situations []Situation
@@ -53,20 +70,49 @@ func registerOracle(d oracleDef) {
 	oracleDefs = append(oracleDefs, d)
 }
 
+// runOracles are a run's own oracles, and those of them that see the
+// transition feed and the end of the run, in registration order.
+type runOracles struct {
+	all   []oracle
+	edges []func(w *world, id job.ID, e core.Edge, a job.Attempt)
+	ends  []func(w *world, drained bool)
+}
+
 // newOracles makes a run's own oracles.
-func newOracles() []oracle {
-	out := make([]oracle, len(oracleDefs))
+func newOracles() runOracles {
+	var out runOracles
+	out.all = make([]oracle, len(oracleDefs))
 	for i, d := range oracleDefs {
-		out[i] = d.new()
+		o := d.new()
+		out.all[i] = o
+		switch o := o.(type) {
+		case oracleHooks: // only the hooks it has
+			if o.onEdge != nil {
+				out.edges = append(out.edges, o.onEdge)
+			}
+			if o.onEnd != nil {
+				out.ends = append(out.ends, o.onEnd)
+			}
+			continue
+		case edgeChecker:
+			out.edges = append(out.edges, o.edge)
+		}
+		if o, ok := o.(endChecker); ok {
+			out.ends = append(out.ends, o.end)
+		}
 	}
 	return out
 }
 
-// oracleHooks is an oracle made of two funcs, either nil: for an oracle
-// that keeps no state of its own.
+// oracleHooks is an oracle made of funcs, any of them nil: for an oracle
+// that keeps no state of its own. pre and post run around each store call;
+// onEdge on each state change the store applies (edgeChecker), onEnd at the
+// end of the run (endChecker).
 type oracleHooks struct {
-	pre  func(w *world, n *simNode, c node.StoreCommand)
-	post func(w *world, n *simNode, o *op, c node.StoreCommand, r *node.Reply)
+	pre    func(w *world, n *simNode, c node.StoreCommand)
+	post   func(w *world, n *simNode, o *op, c node.StoreCommand, r *node.Reply)
+	onEdge func(w *world, id job.ID, e core.Edge, a job.Attempt)
+	onEnd  func(w *world, drained bool)
 }
 
 func (h oracleHooks) before(w *world, n *simNode, c node.StoreCommand) {

@@ -11,6 +11,8 @@ import (
 // The trace hash digests, in order, every event the run processed, every
 // input fed to a Driver, every command a Driver emitted and every state
 // change the store applied. Two runs with the same hash took the same path.
+// An operation id is mixed as its machine's (m: 0 for the Driver, k+1 for
+// the k-th Observer's Walker) one-word identity (opWord).
 
 func (w *world) mix(v uint64) { w.trace = mix64(w.trace^v) + 0x632be59bd9b4e019 }
 
@@ -41,7 +43,7 @@ func (w *world) traceEdge(id job.ID, e core.Edge, a job.Attempt) {
 	w.mix(uint64(e.From)<<16 | uint64(e.To)<<8 | uint64(e.Via))
 }
 
-func (w *world) traceInput(n *simNode, ev node.Event) {
+func (w *world) traceInput(n *simNode, m int, ev node.Event) {
 	if w.log != nil {
 		w.logf("%s <- %T %+v", n.worker, ev, ev)
 	}
@@ -102,10 +104,10 @@ func (w *world) traceInput(n *simNode, ev node.Event) {
 	case node.WalkTick:
 		code = 15
 	case node.WalkClaimDone:
-		code, a, b = 16, uint64(e.Op), uint64(len(e.Result.Transitions))
+		code, a, b = 16, opWord(m, uint64(e.Op)), uint64(len(e.Result.Transitions))
 		w.mix(uint64(e.Result.Through.Seq)<<1 | b2u(e.Result.Held))
 	case node.WalkAdvanceDone:
-		code, a, b = 17, uint64(e.Op), b2u(e.Err != nil)
+		code, a, b = 17, opWord(m, uint64(e.Op)), b2u(e.Err != nil)
 	case node.Delivered:
 		code, a, b = 18, uint64(e.Position.Seq), b2u(e.Failed)
 	}
@@ -118,7 +120,7 @@ func (w *world) traceInput(n *simNode, ev node.Event) {
 	w.mix(uint64(ev.At().UnixNano()))
 }
 
-func (w *world) traceCommand(n *simNode, c node.Command) {
+func (w *world) traceCommand(n *simNode, m int, c node.Command) {
 	if w.log != nil {
 		w.logf("%s -> %s", n.worker, c)
 	}
@@ -157,9 +159,9 @@ func (w *world) traceCommand(n *simNode, c node.Command) {
 	case node.PollAfter:
 		code, a = 13, uint64(c.Delay)
 	case node.WalkClaim:
-		code, a, b = 14, uint64(c.Op), uint64(c.Limit)
+		code, a, b = 14, opWord(m, uint64(c.Op)), uint64(c.Limit)
 	case node.WalkAdvance:
-		code, a, b = 15, uint64(c.Op), uint64(c.To.Seq)<<1|b2u(c.Release)
+		code, a, b = 15, opWord(m, uint64(c.Op)), uint64(c.To.Seq)<<1|b2u(c.Release)
 	case node.Deliver:
 		code, a = 16, uint64(c.Transition.Position.Seq)
 	}

@@ -193,10 +193,10 @@ type world struct {
 	deadline     time.Time
 	bound        time.Duration
 
-	oracles []oracle // the run's own registered oracles (oracles.go)
-	scope   []string // the Queues the current claim or expiry sweep names
-	src     OpRef    // the cause of hints the current store call announces
-	srcSeq  int      // the workload call counter
+	oracles runOracles // the run's own registered oracles (oracles.go)
+	scope   []string   // the Queues the current claim or expiry sweep names
+	src     OpRef      // the cause of hints the current store call announces
+	srcSeq  int        // the workload call counter
 
 	log          func(string)
 	events       int
