@@ -29,6 +29,7 @@ import (
 const (
 	targetPostgres = "postgres"
 	targetSQLite   = "sqlite"
+	targetMariaDB  = "mariadb"
 )
 
 // The planted faults of --plant: each makes the torture's own journal,
@@ -53,6 +54,7 @@ type options struct {
 	seed      uint64
 	pgURL     string
 	pgPort    int
+	mdbPort   int
 	workers   int
 	dir       string
 	plant     string
@@ -75,6 +77,8 @@ type coordinator struct {
 	pgBase  string // superuser connection string of the private cluster
 	schema  string
 	cluster *privatedb.Postgres
+	mdb     *privatedb.MariaDB
+	mdbDSN  string // root's DSN on the private MariaDB's database
 	j       *journal.Writer
 	s       store.Store
 	admin   *backwave.Admin
@@ -145,8 +149,12 @@ func (c *coordinator) setup(ctx context.Context) error {
 			c.logf("private PostgreSQL cluster on 127.0.0.1:%d, run as the %s OS user", c.o.pgPort, c.cluster.Account().Name)
 		}
 		c.uri = c.pgBase + "&schema=" + c.schema + "&pool_max_conns=4"
+	case targetMariaDB:
+		if err := c.setupMariaDB(ctx); err != nil {
+			return err
+		}
 	default:
-		return fmt.Errorf("--target %q: want postgres or sqlite", c.o.target)
+		return fmt.Errorf("--target %q: want postgres, mariadb or sqlite", c.o.target)
 	}
 	if c.s, err = openStore(ctx, c.uri); err != nil {
 		return err
@@ -210,6 +218,7 @@ func (c *coordinator) teardown() {
 			c.logf("stop the private cluster: %v", err)
 		}
 	}
+	c.stopMariaDB()
 	if c.j != nil {
 		_ = c.j.Close()
 	}
@@ -251,19 +260,12 @@ func (c *coordinator) chaos(ctx context.Context) (time.Time, error) {
 			from := time.Now()
 			n, err := killListeners(cctx, c.pgBase)
 			c.fault(faultListenKill, from, fmt.Sprintf("%d LISTEN backends ended (%v)", n, errOrNil(err)))
-		case faultRestart, faultCrash:
-			if c.cluster == nil {
-				c.logf("%s skipped: no private cluster to restart", ev.Kind)
-				continue
-			}
-			mode := privatedb.Fast
-			if ev.Kind == faultCrash {
-				mode = privatedb.Immediate
-			}
+		case faultRestart, faultMariaRestart, faultCrash:
+			c.restartServer(ctx, ev.Kind)
+		case faultKillConn:
 			from := time.Now()
-			err := c.cluster.Restart(ctx, mode)
-			c.fault(ev.Kind, from, fmt.Sprintf("pg_ctl restart -m %s (%v)", mode, errOrNil(err)))
-			c.logf("%s took %s (%v)", ev.Kind, time.Since(from).Round(time.Millisecond), errOrNil(err))
+			n, err := mariaKill(cctx, c.mdbDSN, ev.N)
+			c.fault(faultKillConn, from, fmt.Sprintf("%d connections killed (%v)", n, errOrNil(err)))
 		case faultKillInTx:
 			wg.Go(func() { c.killInTx(cctx) })
 		case faultFreeze:
@@ -339,49 +341,6 @@ func (c *coordinator) killInTx(ctx context.Context) {
 	from := time.Now()
 	p.kill()
 	c.fault(faultKillInTx, from, p.name+" killed inside its write transaction")
-}
-
-// runCell injects a cell's span fault from its start to its end.
-func (c *coordinator) runCell(ctx context.Context, cl cell) {
-	if !sleepCtx(ctx, time.Until(cl.From)) {
-		return
-	}
-	c.j.Write(journal.Entry{T: cl.From.UnixNano(), Kind: journal.KindPhase, Note: cl.Name, End: cl.To.UnixNano()})
-	sctx, cancel := context.WithDeadline(ctx, cl.To.Add(-2*time.Second))
-	defer cancel()
-	from := time.Now()
-	switch cl.Name {
-	case faultPool:
-		n, err := holdConnections(sctx, c.pgBase, 300)
-		c.fault(faultPool, from, fmt.Sprintf("%d idle connections held (%v)", n, errOrNil(err)))
-	case faultIdleInTx:
-		err := idleInTx(sctx, c.pgBase)
-		c.fault(faultIdleInTx, from, fmt.Sprintf("idle in transaction with a transaction id (%v)", errOrNil(err)))
-	case faultRR:
-		var wg sync.WaitGroup
-		for range 2 {
-			wg.Go(func() { _ = rrScanner(sctx, c.pgBase, c.schema) })
-		}
-		wg.Wait()
-		c.fault(faultRR, from, "2 REPEATABLE READ scanners, 10 s snapshots")
-	case faultSnapshot:
-		hold := time.Until(cl.To.Add(-2 * time.Second))
-		p, err := c.fl.start("snapshot", roleSnapshot, true, func(cfg *childConfig) { cfg.Hold = hold })
-		if err != nil {
-			c.logf("snapshot reader: %v", err)
-			return
-		}
-		if err := p.waitLine(sctx, "in-snapshot", 60*time.Second); err != nil {
-			c.logf("snapshot reader: %v", err)
-		}
-		<-p.done
-		c.fault(faultSnapshot, from, fmt.Sprintf("one read snapshot held for %s", time.Since(from).Round(time.Second)))
-	case faultHighLoad, faultBurst, faultRepeatedKills, "pg_backend_kill":
-		<-sctx.Done()
-		if cl.Name == faultHighLoad || cl.Name == faultBurst {
-			c.fault(cl.Name, from, "producer load cell")
-		}
-	}
 }
 
 // sample watches the run once a second: the SQLite write-ahead log's size,
