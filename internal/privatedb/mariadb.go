@@ -213,7 +213,7 @@ func (m *MariaDB) Start(ctx context.Context) error {
 	return nil
 }
 
-// waitReady waits until root connects over TCP, then makes the database
+// waitReady waits until root connects over TCP and makes the database
 // test.
 func (m *MariaDB) waitReady(ctx context.Context, limit time.Duration) error {
 	db, err := sql.Open("mysql", m.DSN(""))
@@ -223,11 +223,10 @@ func (m *MariaDB) waitReady(ctx context.Context, limit time.Duration) error {
 	defer db.Close()
 	deadline := time.Now().Add(limit)
 	for {
-		err := db.PingContext(ctx)
+		// A Galera node accepts connections before it has joined its
+		// cluster and refuses statements until then: retry both.
+		_, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS test")
 		if err == nil {
-			if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS test"); err != nil {
-				return fmt.Errorf("create database test: %w", err)
-			}
 			return nil
 		}
 		select {
