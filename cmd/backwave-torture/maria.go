@@ -50,7 +50,12 @@ func startPrivateMariaDB(ctx context.Context, dir, within string, port int) (*pr
 func (c *coordinator) setupMariaDB(ctx context.Context) error {
 	c.schema = fmt.Sprintf("torture_%d_", c.o.seed%1_000_000)
 	var err error
-	if c.mdb, err = startPrivateMariaDB(ctx, filepath.Join(c.dir, "mdb"), c.dir, c.o.mdbPort); err != nil {
+	if c.o.target == targetGalera {
+		if c.galera, err = startPrivateGalera(ctx, filepath.Join(c.dir, "galera"), c.dir, c.o.mdbPort); err != nil {
+			return err
+		}
+		c.mdb = c.galera.Nodes()[0]
+	} else if c.mdb, err = startPrivateMariaDB(ctx, filepath.Join(c.dir, "mdb"), c.dir, c.o.mdbPort); err != nil {
 		return err
 	}
 	db, err := sql.Open("mysql", c.mdb.DSN("test"))
@@ -73,7 +78,11 @@ func (c *coordinator) setupMariaDB(ctx context.Context) error {
 	cfg.User = sideUser
 	c.mdbDSN = cfg.FormatDSN()
 	c.uri = c.mdb.URL("test") + "?schema=" + c.schema
-	c.logf("private MariaDB server on 127.0.0.1:%d, run as the %s OS user", c.o.mdbPort, c.mdb.Account().Name)
+	if c.galera != nil {
+		c.logf("private Galera cluster of %d nodes on 127.0.0.1:%d–%d, run as the %s OS user", galeraNodes, c.o.mdbPort, c.o.mdbPort+galeraNodes-1, c.mdb.Account().Name)
+	} else {
+		c.logf("private MariaDB server on 127.0.0.1:%d, run as the %s OS user", c.o.mdbPort, c.mdb.Account().Name)
+	}
 	return nil
 }
 
@@ -84,6 +93,14 @@ func (c *coordinator) stopMariaDB() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	if c.galera != nil {
+		c.nodeMu.Lock()
+		defer c.nodeMu.Unlock()
+		if err := c.galera.Stop(ctx); err != nil {
+			c.logf("stop the private Galera cluster: %v", err)
+		}
+		return
+	}
 	if err := c.mdb.Stop(ctx, privatedb.Fast); err != nil {
 		c.logf("stop the private MariaDB server: %v", err)
 	}

@@ -435,7 +435,7 @@ func runTxKill(ctx context.Context, cfg childConfig, j *journal.Writer) error {
 		if _, err := c.EnqueueManyTx(ctx, tx, params); err != nil {
 			return fmt.Errorf("enqueue in tx: %w", err)
 		}
-	case targetMariaDB:
+	case targetMariaDB, targetGalera:
 		// The application's own *sql.DB: the store opened on it, the
 		// transaction begun on it, as a Transactional Enqueue does.
 		u, err := url.Parse(cfg.URI)

@@ -30,6 +30,7 @@ const (
 	targetPostgres = "postgres"
 	targetSQLite   = "sqlite"
 	targetMariaDB  = "mariadb"
+	targetGalera   = "galera"
 )
 
 // The planted faults of --plant: each makes the torture's own journal,
@@ -79,6 +80,8 @@ type coordinator struct {
 	cluster *privatedb.Postgres
 	mdb     *privatedb.MariaDB
 	mdbDSN  string // root's DSN on the private MariaDB's database
+	galera  *privatedb.Galera
+	nodeMu  sync.Mutex // one node crash at a time
 	j       *journal.Writer
 	s       store.Store
 	admin   *backwave.Admin
@@ -149,7 +152,7 @@ func (c *coordinator) setup(ctx context.Context) error {
 			c.logf("private PostgreSQL cluster on 127.0.0.1:%d, run as the %s OS user", c.o.pgPort, c.cluster.Account().Name)
 		}
 		c.uri = c.pgBase + "&schema=" + c.schema + "&pool_max_conns=4"
-	case targetMariaDB:
+	case targetMariaDB, targetGalera:
 		if err := c.setupMariaDB(ctx); err != nil {
 			return err
 		}
@@ -189,7 +192,7 @@ func (c *coordinator) setup(ctx context.Context) error {
 	}
 	c.fl = newFleet(bin, base, filepath.Join(c.dir, "log"))
 	for i := 1; i <= c.o.workers; i++ {
-		if _, err := c.fl.start(fmt.Sprintf("w%d", i), roleWorker, false, nil); err != nil {
+		if _, err := c.fl.start(fmt.Sprintf("w%d", i), roleWorker, false, c.workerNode(i)); err != nil {
 			return err
 		}
 	}
@@ -262,6 +265,8 @@ func (c *coordinator) chaos(ctx context.Context) (time.Time, error) {
 			c.fault(faultListenKill, from, fmt.Sprintf("%d LISTEN backends ended (%v)", n, errOrNil(err)))
 		case faultRestart, faultMariaRestart, faultCrash:
 			c.restartServer(ctx, ev.Kind)
+		case faultNodeCrash:
+			wg.Go(func() { c.crashNode(ctx, r) })
 		case faultKillConn:
 			from := time.Now()
 			n, err := mariaKill(cctx, c.mdbDSN, ev.N)
@@ -301,9 +306,10 @@ func (c *coordinator) kill9(r *rand.Rand) {
 	from := time.Now()
 	p.kill()
 	c.fault(faultKill9, from, p.name)
+	edit := c.workerNode(slotNumber(slot))
 	go func() {
 		time.Sleep(time.Duration(500+r.IntN(1000)) * time.Millisecond)
-		if _, err := c.fl.start(slot, roleWorker, false, nil); err != nil {
+		if _, err := c.fl.start(slot, roleWorker, false, edit); err != nil {
 			c.logf("restart %s: %v", slot, err)
 		}
 	}()
@@ -407,7 +413,7 @@ func (c *coordinator) heal(ctx context.Context, healedAt time.Time) time.Time {
 	for i := 1; i <= c.o.workers; i++ {
 		slot := fmt.Sprintf("w%d", i)
 		if _, ok := c.fl.get(slot); !ok {
-			if _, err := c.fl.start(slot, roleWorker, false, nil); err != nil {
+			if _, err := c.fl.start(slot, roleWorker, false, c.workerNode(i)); err != nil {
 				c.logf("restart %s: %v", slot, err)
 			}
 		}
@@ -460,7 +466,7 @@ func (c *coordinator) finish(ctx context.Context, healedAt, recovered time.Time)
 		}
 		// A restart stops the store; a frozen worker may hold locks
 		// (on SQLite the file's write lock) that stall everyone.
-		if e.Kind == journal.KindFault && (e.Note == faultRestart || e.Note == faultCrash || e.Note == faultFreeze) {
+		if e.Kind == journal.KindFault && (e.Note == faultRestart || e.Note == faultMariaRestart || e.Note == faultCrash || e.Note == faultNodeCrash || e.Note == faultFreeze) {
 			to := time.Unix(0, max(e.End, e.T)).Add(5 * time.Second)
 			outages = append(outages, audit.Window{From: e.Time(), To: to})
 		}
@@ -483,6 +489,7 @@ func (c *coordinator) finish(ctx context.Context, healedAt, recovered time.Time)
 	in := audit.Input{Entries: entries, Jobs: jobs, Queues: qs, Params: p}
 	vs := audit.Run(in)
 	rep := buildReport(c, in, torn, healedAt, recovered)
+	rep.notes = append(rep.notes, c.galeraNotes(ctx)...)
 	rep.notes = append(rep.notes, childErrors(filepath.Join(c.dir, "log"))...)
 	c.printViolations(in, vs)
 	text := rep.markdown(vs)

@@ -18,6 +18,9 @@ var (
 	// listen_kill: MariaDB has no LISTEN/NOTIFY, so there is no Wake-Up
 	// Hint connection to end.
 	mariadbCells = []string{"idle_in_tx", "active_readers", "pool_exhaustion", "connection_kill", "mariadb_restart", "crash_recovery", "repeated_kills", "sustained_high_load", "event_burst", "kill_in_tx"}
+	// galeraCells are mariadbCells with node crashes for the whole
+	// server's restarts.
+	galeraCells = []string{"idle_in_tx", "active_readers", "pool_exhaustion", "connection_kill", "node_crash", "repeated_kills", "sustained_high_load", "event_burst", "kill_in_tx"}
 )
 
 // The kinds of fault the coordinator injects, as counted in the report.
@@ -39,6 +42,7 @@ const (
 	faultKillConn      = "kill_connection" // MariaDB: KILL CONNECTION of random connections
 	faultMariaRestart  = "mariadb_restart" // MariaDB: SIGTERM (a clean shutdown) and a new mariadbd
 	cellKillConn       = "connection_kill" // MariaDB: the cell of repeated KILL CONNECTIONs
+	faultNodeCrash     = "node_crash"      // Galera: SIGKILL of a node's mariadbd, restarted 2 s later to rejoin
 )
 
 // freezeFor is how long a frozen worker stays stopped: past its Lease
@@ -90,6 +94,8 @@ func plan(seed uint64, target string, chaos time.Duration) schedule {
 		rest = sqliteCells
 	case targetMariaDB:
 		rest = mariadbCells
+	case targetGalera:
+		rest = galeraCells
 	}
 	rest = append([]string(nil), rest...)
 	r.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
@@ -125,7 +131,7 @@ func plan(seed uint64, target string, chaos time.Duration) schedule {
 			add(t, faultListenKill, 0)
 		}
 	}
-	if target == targetMariaDB {
+	if target == targetMariaDB || target == targetGalera {
 		for t := chaosFrom + uniform(r, 8*time.Second, 20*time.Second); t < chaos; t += uniform(r, 8*time.Second, 20*time.Second) {
 			add(t, faultKillConn, 1)
 		}
@@ -147,6 +153,8 @@ func plan(seed uint64, target string, chaos time.Duration) schedule {
 			}
 		case faultMariaRestart:
 			add(c.Start+c.Dur/3, faultMariaRestart, 0)
+		case faultNodeCrash:
+			add(c.Start+c.Dur/4, faultNodeCrash, 0)
 		case faultListenKill:
 			for t := c.Start + time.Second; t < end; t += 5 * time.Second {
 				add(t, faultListenKill, 0)
