@@ -94,10 +94,13 @@ func (c *coordinator) galeraNotes(ctx context.Context) []string {
 		if err != nil {
 			continue
 		}
+		// SHOW cannot take a placeholder; the names are this file's own.
 		get := func(name string) int64 {
 			var n string
 			var v int64
-			_ = db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE ?", name).Scan(&n, &v)
+			if err := db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE '"+name+"'").Scan(&n, &v); err != nil {
+				return -1
+			}
 			return v
 		}
 		lc, cf, ba := get("wsrep_local_commits"), get("wsrep_local_cert_failures"), get("wsrep_local_bf_aborts")
