@@ -1,6 +1,7 @@
 // Command backwave-torture is the Torture Suite: a randomized concurrent
 // workload hammers a real database — PostgreSQL (a private cluster it
-// starts, or --pg-url) or one SQLite file — while the run injects real
+// starts, or --pg-url), MariaDB (a private server it starts) or one SQLite
+// file — while the run injects real
 // faults, and then invariants are audited over the final state, the
 // Transition Log and a client-side journal of what each process observed.
 // It is a discovery instrument, never a gate: a violation is always a bug.
@@ -17,6 +18,8 @@
 //
 //	backwave-torture --target postgres --smoke
 //	backwave-torture --target postgres --short
+//	backwave-torture --target mariadb --smoke
+//	backwave-torture --target galera --smoke
 //	backwave-torture --target sqlite --for 30m --report /tmp/sqlite.md
 //	backwave-torture --target sqlite --for 90s --plant drop-journal
 //
@@ -51,7 +54,7 @@ func coordinatorMain(args []string) int {
 	fs := flag.NewFlagSet("backwave-torture", flag.ContinueOnError)
 	var o options
 	var seed int64
-	fs.StringVar(&o.target, "target", "", "the store to torture: postgres or sqlite")
+	fs.StringVar(&o.target, "target", "", "the store to torture: postgres, mariadb, galera or sqlite")
 	fs.BoolVar(&o.short, "short", false, "a short run (4 minutes, at most 5)")
 	fs.BoolVar(&o.smoke, "smoke", false, "a one-minute run for CI: every fault of the target once, a 500-job burst, liveness bound 2m")
 	fs.DurationVar(&o.dur, "for", 0, "run length, faults then healing (30m and up for the long mode)")
@@ -59,7 +62,8 @@ func coordinatorMain(args []string) int {
 	fs.StringVar(&o.pgURL, "pg-url", "", "a PostgreSQL to torture instead of a private cluster (never the shared one on port 5432)")
 	pgPrivate := fs.Bool("pg-private", true, "start a private PostgreSQL cluster for the run (the default unless --pg-url is given)")
 	fs.IntVar(&o.pgPort, "pg-port", 5499, "the private cluster's port")
-	fs.IntVar(&o.workers, "workers", 0, "worker processes (0: 6 on postgres, 5 on sqlite: 8 processes on the file)")
+	fs.IntVar(&o.mdbPort, "mariadb-port", 3397, "the private MariaDB server's port (--target mariadb); Galera's first node's, the others' the next ones (--target galera)")
+	fs.IntVar(&o.workers, "workers", 0, "worker processes (0: 6 on postgres and mariadb, 5 on sqlite: 8 processes on the file)")
 	fs.StringVar(&o.dir, "dir", "", "work directory for journals, logs and the database (default: a new temporary one)")
 	fs.StringVar(&o.plant, "plant", "", "plant a fault the audits must find: "+strings.Join(plants, ", "))
 	fs.StringVar(&o.report, "report", "", "where to write the Markdown report (default: report.md in the work directory)")
@@ -96,8 +100,16 @@ func coordinatorMain(args []string) int {
 func (o *options) resolve(seed int64, pgPrivate bool) error {
 	switch o.target {
 	case targetPostgres, targetSQLite:
+	case targetMariaDB, targetGalera:
+		last := o.mdbPort
+		if o.target == targetGalera {
+			last += galeraNodes - 1
+		}
+		if o.mdbPort < 1024 || last > 65535 || (o.mdbPort <= 3306 && 3306 <= last) {
+			return fmt.Errorf("--mariadb-port %d: want 1024–65535 and not 3306, the machine-wide MariaDB's (Galera's nodes take it and the next %d)", o.mdbPort, galeraNodes-1)
+		}
 	default:
-		return fmt.Errorf("--target %q: want postgres or sqlite", o.target)
+		return fmt.Errorf("--target %q: want postgres, mariadb, galera or sqlite", o.target)
 	}
 	if o.plant != "" && !slices.Contains(plants, o.plant) {
 		return fmt.Errorf("--plant %q: want one of %s", o.plant, strings.Join(plants, ", "))

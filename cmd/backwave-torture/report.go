@@ -56,6 +56,12 @@ func buildReport(c *coordinator, in audit.Input, torn int, healed, recovered tim
 	if c.o.target != targetSQLite {
 		r.walBound = 0
 	}
+	if c.o.target == targetGalera {
+		r.notes = append(r.notes, fmt.Sprintf("Galera: %d nodes; worker slot i runs on node (i-1) mod %d, the producer, operator, reader and coordinator on node 1. node_crash SIGKILLs node 2's or 3's mariadbd and starts it again 2 s later to rejoin; node 1 is never crashed, and the whole-server mariadb_restart and crash_recovery are left out. kill_connection, pool_exhaustion, idle_in_tx and active_readers act on node 1. Left out as on MariaDB: listen_kill, snapshot_reader, the write-ahead log bound and the wait events column.", galeraNodes, galeraNodes))
+	}
+	if c.o.target == targetMariaDB {
+		r.notes = append(r.notes, "MariaDB: pg_terminate and postgres_restart are kill_connection (KILL CONNECTION) and mariadb_restart (SIGTERM of mariadbd, then a new one); crash_recovery is a SIGKILL of mariadbd and InnoDB's recovery. Left out, as PostgreSQL's or SQLite's own: listen_kill (MariaDB has no LISTEN/NOTIFY, so no hint connection to end), snapshot_reader and the write-ahead log bound (SQLite's), and the wait events column (pg_stat_activity's).")
+	}
 	c.mu.Lock()
 	r.walMax = c.walMax
 	waits := c.waits
@@ -265,7 +271,7 @@ func (r *report) markdown(vs []audit.Violation) string {
 	for _, n := range audit.Names {
 		val := fmt.Sprint(counts[n])
 		if n == audit.WALBound && r.walBound == 0 {
-			val = "n/a (PostgreSQL)"
+			val = "n/a (SQLite only)"
 		}
 		fmt.Fprintf(&b, "| %s | %s |\n", n, val)
 	}
@@ -284,12 +290,9 @@ func (r *report) markdown(vs []audit.Violation) string {
 	sort.Strings(ops)
 	fmt.Fprintf(&b, "Operator and store actions that succeeded: %s.\n\n", strings.Join(ops, ", "))
 	b.WriteString("| fault | injected | recovery min / median / max |\n|---|---|---|\n")
-	kinds := []string{faultKill9, faultFreeze, faultTerminate, faultRestart, faultCrash, faultPool, faultIdleInTx, faultRR, faultListenKill, faultBurst, faultHighLoad, faultKillInTx, faultSnapshot}
+	kinds := []string{faultKill9, faultFreeze, faultTerminate, faultKillConn, faultRestart, faultMariaRestart, faultCrash, faultNodeCrash, faultPool, faultIdleInTx, faultRR, faultListenKill, faultBurst, faultHighLoad, faultKillInTx, faultSnapshot}
 	for _, k := range kinds {
-		if r.target == targetSQLite && (k == faultTerminate || k == faultRestart || k == faultCrash || k == faultPool || k == faultIdleInTx || k == faultRR || k == faultListenKill) {
-			continue
-		}
-		if r.target == targetPostgres && k == faultSnapshot {
+		if !targetHas(r.target, k) {
 			continue
 		}
 		fmt.Fprintf(&b, "| %s | %d | %s |\n", k, r.faults[k], minMedMax(r.recovery[k]))
@@ -335,6 +338,29 @@ func (r *report) markdown(vs []audit.Violation) string {
 	}
 	fmt.Fprintf(&b, "\nFault schedule:\n\n```\n%s```\n", r.schedule)
 	return b.String()
+}
+
+// targetHas reports whether target's runs inject the fault kind k.
+func targetHas(target, k string) bool {
+	switch k {
+	case faultKill9, faultFreeze, faultBurst, faultHighLoad, faultKillInTx:
+		return true
+	case faultPool, faultIdleInTx, faultRR:
+		return target != targetSQLite
+	case faultCrash:
+		return target == targetPostgres || target == targetMariaDB
+	case faultTerminate, faultRestart, faultListenKill:
+		return target == targetPostgres
+	case faultKillConn:
+		return target == targetMariaDB || target == targetGalera
+	case faultMariaRestart:
+		return target == targetMariaDB
+	case faultNodeCrash:
+		return target == targetGalera
+	case faultSnapshot:
+		return target == targetSQLite
+	}
+	return false
 }
 
 // leaseEnded returns how long after kill (Unix ns) the job's Attempt a

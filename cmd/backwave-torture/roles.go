@@ -14,6 +14,7 @@ import (
 
 	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/cmd/backwave-torture/journal"
+	"github.com/backwave/backwave/store/mariadb"
 	"github.com/backwave/backwave/store/postgres"
 	"github.com/backwave/backwave/store/sqlite"
 )
@@ -420,6 +421,37 @@ func runTxKill(ctx context.Context, cfg childConfig, j *journal.Writer) error {
 		}
 		defer db.Close()
 		st, err := sqlite.OpenDB(ctx, db, sqlite.Options{Schema: schema, ManualMigrate: true})
+		if err != nil {
+			return fmt.Errorf("open store on the shared db: %w", err)
+		}
+		c, err := backwave.NewClient(st, backwave.Config{Logger: quietLogger()})
+		if err != nil {
+			return fmt.Errorf("client: %w", err)
+		}
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("begin: %w", err)
+		}
+		if _, err := c.EnqueueManyTx(ctx, tx, params); err != nil {
+			return fmt.Errorf("enqueue in tx: %w", err)
+		}
+	case targetMariaDB, targetGalera:
+		// The application's own *sql.DB: the store opened on it, the
+		// transaction begun on it, as a Transactional Enqueue does.
+		u, err := url.Parse(cfg.URI)
+		if err != nil {
+			return fmt.Errorf("store URI: %w", err)
+		}
+		mcfg, opts, err := mariadb.ParseURI(u)
+		if err != nil {
+			return fmt.Errorf("store URI: %w", err)
+		}
+		db, err := sql.Open("mysql", mcfg.FormatDSN())
+		if err != nil {
+			return fmt.Errorf("open: %w", err)
+		}
+		defer db.Close()
+		st, err := mariadb.OpenDB(ctx, db, mariadb.Options{Schema: opts.Schema, ManualMigrate: true})
 		if err != nil {
 			return fmt.Errorf("open store on the shared db: %w", err)
 		}

@@ -29,6 +29,8 @@ import (
 const (
 	targetPostgres = "postgres"
 	targetSQLite   = "sqlite"
+	targetMariaDB  = "mariadb"
+	targetGalera   = "galera"
 )
 
 // The planted faults of --plant: each makes the torture's own journal,
@@ -53,6 +55,7 @@ type options struct {
 	seed      uint64
 	pgURL     string
 	pgPort    int
+	mdbPort   int
 	workers   int
 	dir       string
 	plant     string
@@ -75,6 +78,10 @@ type coordinator struct {
 	pgBase  string // superuser connection string of the private cluster
 	schema  string
 	cluster *privatedb.Postgres
+	mdb     *privatedb.MariaDB
+	mdbDSN  string // root's DSN on the private MariaDB's database
+	galera  *privatedb.Galera
+	nodeMu  sync.Mutex // one node crash at a time
 	j       *journal.Writer
 	s       store.Store
 	admin   *backwave.Admin
@@ -145,8 +152,12 @@ func (c *coordinator) setup(ctx context.Context) error {
 			c.logf("private PostgreSQL cluster on 127.0.0.1:%d, run as the %s OS user", c.o.pgPort, c.cluster.Account().Name)
 		}
 		c.uri = c.pgBase + "&schema=" + c.schema + "&pool_max_conns=4"
+	case targetMariaDB, targetGalera:
+		if err := c.setupMariaDB(ctx); err != nil {
+			return err
+		}
 	default:
-		return fmt.Errorf("--target %q: want postgres or sqlite", c.o.target)
+		return fmt.Errorf("--target %q: want postgres, mariadb or sqlite", c.o.target)
 	}
 	if c.s, err = openStore(ctx, c.uri); err != nil {
 		return err
@@ -181,7 +192,7 @@ func (c *coordinator) setup(ctx context.Context) error {
 	}
 	c.fl = newFleet(bin, base, filepath.Join(c.dir, "log"))
 	for i := 1; i <= c.o.workers; i++ {
-		if _, err := c.fl.start(fmt.Sprintf("w%d", i), roleWorker, false, nil); err != nil {
+		if _, err := c.fl.start(fmt.Sprintf("w%d", i), roleWorker, false, c.workerNode(i)); err != nil {
 			return err
 		}
 	}
@@ -210,6 +221,7 @@ func (c *coordinator) teardown() {
 			c.logf("stop the private cluster: %v", err)
 		}
 	}
+	c.stopMariaDB()
 	if c.j != nil {
 		_ = c.j.Close()
 	}
@@ -251,19 +263,14 @@ func (c *coordinator) chaos(ctx context.Context) (time.Time, error) {
 			from := time.Now()
 			n, err := killListeners(cctx, c.pgBase)
 			c.fault(faultListenKill, from, fmt.Sprintf("%d LISTEN backends ended (%v)", n, errOrNil(err)))
-		case faultRestart, faultCrash:
-			if c.cluster == nil {
-				c.logf("%s skipped: no private cluster to restart", ev.Kind)
-				continue
-			}
-			mode := privatedb.Fast
-			if ev.Kind == faultCrash {
-				mode = privatedb.Immediate
-			}
+		case faultRestart, faultMariaRestart, faultCrash:
+			c.restartServer(ctx, ev.Kind)
+		case faultNodeCrash:
+			wg.Go(func() { c.crashNode(ctx, r) })
+		case faultKillConn:
 			from := time.Now()
-			err := c.cluster.Restart(ctx, mode)
-			c.fault(ev.Kind, from, fmt.Sprintf("pg_ctl restart -m %s (%v)", mode, errOrNil(err)))
-			c.logf("%s took %s (%v)", ev.Kind, time.Since(from).Round(time.Millisecond), errOrNil(err))
+			n, err := mariaKill(cctx, c.mdbDSN, ev.N)
+			c.fault(faultKillConn, from, fmt.Sprintf("%d connections killed (%v)", n, errOrNil(err)))
 		case faultKillInTx:
 			wg.Go(func() { c.killInTx(cctx) })
 		case faultFreeze:
@@ -299,9 +306,10 @@ func (c *coordinator) kill9(r *rand.Rand) {
 	from := time.Now()
 	p.kill()
 	c.fault(faultKill9, from, p.name)
+	edit := c.workerNode(slotNumber(slot))
 	go func() {
 		time.Sleep(time.Duration(500+r.IntN(1000)) * time.Millisecond)
-		if _, err := c.fl.start(slot, roleWorker, false, nil); err != nil {
+		if _, err := c.fl.start(slot, roleWorker, false, edit); err != nil {
 			c.logf("restart %s: %v", slot, err)
 		}
 	}()
@@ -339,49 +347,6 @@ func (c *coordinator) killInTx(ctx context.Context) {
 	from := time.Now()
 	p.kill()
 	c.fault(faultKillInTx, from, p.name+" killed inside its write transaction")
-}
-
-// runCell injects a cell's span fault from its start to its end.
-func (c *coordinator) runCell(ctx context.Context, cl cell) {
-	if !sleepCtx(ctx, time.Until(cl.From)) {
-		return
-	}
-	c.j.Write(journal.Entry{T: cl.From.UnixNano(), Kind: journal.KindPhase, Note: cl.Name, End: cl.To.UnixNano()})
-	sctx, cancel := context.WithDeadline(ctx, cl.To.Add(-2*time.Second))
-	defer cancel()
-	from := time.Now()
-	switch cl.Name {
-	case faultPool:
-		n, err := holdConnections(sctx, c.pgBase, 300)
-		c.fault(faultPool, from, fmt.Sprintf("%d idle connections held (%v)", n, errOrNil(err)))
-	case faultIdleInTx:
-		err := idleInTx(sctx, c.pgBase)
-		c.fault(faultIdleInTx, from, fmt.Sprintf("idle in transaction with a transaction id (%v)", errOrNil(err)))
-	case faultRR:
-		var wg sync.WaitGroup
-		for range 2 {
-			wg.Go(func() { _ = rrScanner(sctx, c.pgBase, c.schema) })
-		}
-		wg.Wait()
-		c.fault(faultRR, from, "2 REPEATABLE READ scanners, 10 s snapshots")
-	case faultSnapshot:
-		hold := time.Until(cl.To.Add(-2 * time.Second))
-		p, err := c.fl.start("snapshot", roleSnapshot, true, func(cfg *childConfig) { cfg.Hold = hold })
-		if err != nil {
-			c.logf("snapshot reader: %v", err)
-			return
-		}
-		if err := p.waitLine(sctx, "in-snapshot", 60*time.Second); err != nil {
-			c.logf("snapshot reader: %v", err)
-		}
-		<-p.done
-		c.fault(faultSnapshot, from, fmt.Sprintf("one read snapshot held for %s", time.Since(from).Round(time.Second)))
-	case faultHighLoad, faultBurst, faultRepeatedKills, "pg_backend_kill":
-		<-sctx.Done()
-		if cl.Name == faultHighLoad || cl.Name == faultBurst {
-			c.fault(cl.Name, from, "producer load cell")
-		}
-	}
 }
 
 // sample watches the run once a second: the SQLite write-ahead log's size,
@@ -448,7 +413,7 @@ func (c *coordinator) heal(ctx context.Context, healedAt time.Time) time.Time {
 	for i := 1; i <= c.o.workers; i++ {
 		slot := fmt.Sprintf("w%d", i)
 		if _, ok := c.fl.get(slot); !ok {
-			if _, err := c.fl.start(slot, roleWorker, false, nil); err != nil {
+			if _, err := c.fl.start(slot, roleWorker, false, c.workerNode(i)); err != nil {
 				c.logf("restart %s: %v", slot, err)
 			}
 		}
@@ -501,7 +466,7 @@ func (c *coordinator) finish(ctx context.Context, healedAt, recovered time.Time)
 		}
 		// A restart stops the store; a frozen worker may hold locks
 		// (on SQLite the file's write lock) that stall everyone.
-		if e.Kind == journal.KindFault && (e.Note == faultRestart || e.Note == faultCrash || e.Note == faultFreeze) {
+		if e.Kind == journal.KindFault && (e.Note == faultRestart || e.Note == faultMariaRestart || e.Note == faultCrash || e.Note == faultNodeCrash || e.Note == faultFreeze) {
 			to := time.Unix(0, max(e.End, e.T)).Add(5 * time.Second)
 			outages = append(outages, audit.Window{From: e.Time(), To: to})
 		}
@@ -524,6 +489,7 @@ func (c *coordinator) finish(ctx context.Context, healedAt, recovered time.Time)
 	in := audit.Input{Entries: entries, Jobs: jobs, Queues: qs, Params: p}
 	vs := audit.Run(in)
 	rep := buildReport(c, in, torn, healedAt, recovered)
+	rep.notes = append(rep.notes, c.galeraNotes(ctx)...)
 	rep.notes = append(rep.notes, childErrors(filepath.Join(c.dir, "log"))...)
 	c.printViolations(in, vs)
 	text := rep.markdown(vs)

@@ -14,6 +14,13 @@ import (
 var (
 	postgresCells = []string{"idle_in_tx", "active_readers", "pool_exhaustion", "pg_backend_kill", "postgres_restart", "crash_recovery", "repeated_kills", "listen_kill", "sustained_high_load", "event_burst", "kill_in_tx"}
 	sqliteCells   = []string{"snapshot_reader", "repeated_kills", "kill_in_tx", "sustained_high_load", "event_burst"}
+	// mariadbCells are postgresCells with MariaDB's own names, less
+	// listen_kill: MariaDB has no LISTEN/NOTIFY, so there is no Wake-Up
+	// Hint connection to end.
+	mariadbCells = []string{"idle_in_tx", "active_readers", "pool_exhaustion", "connection_kill", "mariadb_restart", "crash_recovery", "repeated_kills", "sustained_high_load", "event_burst", "kill_in_tx"}
+	// galeraCells are mariadbCells with node crashes for the whole
+	// server's restarts.
+	galeraCells = []string{"idle_in_tx", "active_readers", "pool_exhaustion", "connection_kill", "node_crash", "repeated_kills", "sustained_high_load", "event_burst", "kill_in_tx"}
 )
 
 // The kinds of fault the coordinator injects, as counted in the report.
@@ -31,7 +38,11 @@ const (
 	faultKillInTx      = "kill_in_tx"      // SIGKILL of a process inside a write transaction
 	faultSnapshot      = "snapshot_reader" // SQLite: a reader holding one snapshot
 	faultRepeatedKills = "repeated_kills"
-	faultFreeze        = "freeze" // SIGSTOP of a worker past its Lease, then SIGCONT: an isolated node's late outcomes
+	faultFreeze        = "freeze"          // SIGSTOP of a worker past its Lease, then SIGCONT: an isolated node's late outcomes
+	faultKillConn      = "kill_connection" // MariaDB: KILL CONNECTION of random connections
+	faultMariaRestart  = "mariadb_restart" // MariaDB: SIGTERM (a clean shutdown) and a new mariadbd
+	cellKillConn       = "connection_kill" // MariaDB: the cell of repeated KILL CONNECTIONs
+	faultNodeCrash     = "node_crash"      // Galera: SIGKILL of a node's mariadbd, restarted 2 s later to rejoin
 )
 
 // freezeFor is how long a frozen worker stays stopped: past its Lease
@@ -78,8 +89,13 @@ func uniform(r *rand.Rand, lo, hi time.Duration) time.Duration {
 func plan(seed uint64, target string, chaos time.Duration) schedule {
 	r := rand.New(rand.NewPCG(seed, 0x7077))
 	rest := postgresCells
-	if target == targetSQLite {
+	switch target {
+	case targetSQLite:
 		rest = sqliteCells
+	case targetMariaDB:
+		rest = mariadbCells
+	case targetGalera:
+		rest = galeraCells
 	}
 	rest = append([]string(nil), rest...)
 	r.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
@@ -115,6 +131,11 @@ func plan(seed uint64, target string, chaos time.Duration) schedule {
 			add(t, faultListenKill, 0)
 		}
 	}
+	if target == targetMariaDB || target == targetGalera {
+		for t := chaosFrom + uniform(r, 8*time.Second, 20*time.Second); t < chaos; t += uniform(r, 8*time.Second, 20*time.Second) {
+			add(t, faultKillConn, 1)
+		}
+	}
 	for _, c := range s.Cells {
 		end := c.Start + c.Dur
 		switch c.Name {
@@ -126,6 +147,14 @@ func plan(seed uint64, target string, chaos time.Duration) schedule {
 			for t := c.Start + time.Second; t < end; t += uniform(r, time.Second, 3*time.Second) {
 				add(t, faultTerminate, 1+r.IntN(3))
 			}
+		case cellKillConn:
+			for t := c.Start + time.Second; t < end; t += uniform(r, time.Second, 3*time.Second) {
+				add(t, faultKillConn, 1+r.IntN(3))
+			}
+		case faultMariaRestart:
+			add(c.Start+c.Dur/3, faultMariaRestart, 0)
+		case faultNodeCrash:
+			add(c.Start+c.Dur/4, faultNodeCrash, 0)
 		case faultListenKill:
 			for t := c.Start + time.Second; t < end; t += 5 * time.Second {
 				add(t, faultListenKill, 0)

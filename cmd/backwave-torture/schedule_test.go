@@ -8,7 +8,7 @@ import (
 )
 
 func TestScheduleIsAFunctionOfTheSeed(t *testing.T) {
-	for _, target := range []string{targetPostgres, targetSQLite} {
+	for _, target := range []string{targetPostgres, targetSQLite, targetMariaDB, targetGalera} {
 		a, b := plan(42, target, 25*time.Minute), plan(42, target, 25*time.Minute)
 		if a.String() != b.String() || len(a.Events) != len(b.Events) {
 			t.Fatalf("%s: one seed, two schedules:\n%s\n%s", target, a, b)
@@ -25,10 +25,14 @@ func TestScheduleHasEveryFault(t *testing.T) {
 	want := map[string][]string{
 		targetPostgres: {faultKill9, faultFreeze, faultTerminate, faultRestart, faultCrash, faultListenKill, faultKillInTx},
 		targetSQLite:   {faultKill9, faultFreeze, faultKillInTx},
+		targetMariaDB:  {faultKill9, faultFreeze, faultKillConn, faultMariaRestart, faultCrash, faultKillInTx},
+		targetGalera:   {faultKill9, faultFreeze, faultKillConn, faultNodeCrash, faultKillInTx},
 	}
 	cells := map[string][]string{
 		targetPostgres: {faultPool, faultIdleInTx, faultRR, faultBurst, faultHighLoad, faultRepeatedKills, "pg_backend_kill", "calm", "ceiling_probe"},
 		targetSQLite:   {faultSnapshot, faultBurst, faultHighLoad, faultRepeatedKills, "calm", "ceiling_probe"},
+		targetMariaDB:  {faultPool, faultIdleInTx, faultRR, faultBurst, faultHighLoad, faultRepeatedKills, cellKillConn, "calm", "ceiling_probe"},
+		targetGalera:   {faultPool, faultIdleInTx, faultRR, faultBurst, faultHighLoad, faultRepeatedKills, cellKillConn, "calm", "ceiling_probe"},
 	}
 	smoke := options{target: targetPostgres, smoke: true}
 	if err := smoke.resolve(1, true); err != nil {
@@ -80,6 +84,8 @@ func TestFlagsRefuseTheSharedInstanceAndBadInput(t *testing.T) {
 		{"--target", "postgres", "--for", "1m", "--pg-url", "postgres://postgres@127.0.0.1:5432/postgres"},
 		{"--target", "postgres", "--for", "1m", "--pg-url", "postgres://postgres@127.0.0.1/postgres"},
 		{"--target", "mysql", "--short"},
+		{"--target", "mariadb", "--short", "--mariadb-port", "3306"},
+		{"--target", "galera", "--short", "--mariadb-port", "3304"},
 		{"--target", "sqlite"},
 		{"--target", "sqlite", "--short", "--for", "10m"},
 		{"--target", "sqlite", "--short", "--plant", "nonsense"},

@@ -11,9 +11,11 @@
 //	vopr replay [-v] [-panic] PLAN    replay a Plan file
 //	vopr replay -store sqlite://FILE PLAN
 //	vopr replay -store postgres://… PLAN
+//	vopr replay -store mariadb://… PLAN
 //	                                  replay a Plan on memstore and on a fresh
-//	                                  SQLite file or PostgreSQL schema and
-//	                                  compare the outcomes
+//	                                  SQLite file, PostgreSQL schema or
+//	                                  MariaDB table prefix and compare the
+//	                                  outcomes
 //	vopr minimize [flags] PLAN        shrink a failing Plan's Fault Map
 //
 // Exit codes: 0 every run passed; 1 a safety oracle tripped; 2
@@ -28,7 +30,10 @@
 // With -store, replay runs the Plan on memstore and on a Storage Adapter
 // — a fresh SQLite file (sqlite://FILE), or a fresh schema on a PostgreSQL
 // server (postgres://…; the schema= the URI names, which must not exist
-// and is kept, or a new one dropped afterwards) — on the run's Virtual Time
+// and is kept, or a new one dropped afterwards), or a fresh table prefix
+// in a MariaDB or MySQL database (mariadb://… or mysql://…, on the same
+// terms: the schema= prefix must have no tables and is kept, a new one's
+// tables are dropped afterwards) — on the run's Virtual Time
 // (a store restart closes and reopens the adapter), both with the store's
 // time quantized to the adapters' microseconds (sim.Options.StorePrecision),
 // and requires the same outcome history: per job the same sequence of

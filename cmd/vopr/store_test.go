@@ -14,11 +14,20 @@ import (
 )
 
 // replayStores are the stores a Plan is replayed on beside memstore: a
-// fresh SQLite file, and a fresh schema on the PostgreSQL server
-// BACKWAVE_TEST_POSTGRES_URL names (skipped when it is unset).
+// fresh SQLite file, a fresh schema on the PostgreSQL server
+// BACKWAVE_TEST_POSTGRES_URL names and a fresh table prefix in the MariaDB
+// database BACKWAVE_TEST_MARIADB_URL names (each skipped when its variable
+// is unset).
 func replayStores(t *testing.T) map[string]func(t *testing.T) string {
 	return map[string]func(t *testing.T) string{
 		"sqlite": func(t *testing.T) string { return "sqlite://" + filepath.Join(t.TempDir(), "plan.db") },
+		"mariadb": func(t *testing.T) string {
+			u := os.Getenv("BACKWAVE_TEST_MARIADB_URL")
+			if u == "" {
+				t.Skip("BACKWAVE_TEST_MARIADB_URL is unset: set it to a MariaDB database URL (mariadb://root@127.0.0.1:3306/test) to replay Plans on MariaDB")
+			}
+			return u
+		},
 		"postgres": func(t *testing.T) string {
 			u := os.Getenv("BACKWAVE_TEST_POSTGRES_URL")
 			if u == "" {
@@ -30,9 +39,9 @@ func replayStores(t *testing.T) map[string]func(t *testing.T) string {
 }
 
 // TestPlansAgreeOnEveryStore replays every checked-in Plan on memstore and
-// on each SQL adapter (a fresh SQLite file, a fresh PostgreSQL schema) and
-// requires the same outcome history: one Plan replayed against memstore,
-// SQLite and PostgreSQL must agree (STYLE.md, pebble's metamorphic
+// on each SQL adapter (a fresh SQLite file, a fresh PostgreSQL schema, a
+// fresh MariaDB table prefix) and requires the same outcome history: one
+// Plan replayed against memstore, SQLite, PostgreSQL and MariaDB must agree (STYLE.md, pebble's metamorphic
 // testing; glossary: Plan).
 func TestPlansAgreeOnEveryStore(t *testing.T) {
 	t.Parallel()
@@ -80,7 +89,8 @@ func lastLine(s string) string {
 }
 
 // TestReplayOnStoreRefuses: a planted bug in memstore cannot be compared,
-// an existing file is never reused, and only sqlite:// and postgres://
+// an existing file is never reused, a MariaDB prefix that has tables is
+// never reused, and only sqlite://, postgres:// and mariadb:// (mysql://)
 // name another store.
 func TestReplayOnStoreRefuses(t *testing.T) {
 	t.Parallel()
@@ -110,8 +120,11 @@ func TestReplayOnStoreRefuses(t *testing.T) {
 	if code := run([]string{"replay", "-store", "sqlite://" + existing, plain}, &out, &errOut); code != exitIO {
 		t.Fatalf("existing file: exited %d:\n%s", code, errOut.String())
 	}
-	if code := run([]string{"replay", "-store", "mysql://x/y", plain}, &out, &errOut); code != exitUsage {
-		t.Fatalf("mysql: exited %d:\n%s", code, errOut.String())
+	if code := run([]string{"replay", "-store", "redis://x/y", plain}, &out, &errOut); code != exitUsage {
+		t.Fatalf("redis: exited %d:\n%s", code, errOut.String())
+	}
+	if code := run([]string{"replay", "-store", "mariadb://x/y?schema=9bad", plain}, &out, &errOut); code != exitUsage {
+		t.Fatalf("mariadb, a bad prefix: exited %d:\n%s", code, errOut.String())
 	}
 }
 

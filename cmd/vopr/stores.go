@@ -20,7 +20,7 @@ import (
 // errPlantedBug refuses a Plan whose planted bug lives in memstore.
 var errPlantedBug = sim.ErrPlantInStore
 
-// storePrecision is the precision of both SQL adapters' stored times: each
+// storePrecision is the precision of the SQL adapters' stored times: each
 // keeps microseconds.
 const storePrecision = time.Microsecond
 
@@ -73,9 +73,10 @@ func (o *otherStore) openStore(ctx context.Context) func(sim.StoreEnv) (sim.Stor
 }
 
 // newOtherStore returns the adapter uri names: sqlite://FILE (a file that
-// must not exist yet) or postgres://… (a fresh schema: the one the URI's
+// must not exist yet), postgres://… (a fresh schema: the one the URI's
 // schema= names, which must not exist yet and is kept afterwards, or a new
-// one dropped afterwards).
+// one dropped afterwards) or mariadb://… / mysql://… (a fresh table
+// prefix, on the same terms).
 func newOtherStore(ctx context.Context, uri string) (*otherStore, error) {
 	u, err := url.Parse(uri)
 	if err != nil {
@@ -86,8 +87,10 @@ func newOtherStore(ctx context.Context, uri string) (*otherStore, error) {
 		return newSQLite(u)
 	case postgres.Scheme, postgres.SchemeLong:
 		return newPostgres(ctx, u)
+	case "mariadb", "mysql":
+		return newMariaDB(ctx, u)
 	}
-	return nil, fmt.Errorf("%w: -store %q: replays on sqlite://FILE or postgres://…", errUsage, uri)
+	return nil, fmt.Errorf("%w: -store %q: replays on sqlite://FILE, postgres://… or mariadb://…", errUsage, uri)
 }
 
 func newSQLite(u *url.URL) (*otherStore, error) {

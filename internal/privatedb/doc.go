@@ -21,8 +21,11 @@
 //     on, never a machine-wide server's default (5432, 3306, 6432).
 //
 // Postgres is the first server built from them: initdb, start, stop and
-// restart (clean or a crash) of a private PostgreSQL cluster. Further
-// servers — a PgBouncer in front of it, a streaming replica, a private
-// MariaDB or a Galera cluster — are further types over the same Account,
-// PrepareDir and port checks.
+// restart (clean or a crash) of a private PostgreSQL cluster. MariaDB is
+// the second: mariadb-install-db into its own data directory, and mariadbd
+// on its own loopback port and socket, started, stopped and restarted
+// (SIGTERM, or SIGKILL for a crash) as a child of the caller. Further
+// servers — a PgBouncer in front of PostgreSQL, a streaming replica, a
+// Galera cluster — are further types over the same Account, PrepareDir and
+// port checks.
 package privatedb

@@ -235,7 +235,7 @@ func (p *Postgres) pgCtl(ctx context.Context, args ...string) error {
 
 func (m ShutdownMode) check() error {
 	if m != Fast && m != Immediate {
-		return fmt.Errorf("private PostgreSQL: shutdown mode %q: want %q or %q", m, Fast, Immediate)
+		return fmt.Errorf("private server: shutdown mode %q: want %q or %q", m, Fast, Immediate)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package mariadb
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net"
@@ -297,10 +298,11 @@ func (s *Store) write(ctx context.Context, what string, fn func(w *wtx) error) e
 }
 
 func (s *Store) writeOnce(ctx context.Context, fn func(w *wtx) error, hinted *[]string) error {
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	conn, tx, err := s.begin(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
 		return err
 	}
+	defer conn.Close()
 	w, err := s.lockWriter(ctx, renamed{tx, s.sql})
 	if err == nil {
 		err = fn(w)
@@ -309,7 +311,9 @@ func (s *Store) writeOnce(ctx context.Context, fn func(w *wtx) error, hinted *[]
 		err = w.finish()
 	}
 	if err != nil {
-		_ = tx.Rollback()
+		if rerr := tx.Rollback(); rerr != nil {
+			discard(conn)
+		}
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -325,11 +329,16 @@ func (s *Store) read(ctx context.Context, what string, fn func(q querier, now ti
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	conn, tx, err := s.begin(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	if err != nil {
 		return s.fail(what, err)
 	}
-	defer func() { _ = tx.Rollback() }()
+	defer conn.Close()
+	defer func() {
+		if err := tx.Rollback(); err != nil {
+			discard(conn)
+		}
+	}()
 	now, err := s.now(ctx, tx)
 	if err != nil {
 		return s.fail(what, err)
@@ -371,10 +380,40 @@ func (r renamed) QueryRowContext(ctx context.Context, q string, args ...any) *sq
 }
 
 // retryable reports a deadlock (1213) or lock-wait timeout (1205): the
-// transaction rolled back and may run again.
+// transaction rolled back and may run again; or a transaction that could
+// not begin (errBegin), whose connection begin threw away.
 func retryable(err error) bool {
 	var me *mysql.MySQLError
-	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205)
+	return errors.Is(err, errBegin) || errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205)
+}
+
+// errBegin marks a transaction that could not begin.
+var errBegin = errors.New("begin")
+
+// begin starts a transaction on a connection of its own. If it cannot —
+// the connection may be one the server still holds inside an earlier
+// transaction (a Galera node not yet ready refuses the rollback, and the
+// pool takes the connection back: every later BeginTx on it fails with
+// 1568) — the connection is thrown away, not returned to the pool. The
+// caller closes conn after the transaction ends, and throws it away too
+// (discard) if the rollback fails.
+func (s *Store) begin(ctx context.Context, opts *sql.TxOptions) (*sql.Conn, *sql.Tx, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	tx, err := conn.BeginTx(ctx, opts)
+	if err != nil {
+		discard(conn)
+		return nil, nil, fmt.Errorf("%w: %w", errBegin, err)
+	}
+	return conn, tx, nil
+}
+
+// discard closes conn's connection instead of returning it to the pool.
+func discard(conn *sql.Conn) {
+	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	_ = conn.Close()
 }
 
 // fail wraps an error of a call, turning the driver's "closed" into
