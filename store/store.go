@@ -98,6 +98,7 @@ type Store interface {
 	Worker
 	Queues
 	Monitor
+	Backlog
 	History
 	Operator
 	Dependencies
