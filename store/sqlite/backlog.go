@@ -112,4 +112,3 @@ func (s *Store) Throughput(ctx context.Context, p store.ThroughputParams) ([]sto
 	}
 	return out, nil
 }
-
