@@ -81,12 +81,16 @@ type Transition struct {
 	// unroutable job's quarantine) carried; empty otherwise, and under a
 	// Job History Policy without detail.
 	FailureDetail string
+	// Seq is the entry's Transition Log sequence number: the key a
+	// Transition Observer sees (ObservedTransition.Seq) and dedupes on, so
+	// a log read here and a notification can be matched.
+	Seq int64
 }
 
 func transitionsOf(trs []store.Transition) []Transition {
 	out := make([]Transition, len(trs))
 	for i, t := range trs {
-		out[i] = Transition{At: t.At, From: JobState(t.From), State: JobState(t.State), Via: Via(t.Via), Attempt: t.Attempt, FailureDetail: t.FailureDetail}
+		out[i] = Transition{At: t.At, From: JobState(t.From), State: JobState(t.State), Via: Via(t.Via), Attempt: t.Attempt, FailureDetail: t.FailureDetail, Seq: t.Seq}
 	}
 	return out
 }
