@@ -246,6 +246,9 @@ func (c *Client) newJob(args JobArgs, opts []EnqueueOption, n int) (store.NewJob
 		return store.NewJob{}, fmt.Errorf("%w: args %T (wire name %q) encode to %d bytes, over the %d-byte payload limit (store.MaxPayloadBytes)",
 			ErrInvalidJob, args, wire, len(payload), store.MaxPayloadBytes)
 	}
+	if err := store.ValidateText("payload", payload); err != nil {
+		return store.NewJob{}, fmt.Errorf("%w: args %T (wire name %q): %w", ErrInvalidJob, args, wire, err)
+	}
 	nj.Payload = payload
 	return nj, nil
 }

@@ -68,7 +68,8 @@ type RecurringSchedule struct {
 	// duration (multiples of it since the Unix epoch). When both day fields
 	// are restricted a day matches if either does.
 	Cron string
-	// Zone is the IANA time zone Cron is read in ("" is UTC). Across
+	// Zone is the IANA time zone Cron is read in ("" is UTC); "Local" is
+	// refused, as minted times would depend on the minting node. Across
 	// daylight saving changes a fixed-time expression fires once right
 	// after a skipped local time and once in a repeated one; an expression
 	// whose minute or hour is a wildcard follows real time.
@@ -91,19 +92,19 @@ type RecurringSchedule struct {
 // wrap ErrInvalidSchedule and name the field.
 func (c *Client) scheduleDef(s RecurringSchedule) (store.ScheduleDef, error) {
 	bad := func(field string, err error) (store.ScheduleDef, error) {
-		return store.ScheduleDef{}, fmt.Errorf("%w %q: %s: %w", ErrInvalidSchedule, s.Name, field, err)
+		return store.ScheduleDef{}, fmt.Errorf("%w %s: %s: %w", ErrInvalidSchedule, store.Echo(s.Name), field, err)
 	}
 	if err := store.ValidateName("schedule name", s.Name); err != nil {
 		return bad("Name", err)
 	}
-	if _, err := cron.Parse(s.Cron); err != nil {
+	if err := store.ValidateCron(s.Cron); err != nil {
 		return bad("Cron", err)
 	}
 	if err := store.ValidateZoneName(s.Zone); err != nil {
 		return bad("Zone", err)
 	}
 	if _, err := time.LoadLocation(s.Zone); err != nil {
-		return bad("Zone", fmt.Errorf("unknown time zone %q: %w", s.Zone, err))
+		return bad("Zone", fmt.Errorf("unknown time zone %s (not in the IANA zone database)", store.Echo(s.Zone)))
 	}
 	if s.Args == nil {
 		return bad("Args", errors.New("no job args"))

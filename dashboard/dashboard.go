@@ -23,12 +23,24 @@
 // http.CrossOriginProtection, and recorded in the audit trail under the
 // Actor the host's ResolveActor names. GETs change nothing. Responses carry
 // a Content-Security-Policy without 'unsafe-inline'. A request whose Host
-// header is not on the allow-list (by default localhost, 127.0.0.1 and
-// [::1] on any port) is refused, which defeats DNS rebinding.
+// header is neither a loopback name (localhost, 127.0.0.1, [::1], any port)
+// nor in Options.AllowedHosts is refused, which defeats DNS rebinding; the
+// backwave command applies the same rule to /metrics and MCP over HTTP.
 //
 // With no Policy.Allow, the dashboard grants View to loopback clients only
 // and denies every other Permission: a dashboard opened with the zero
 // Options is a read-only view for the machine it runs on.
+//
+// # Authentication
+//
+// To serve it beyond loopback, configure one of two modes (or both):
+// BasicAuth, HTTP basic credentials checked against bcrypt hashes from a
+// password file, or TrustedProxy, the user named by a header that an
+// authenticating reverse proxy sets, believed only from the proxy's
+// addresses. An authenticated caller holds View from any address, the
+// Policy decides the rest, and its writes are audited under its user name
+// (User). Refusals are logged; each password guess costs a bcrypt
+// comparison of at least MinBcryptCost.
 //
 // # Dashboard Extensions
 //
@@ -78,16 +90,32 @@ type Options struct {
 	// Policy.ReadOnly denies every write and hides their controls.
 	Policy permission.Policy
 
-	// AllowedHosts lists the Host header values the dashboard answers, as
-	// a host name or address, optionally with a port ("jobs.example.com",
-	// "jobs.example.com:8443", "[::1]"); one without a port matches any
-	// port. Nil means localhost, 127.0.0.1 and [::1] on any port. A
-	// request with any other Host is refused (DNS rebinding).
+	// AllowedHosts lists the Host header values the dashboard answers
+	// besides the loopback names (localhost, 127.0.0.1 and [::1], always
+	// allowed), as a host name or address, optionally with a port
+	// ("jobs.example.com", "jobs.example.com:8443"); one without a port
+	// matches any port. A request with any other Host is refused (DNS
+	// rebinding). The same rule guards /metrics and the MCP Server's HTTP
+	// endpoint in the backwave command.
 	AllowedHosts []string
 
 	// AnyHost turns the Host allow-list off, for a dashboard behind a
-	// proxy that checks the Host itself. AllowedHosts must then be nil.
+	// proxy that checks the Host itself. AllowedHosts must then be empty.
 	AnyHost bool
+
+	// BasicAuth, when set, admits only callers who sign in with HTTP basic
+	// credentials matching its bcrypt hashes (see LoadPasswordFile); a
+	// wrong or missing password is refused with 401 and logged. The user
+	// name is User(ctx) and, unless Policy.ResolveActor is set, the Actor
+	// of the caller's writes.
+	BasicAuth *BasicAuth
+
+	// TrustedProxy, when set, takes the caller's user name from the
+	// header an authenticating proxy sets, believed only on connections
+	// from the proxy's addresses; any other caller is refused (or, with
+	// BasicAuth also set, must sign in), and one that sends the header
+	// itself is refused and logged as a forgery.
+	TrustedProxy *TrustedProxy
 
 	// RefreshInterval is how often a live page's event stream looks for
 	// changes (DefaultRefreshInterval if 0; at least 50ms otherwise). The

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/internal/hostpolicy"
 	"github.com/backwave/backwave/permission"
 )
 
@@ -56,8 +57,9 @@ type server struct {
 	reader  *backwave.Admin
 	prefix  string
 	policy  permission.Policy
-	hosts   []hostRule
-	anyHost bool
+	hosts   *hostpolicy.Policy
+	basic   *BasicAuth
+	proxy   *TrustedProxy
 	refresh time.Duration
 	log     *slog.Logger
 
@@ -93,7 +95,7 @@ func newServer(st backwave.Store, opts Options) (*server, error) {
 	}
 	s := &server{
 		store: st, reader: reader, prefix: prefix, policy: opts.Policy,
-		anyHost: opts.AnyHost, refresh: opts.RefreshInterval, log: opts.Logger,
+		basic: opts.BasicAuth, proxy: opts.TrustedProxy, refresh: opts.RefreshInterval, log: opts.Logger,
 		mux: http.NewServeMux(),
 	}
 	if s.refresh == 0 {
@@ -102,16 +104,11 @@ func newServer(st backwave.Store, opts Options) (*server, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	switch {
-	case opts.AnyHost && opts.AllowedHosts != nil:
-		return nil, errors.New("dashboard: AnyHost turns the Host allow-list off, so AllowedHosts must be nil")
-	case opts.AllowedHosts == nil:
-		s.hosts, _ = parseHosts(defaultHosts)
-	default:
-		if len(opts.AllowedHosts) == 0 {
-			return nil, errors.New("dashboard: AllowedHosts is empty: no request could be served (nil means the loopback names)")
-		}
-		if s.hosts, err = parseHosts(opts.AllowedHosts); err != nil {
+	if s.hosts, err = hostpolicy.New(opts.AllowedHosts, opts.AnyHost); err != nil {
+		return nil, fmt.Errorf("dashboard: %w", err)
+	}
+	if s.proxy != nil {
+		if err := s.proxy.check(); err != nil {
 			return nil, err
 		}
 	}
@@ -196,7 +193,7 @@ func (s *server) post(path, extension string, perm permission.Permission, fn act
 			return
 		}
 		ctx := permission.WithRequest(r.Context(), r)
-		name, err := s.policy.Actor(ctx)
+		name, err := s.actorFor(ctx)
 		if err != nil {
 			http.Error(w, "forbidden: no Actor to record: "+err.Error(), http.StatusForbidden)
 			return
@@ -229,17 +226,32 @@ func must(err error) {
 	}
 }
 
-// localPath keeps a redirect inside the dashboard: a path below the prefix
-// that starts with one slash; anything else goes to the overview.
+// localPath keeps a redirect inside the dashboard: a clean path below the
+// prefix that starts with one slash; anything else goes to the overview.
 func localPath(p string) string {
 	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.ContainsAny(p, "\\\r\n") {
 		return "/"
 	}
 	u, err := url.Parse(p)
-	if err != nil || u.Scheme != "" || u.Host != "" {
+	if err != nil || u.Scheme != "" || u.Host != "" || !cleanPath(u.Path) {
 		return "/"
 	}
 	return p
+}
+
+// cleanPath reports whether p, decoded, has no "." or ".." segment and no
+// empty one: a path a browser resolves to itself, so a redirect to it
+// stays where it says (a "/../" would climb out of the prefix).
+func cleanPath(p string) bool {
+	if p == "/" {
+		return true
+	}
+	for _, seg := range strings.Split(strings.TrimSuffix(p[1:], "/"), "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 // backTo returns the form's "back" field when it is a dashboard page, else
@@ -249,7 +261,10 @@ func (s *server) backTo(r *http.Request, def string) string {
 	if b == "" || !strings.HasPrefix(b, s.prefix+"/") {
 		return def
 	}
-	return localPath(strings.TrimPrefix(b, s.prefix))
+	if to := localPath(strings.TrimPrefix(b, s.prefix)); to != "/" || b == s.prefix+"/" {
+		return to
+	}
+	return def
 }
 
 // httpError is an error with the status it answers.

@@ -217,7 +217,8 @@ func TestForeignHostRefused(t *testing.T) {
 		{"bare ipv6 is no Host", Options{}, "::1", false},
 		{"listed", Options{AllowedHosts: []string{"jobs.example.com"}}, "jobs.example.com:443", true},
 		{"listed port", Options{AllowedHosts: []string{"jobs.example.com:8443"}}, "jobs.example.com:443", false},
-		{"list replaces loopback", Options{AllowedHosts: []string{"jobs.example.com"}}, "localhost", false},
+		{"list keeps loopback", Options{AllowedHosts: []string{"jobs.example.com"}}, "localhost", true},
+		{"list refuses foreign", Options{AllowedHosts: []string{"jobs.example.com"}}, "evil.example", false},
 		{"any host", Options{AnyHost: true}, "evil.example", true},
 	}
 	for _, tt := range tests {
@@ -234,8 +235,8 @@ func TestForeignHostRefused(t *testing.T) {
 			}
 		})
 	}
-	if _, err := newServer(f.st, Options{AllowedHosts: []string{}}); err == nil {
-		t.Error("an empty AllowedHosts was accepted")
+	if _, err := newServer(f.st, Options{AllowedHosts: []string{"jobs.example.com/x"}}); err == nil {
+		t.Error("an AllowedHosts entry with a path was accepted")
 	}
 	if _, err := newServer(f.st, Options{AnyHost: true, AllowedHosts: []string{"x"}}); err == nil {
 		t.Error("AnyHost with AllowedHosts was accepted")

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+
+	"github.com/backwave/backwave/store"
 )
 
 // KeySize is the length of every key: AES-256.
@@ -80,9 +82,17 @@ func ParseKeyRing(text string) (*KeyRing, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: key ring entry %d is not id=base64", ErrInvalidKey, i+1)
 		}
+		// The id first, entry by entry: the error then names the first bad
+		// entry, never a 10 KB id, and never a byte of key material.
+		if err := CheckKeyID(id); err != nil {
+			return nil, fmt.Errorf("key ring entry %d: %w", i+1, err)
+		}
 		k, err := base64.StdEncoding.DecodeString(enc)
 		if err != nil {
-			return nil, fmt.Errorf("%w: key %q: %w", ErrInvalidKey, id, err)
+			return nil, fmt.Errorf("%w: key ring entry %d (key %q) is not standard base64: %w", ErrInvalidKey, i+1, id, err)
+		}
+		if len(k) != KeySize {
+			return nil, fmt.Errorf("%w: key ring entry %d (key %q) is %d bytes, want %d", ErrInvalidKey, i+1, id, len(k), KeySize)
 		}
 		if _, dup := keys[id]; dup {
 			return nil, fmt.Errorf("%w: key %q named twice", ErrInvalidKey, id)
@@ -127,11 +137,11 @@ func (r *KeyRing) Without(id string) (*KeyRing, error) {
 // digits and "-_.:".
 func CheckKeyID(id string) error {
 	if id == "" || len(id) > MaxKeyIDLen {
-		return fmt.Errorf("%w: key id %q must be 1 to %d bytes", ErrInvalidKey, id, MaxKeyIDLen)
+		return fmt.Errorf("%w: key id %s must be 1 to %d bytes", ErrInvalidKey, store.Echo(id), MaxKeyIDLen)
 	}
 	for _, c := range []byte(id) {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':') {
-			return fmt.Errorf("%w: key id %q: only letters, digits and -_.: are allowed", ErrInvalidKey, id)
+			return fmt.Errorf("%w: key id %s: only letters, digits and -_.: are allowed", ErrInvalidKey, store.Echo(id))
 		}
 	}
 	return nil

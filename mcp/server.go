@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 
 	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/internal/hostpolicy"
 	"github.com/backwave/backwave/permission"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -47,13 +46,17 @@ type Options struct {
 	// Prefix is the URL path Handler serves: it must start with "/" and
 	// not end with one (DefaultPrefix if empty).
 	Prefix string
-	// AllowedHosts are the Host header values, besides loopback names,
-	// that Handler accepts on a loopback listener: the public names a
-	// reverse proxy on the same machine forwards under. Any other
-	// non-loopback Host arriving on a loopback address is refused with
-	// 403, which defeats DNS rebinding. A Host may carry a port
+	// AllowedHosts are the Host header values Handler accepts besides the
+	// loopback names (localhost, 127.0.0.1 and [::1], always accepted): the
+	// public names a reverse proxy forwards under. A request with any
+	// other Host is refused with 403, which defeats DNS rebinding; it is
+	// the dashboard's rule (dashboard.Options.AllowedHosts), one policy for
+	// everything a process serves. A Host may carry a port
 	// ("jobs.example.com:8443"); one without a port matches any port.
 	AllowedHosts []string
+	// AnyHost turns the Host check off, for a Handler behind a proxy that
+	// checks the Host itself; AllowedHosts must then be empty.
+	AnyHost bool
 	// Logger receives the SDK's diagnostics; nil logs nothing.
 	Logger *slog.Logger
 }
@@ -69,7 +72,7 @@ type Server struct {
 	version string
 	tools   []toolDef
 	cache   *sdk.SchemaCache
-	hosts   []string
+	hosts   *hostpolicy.Policy
 	handler http.Handler
 }
 
@@ -85,10 +88,9 @@ func NewServer(st backwave.Store, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, h := range opts.AllowedHosts {
-		if h == "" || strings.ContainsAny(h, "/ \t\r\n") {
-			return nil, fmt.Errorf("%w: mcp: AllowedHosts entry %q is not a host name", backwave.ErrInvalidConfig, h)
-		}
+	hosts, err := hostpolicy.New(opts.AllowedHosts, opts.AnyHost)
+	if err != nil {
+		return nil, fmt.Errorf("%w: mcp: %w", backwave.ErrInvalidConfig, err)
 	}
 	tools, err := catalogue()
 	if err != nil {
@@ -107,7 +109,7 @@ func NewServer(st backwave.Store, opts Options) (*Server, error) {
 		version: moduleVersion(),
 		tools:   tools,
 		cache:   sdk.NewSchemaCache(),
-		hosts:   slices.Clone(opts.AllowedHosts),
+		hosts:   hosts,
 	}
 	// One server with every tool resolves each schema once, into the cache
 	// every per-caller server then reads.
@@ -156,9 +158,8 @@ func (s *Server) Prefix() string { return s.prefix }
 // answers Prefix and Prefix + "/", and 404 to any other path). Each request
 // is served statelessly by a server built for its own caller: the tools the
 // Policy lets that caller use, with the *http.Request attached to the
-// context every Policy callback sees. On a loopback listener it refuses a
-// Host that is neither a loopback name nor in Options.AllowedHosts (DNS
-// rebinding), and it applies the standard library's cross-origin
+// context every Policy callback sees. It refuses a Host that is neither a
+// loopback name nor in Options.AllowedHosts (DNS rebinding), and it applies the standard library's cross-origin
 // protection, so a browser page of another origin cannot ride a user's
 // cookies into a tool.
 func (s *Server) Handler() http.Handler { return s.handler }
@@ -184,47 +185,13 @@ func (s *Server) newHandler() http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		if !s.hostAllowed(r) {
-			http.Error(w, fmt.Sprintf("Forbidden: Host %q is not served on a loopback address", r.Host), http.StatusForbidden)
+		if !s.hosts.Allows(r.Host) {
+			http.Error(w, "forbidden: host not allowed", http.StatusForbidden)
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), memoKey{}, &memo{})))
 	})
 	return http.NewCrossOriginProtection().Handler(inner)
-}
-
-// hostAllowed reports whether r may be served: it did not arrive on a
-// loopback address, or its Host is a loopback name or an allowed host.
-func (s *Server) hostAllowed(r *http.Request) bool {
-	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || local == nil || !loopback(local.String()) || loopback(r.Host) {
-		return true
-	}
-	name := r.Host
-	if h, _, err := net.SplitHostPort(r.Host); err == nil {
-		name = h
-	}
-	for _, allowed := range s.hosts {
-		if strings.EqualFold(allowed, r.Host) || strings.EqualFold(allowed, name) {
-			return true
-		}
-	}
-	return false
-}
-
-// loopback reports whether hostport names this machine: localhost or a
-// loopback IP, with or without a port.
-func loopback(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // serverFor builds the server for the caller behind r, once per request.

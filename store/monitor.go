@@ -144,7 +144,7 @@ func (p TagSuggestParams) SuggestLimit() int {
 // Validate checks the prefix: valid UTF-8 within job.MaxTagLen*2+1 bytes.
 func (p TagSuggestParams) Validate() error {
 	if len(p.Prefix) > 2*job.MaxTagLen+1 || !utf8.ValidString(p.Prefix) {
-		return fmt.Errorf("%w: tag suggest prefix %.32q", ErrInvalidParams, p.Prefix)
+		return fmt.Errorf("%w: tag suggest prefix %s is not valid UTF-8 within %d bytes", ErrInvalidParams, Echo(p.Prefix), 2*job.MaxTagLen+1)
 	}
 	return nil
 }

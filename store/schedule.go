@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/backwave/backwave/core"
@@ -385,8 +386,8 @@ func (d *ScheduleDef) Validate() error {
 	if err := ValidateName("schedule name", d.Name); err != nil {
 		return fmt.Errorf("schedule: Name: %w", err)
 	}
-	if _, err := cron.Parse(d.Spec); err != nil {
-		return fmt.Errorf("schedule %q: Spec: %w: %w", d.Name, ErrInvalidParams, err)
+	if err := ValidateCron(d.Spec); err != nil {
+		return fmt.Errorf("schedule %q: Spec: %w", d.Name, err)
 	}
 	if err := ValidateZoneName(d.Zone); err != nil {
 		return fmt.Errorf("schedule %q: Zone: %w", d.Name, err)
@@ -414,14 +415,18 @@ func (d *ScheduleDef) Validate() error {
 
 // ValidateZoneName checks the form of an IANA time zone name ("" is UTC):
 // at most MaxZoneLen bytes of ASCII letters, digits and "/_-+", not starting
-// or ending with "/" and with no "..". Whether the zone exists is for the
+// or ending with "/" and with no "..", and not "Local", the zone of
+// whichever process reads it. Whether the zone exists is for the
 // caller, who can load zone data, to check.
 func ValidateZoneName(zone string) error {
 	if zone == "" {
 		return nil
 	}
 	bad := func(why string) error {
-		return fmt.Errorf("%w: time zone %q %s", ErrInvalidParams, zone, why)
+		return fmt.Errorf("%w: time zone %s %s", ErrInvalidParams, Echo(zone), why)
+	}
+	if zone == "Local" {
+		return bad("is the zone of whichever process reads it, so minted times would depend on the node: give an IANA name (Europe/Paris) or UTC")
 	}
 	if len(zone) > MaxZoneLen {
 		return bad("is longer than " + strconv.Itoa(MaxZoneLen) + " bytes")
@@ -435,6 +440,21 @@ func ValidateZoneName(zone string) error {
 		return bad("is not an IANA zone name")
 	}
 	return nil
+}
+
+// ValidateCron checks a cron expression as cron.Parse does; the error wraps
+// ErrInvalidParams and cron.ErrInvalid and repeats the expression clipped
+// (Echo), whatever its length.
+func ValidateCron(spec string) error {
+	_, err := cron.Parse(spec)
+	if err == nil {
+		return nil
+	}
+	why, ok := strings.CutPrefix(err.Error(), fmt.Sprintf("%v %q: ", cron.ErrInvalid, spec))
+	if !ok {
+		why = "does not parse"
+	}
+	return fmt.Errorf("%w: %w %s: %s", ErrInvalidParams, cron.ErrInvalid, Echo(spec), ClipText(why, 4*MaxEchoBytes))
 }
 
 func containsDotDot(s string) bool {

@@ -63,7 +63,7 @@ func (u Unique) Validate() error {
 	}
 	switch {
 	case len(u.Key) > MaxUniqueKeyLen:
-		return fmt.Errorf("%w: unique key %.32q… is longer than %d bytes", ErrInvalidParams, u.Key, MaxUniqueKeyLen)
+		return fmt.Errorf("%w: unique key %s is longer than %d bytes", ErrInvalidParams, Echo(u.Key), MaxUniqueKeyLen)
 	case !utf8.ValidString(u.Key):
 		return fmt.Errorf("%w: unique key %q is not valid UTF-8", ErrInvalidParams, u.Key)
 	}

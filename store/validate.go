@@ -2,6 +2,8 @@ package store
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -24,6 +26,88 @@ const (
 	MaxYear = 9999
 )
 
+// MaxEchoBytes bounds how much of a caller's text an error message repeats:
+// a longer text is cut at a character boundary and marked as cut.
+const MaxEchoBytes = 32
+
+// Echo quotes s for an error message, as Go's %q would, clipped to
+// MaxEchoBytes bytes and followed by "…" when it was cut: the one rule for
+// repeating input in errors (names, Cron, Zone, key ids, Schema Names), so
+// a 10 KB input never makes a 10 KB error. Invalid UTF-8 is escaped.
+func Echo(s string) string {
+	cut := ClipText(s, MaxEchoBytes)
+	if len(cut) < len(s) {
+		return strconv.Quote(cut) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// ClipText returns s cut to at most n bytes at a character boundary (an
+// invalid byte counts as one character), without a mark.
+func ClipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	end := 0
+	for end < len(s) {
+		_, size := utf8.DecodeRuneInString(s[end:])
+		if end+size > n {
+			break
+		}
+		end += size
+	}
+	return s[:end]
+}
+
+// ValidateText checks that a text is valid UTF-8, so every JSON printed of
+// it is valid; what names the text. Enqueue and the backwave command check
+// job payloads with it before they reach a store: the store itself keeps a
+// payload as opaque bytes (Encryption at Rest stores ciphertext there).
+func ValidateText(what string, b []byte) error {
+	if !utf8.Valid(b) {
+		return fmt.Errorf("%w: %s is not valid UTF-8 (invalid byte at offset %d)", ErrInvalidParams, what, invalidAt(b))
+	}
+	return nil
+}
+
+// invalidAt returns the offset of b's first invalid UTF-8 byte.
+func invalidAt(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return len(b)
+}
+
+// reservedSchemas are the schemas and databases an engine keeps for
+// itself: a store placed there is left out of a plain dump (pg_dump skips
+// information_schema and pg_*) or mixed with the engine's own catalogue.
+var reservedSchemas = []string{"information_schema", "performance_schema", "mysql", "sys"}
+
+// CheckSchemaName refuses a Schema Name that is reserved or a system
+// schema on any SQL engine BackWave runs on: information_schema, every
+// name starting with pg_ or sqlite_, and MariaDB's performance_schema,
+// mysql and sys, compared case-insensitively. Each SQL adapter calls it beside its own
+// identifier rule; the error wraps ErrInvalidParams.
+func CheckSchemaName(name string) error {
+	lower := strings.ToLower(name)
+	if strings.HasPrefix(lower, "pg_") {
+		return fmt.Errorf("%w: schema name %s: names starting with pg_ are PostgreSQL's system schemas", ErrInvalidParams, Echo(name))
+	}
+	if strings.HasPrefix(lower, "sqlite_") {
+		return fmt.Errorf("%w: schema name %s: names starting with sqlite_ are SQLite's own tables", ErrInvalidParams, Echo(name))
+	}
+	for _, r := range reservedSchemas {
+		if lower == r {
+			return fmt.Errorf("%w: schema name %s is a reserved system schema (%s, pg_*)", ErrInvalidParams, Echo(name), strings.Join(reservedSchemas, ", "))
+		}
+	}
+	return nil
+}
+
 // ValidateTime checks that t lies in years MinYear to MaxYear in UTC; what
 // names t in the error.
 func ValidateTime(what string, t time.Time) error {
@@ -40,17 +124,17 @@ func ValidateName(kind, name string) error {
 	case name == "":
 		return fmt.Errorf("%w: empty %s", ErrInvalidParams, kind)
 	case len(name) > MaxNameLen:
-		return fmt.Errorf("%w: %s %.32q… is longer than %d bytes", ErrInvalidParams, kind, name, MaxNameLen)
+		return fmt.Errorf("%w: %s %s is longer than %d bytes", ErrInvalidParams, kind, Echo(name), MaxNameLen)
 	case !utf8.ValidString(name):
-		return fmt.Errorf("%w: %s %q is not valid UTF-8", ErrInvalidParams, kind, name)
+		return fmt.Errorf("%w: %s %s is not valid UTF-8", ErrInvalidParams, kind, Echo(name))
 	}
 	for _, r := range name {
 		if r < 0x20 || r == 0x7f {
-			return fmt.Errorf("%w: %s %q contains a control character", ErrInvalidParams, kind, name)
+			return fmt.Errorf("%w: %s %s contains a control character", ErrInvalidParams, kind, Echo(name))
 		}
 	}
 	if name[0] == ' ' || name[len(name)-1] == ' ' {
-		return fmt.Errorf("%w: %s %q has leading or trailing spaces", ErrInvalidParams, kind, name)
+		return fmt.Errorf("%w: %s %s has leading or trailing spaces", ErrInvalidParams, kind, Echo(name))
 	}
 	return nil
 }

@@ -151,7 +151,7 @@ func ValidateWorkflowName(name string) error {
 	case name == "":
 		return fmt.Errorf("%w: empty workflow name", ErrInvalidParams)
 	case len(name) > MaxWorkflowNameLen:
-		return fmt.Errorf("%w: workflow name %.32q… is longer than %d bytes", ErrInvalidParams, name, MaxWorkflowNameLen)
+		return fmt.Errorf("%w: workflow name %s is longer than %d bytes", ErrInvalidParams, Echo(name), MaxWorkflowNameLen)
 	case !utf8.ValidString(name):
 		return fmt.Errorf("%w: workflow name %q is not valid UTF-8", ErrInvalidParams, name)
 	case name[0] == ' ' || name[len(name)-1] == ' ':

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/dashboard"
+	"github.com/backwave/backwave/internal/hostpolicy"
 	"github.com/backwave/backwave/internal/metricsserve"
 	"github.com/backwave/backwave/workflow/dashboardext"
 )
@@ -31,20 +33,49 @@ func dashboardCommand() *cli.Command {
 		Description: "Serves the dashboard on --addr (127.0.0.1:8080) until interrupted. With no --allow it is\n" +
 			"read-only: View for clients on this machine, payloads, Failure Detail and Job Output hidden.\n" +
 			"--allow grants Dashboard Permissions to every client that reaches it (e.g. --allow Requeue,Cancel);\n" +
-			"writes are audited as --actor. Serve it to others only behind your own authentication.",
+			"writes are audited as --actor. A non-loopback --addr is refused unless callers are authenticated:\n" +
+			"--password-file FILE (HTTP basic against bcrypt hashes, one user:hash a line, as htpasswd -nB prints)\n" +
+			"or --trusted-proxy ADDR (the user named by --proxy-header, believed only from those addresses);\n" +
+			"writes are then audited as the signed-in user. --allowed-host names the public Host the dashboard\n" +
+			"is reached under; every path served, /metrics too, refuses any other Host.",
 		Flags: []cli.Flag{
 			dbFlag(),
 			&cli.StringFlag{Name: "addr", Value: defaultDashboardAddr, Usage: "address to listen on"},
 			&cli.StringSliceFlag{Name: "allow", Usage: "grant these Permissions beyond View (repeatable or comma-separated): " + strings.Join(grantable(), ", ")},
 			actorFlag(),
+			&cli.StringFlag{Name: "password-file", Usage: "require HTTP basic sign-in against this file of user:bcrypt-hash lines (htpasswd -nB USER)"},
+			&cli.StringSliceFlag{Name: "trusted-proxy", Usage: "believe --proxy-header only on connections from these addresses or prefixes (10.0.0.5, 10.0.0.0/24; repeatable)"},
+			&cli.StringFlag{Name: "proxy-header", Value: "X-Forwarded-User", Usage: "the header a --trusted-proxy names the user in"},
+			&cli.StringSliceFlag{Name: "allowed-host", Usage: "a Host the dashboard is reached under besides the loopback names (jobs.example.com; repeatable)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if _, _, err := net.SplitHostPort(cmd.String("addr")); err != nil {
-				return usagef("--addr %q: want HOST:PORT, e.g. %s", cmd.String("addr"), defaultDashboardAddr)
+			addr := cmd.String("addr")
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				return usagef("--addr %q: want HOST:PORT, e.g. %s", addr, defaultDashboardAddr)
+			}
+			auth, err := dashboardAuth(cmd)
+			if err != nil {
+				return err
+			}
+			if !isLoopbackHost(host) && auth.basic == nil && auth.proxy == nil {
+				return usagef("--addr %s is not a loopback address, and nothing authenticates its callers: every client that reaches it "+
+					"would hold the granted Permissions. Give --password-file FILE (built-in sign-in) or --trusted-proxy ADDR "+
+					"(behind your authenticating proxy), or listen on 127.0.0.1", addr)
 			}
 			pol, err := grantPolicy(cmd)
 			if err != nil {
 				return err
+			}
+			if auth.basic != nil || auth.proxy != nil {
+				if cmd.IsSet("actor") {
+					return usagef("--actor: with --password-file or --trusted-proxy every write is audited as the signed-in user")
+				}
+				pol.ResolveActor = nil // the dashboard then names the user
+			}
+			hosts, err := hostpolicy.New(cmd.StringSlice("allowed-host"), false)
+			if err != nil {
+				return usagef("--allowed-host: %v", err)
 			}
 			t, err := targetOf(cmd)
 			if err != nil {
@@ -55,7 +86,10 @@ func dashboardCommand() *cli.Command {
 				return err
 			}
 			defer func() { _ = st.Close() }()
-			h, err := dashboard.New(st, dashboard.Options{Policy: pol, Extensions: []dashboard.Extension{dashboardext.New()}})
+			h, err := dashboard.New(st, dashboard.Options{
+				Policy: pol, Extensions: []dashboard.Extension{dashboardext.New()},
+				AllowedHosts: cmd.StringSlice("allowed-host"), BasicAuth: auth.basic, TrustedProxy: auth.proxy,
+			})
 			if err != nil {
 				return err
 			}
@@ -78,16 +112,78 @@ func dashboardCommand() *cli.Command {
 			mux := http.NewServeMux()
 			mux.Handle(dashboard.DefaultPrefix+"/", h)
 			mux.Handle("/metrics", m.Handler)
-			ln, err := net.Listen("tcp", cmd.String("addr"))
+			ln, err := net.Listen("tcp", addr)
 			if err != nil {
-				return fmt.Errorf("dashboard: listen on %s: %w", cmd.String("addr"), err)
+				return fmt.Errorf("dashboard: listen on %s: %w", addr, err)
 			}
 			fmt.Fprintf(cmd.Root().Writer, "dashboard: http://%s%s/ (Prometheus metrics at /metrics; Ctrl-C stops it)\n", ln.Addr(), dashboard.DefaultPrefix)
 			sigCtx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
 			defer stop()
-			return serveOn(sigCtx, ln, mux)
+			// One Host policy for every path the process serves.
+			return serveOn(sigCtx, ln, hosts.Handler(mux))
 		},
 	}
+}
+
+// dashboardAuthOf is what authenticates the dashboard's callers, from the
+// flags: neither, either or both.
+type dashboardAuthOf struct {
+	basic *dashboard.BasicAuth
+	proxy *dashboard.TrustedProxy
+}
+
+// dashboardAuth reads --password-file and --trusted-proxy.
+func dashboardAuth(cmd *cli.Command) (dashboardAuthOf, error) {
+	var a dashboardAuthOf
+	if path := cmd.String("password-file"); path != "" {
+		b, err := dashboard.LoadPasswordFile(path)
+		if err != nil {
+			return a, usageError{err}
+		}
+		a.basic = b
+	}
+	if proxies := cmd.StringSlice("trusted-proxy"); len(proxies) > 0 {
+		tp := &dashboard.TrustedProxy{Header: cmd.String("proxy-header")}
+		for _, p := range proxies {
+			prefix, err := parseProxy(strings.TrimSpace(p))
+			if err != nil {
+				return a, usagef("--trusted-proxy %q: %v", p, err)
+			}
+			tp.Proxies = append(tp.Proxies, prefix)
+		}
+		a.proxy = tp
+	} else if cmd.IsSet("proxy-header") {
+		return a, usagef("--proxy-header needs --trusted-proxy: the header is believed only from the proxy's addresses")
+	}
+	return a, nil
+}
+
+// parseProxy reads an address (one-address prefix) or a CIDR prefix.
+func parseProxy(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, err
+		}
+		return p.Masked(), nil
+	}
+	addr, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("want an IP address or prefix: %w", err)
+	}
+	addr = addr.Unmap()
+	return netip.PrefixFrom(addr, addr.BitLen()), nil
+}
+
+// isLoopbackHost reports whether a listen address's host is this machine
+// alone: localhost or a loopback IP. The empty host (":8080") and the
+// unspecified addresses (0.0.0.0, [::]) are every interface.
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	addr, err := netip.ParseAddr(host)
+	return err == nil && addr.Unmap().IsLoopback()
 }
 
 // serveOn serves h on ln until ctx ends, then shuts down gracefully: the
@@ -126,6 +222,7 @@ func demoDashboard(ctx context.Context, st backwave.Store, metrics http.Handler)
 	if err != nil {
 		return "", fmt.Errorf("listen: %w", err)
 	}
-	go func() { _ = serveOn(ctx, ln, mux) }()
+	var loopbackOnly hostpolicy.Policy
+	go func() { _ = serveOn(ctx, ln, loopbackOnly.Handler(mux)) }()
 	return fmt.Sprintf("http://%s%s/", ln.Addr(), dashboard.DefaultPrefix), nil
 }

@@ -44,13 +44,18 @@ type target struct {
 
 func (t target) isSQLite() bool { return t.path != "" }
 
-// targetOf parses --db: a plain path or a sqlite: URI is a SQLite file, a
+// targetOf checks $BACKWAVE_KEYS and parses --db: a plain path or a sqlite: URI is a SQLite file, a
 // postgres: or postgresql: URI a PostgreSQL database. mem:// is refused: its
 // store would vanish when the command exits.
 func targetOf(cmd *cli.Command) (target, error) {
 	db := cmd.String("db")
 	if db == "" {
 		return target{}, usagef("%s needs --db (a SQLite file path or a postgres:// URI; or set $BACKWAVE_DB)", cmd.FullName())
+	}
+	// A malformed key ring is refused before any store is opened, so no
+	// command creates or migrates a store it then cannot use.
+	if _, err := keyRing(); err != nil {
+		return target{}, err
 	}
 	u, ok := isURI(db)
 	if !ok {

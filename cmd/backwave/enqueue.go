@@ -218,6 +218,9 @@ func payloadOf(cmd *cli.Command) (json.RawMessage, error) {
 	if len(b) > store.MaxPayloadBytes {
 		return nil, usagef("%s is over the store's %d-byte payload limit", from, store.MaxPayloadBytes)
 	}
+	if err := store.ValidateText("the payload", b); err != nil {
+		return nil, usagef("%s: %v", from, err)
+	}
 	if !json.Valid(b) {
 		return nil, usagef("%s is not valid JSON: %s", from, jsonProblem(string(b)))
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v3"
 
@@ -297,9 +298,10 @@ func viewOf(j *backwave.JobInfo) jobView {
 	return v
 }
 
-// rawOrString keeps valid JSON as it is and quotes anything else.
+// rawOrString keeps valid JSON in valid UTF-8 as it is and quotes
+// anything else (invalid UTF-8 as U+FFFD), so the JSON printed is valid.
 func rawOrString(b []byte) json.RawMessage {
-	if json.Valid(b) {
+	if json.Valid(b) && utf8.Valid(b) {
 		return b
 	}
 	q, _ := json.Marshal(string(b)) // a string always marshals

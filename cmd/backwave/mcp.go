@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/backwave/backwave/internal/hostpolicy"
 	"github.com/backwave/backwave/mcp"
 	"github.com/backwave/backwave/permission"
 )
@@ -77,10 +78,7 @@ func loopbackAddr(addr string) error {
 	if err != nil {
 		return usagef("--http %q is not HOST:PORT: %v", addr, err)
 	}
-	if host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if isLoopbackHost(host) {
 		return nil
 	}
 	return usagef("--http %q is not a loopback address (127.0.0.1, ::1 or localhost): the endpoint has no authentication of its own; "+
@@ -134,5 +132,6 @@ func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr string, cmd *cli.Co
 	mux.Handle(srv.Prefix(), srv.Handler())
 	mux.Handle(srv.Prefix()+"/", srv.Handler())
 	fmt.Fprintf(cmd.Root().ErrWriter, "backwave mcp: serving http://%s%s until interrupted\n", ln.Addr(), srv.Prefix())
-	return serveOn(ctx, ln, mux)
+	var loopbackOnly hostpolicy.Policy // the dashboard's rule, on every path
+	return serveOn(ctx, ln, loopbackOnly.Handler(mux))
 }

@@ -12,6 +12,10 @@
 //	err = m.Watch(client)            // the gauges of Client.Stats
 //	mux.Handle("/metrics", m.Handler)
 //	defer m.Shutdown(ctx)
+//
+// The handler checks no Host itself: a command serves its mux through the
+// process's one Host policy (internal/hostpolicy), so /metrics refuses a
+// foreign Host exactly as the dashboard does.
 package metricsserve
 
 import (

@@ -246,9 +246,12 @@ func checkSchema(name string) (string, error) {
 	if name == "" {
 		return DefaultSchema, nil
 	}
-	if !schemaName.MatchString(name) || len(name) >= 3 && name[:3] == "pg_" {
-		return "", fmt.Errorf("postgres: %w: schema name %q: want a lower-case identifier of letters, digits and underscores, at most 63 bytes, not starting with a digit or pg_",
-			store.ErrInvalidParams, name)
+	if !schemaName.MatchString(name) {
+		return "", fmt.Errorf("postgres: %w: schema name %s: want a lower-case identifier of letters, digits and underscores, at most 63 bytes, not starting with a digit",
+			store.ErrInvalidParams, store.Echo(name))
+	}
+	if err := store.CheckSchemaName(name); err != nil {
+		return "", fmt.Errorf("postgres: %w", err)
 	}
 	return name, nil
 }

@@ -56,6 +56,11 @@ func TestSchemaNameValidation(t *testing.T) {
 		"jobs.x":      false,
 		`jobs"; drop`: false,
 		"pg_jobs":     false, // reserved prefix
+		"pg_catalog":  false,
+		"pg_toast":    false,
+		// A plain pg_dump leaves information_schema out (issue 38, hole 3).
+		"information_schema": false,
+		"mysql":              false,
 		"a_very_long_name_that_goes_on_and_on_past_the_limit_of_sixty_three": false,
 	} {
 		_, err := checkSchema(name)

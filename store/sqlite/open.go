@@ -13,6 +13,7 @@ import (
 
 	"modernc.org/sqlite"
 
+	"github.com/backwave/backwave/internal/filecheck"
 	"github.com/backwave/backwave/store"
 )
 
@@ -44,7 +45,9 @@ func dsn(path string, opts Options, writer bool) string {
 
 // checkPath refuses, with a one-line error wrapping the cause, a path the
 // driver would fail on with a less helpful message: one whose directory is
-// missing, one that names a directory, and a file that cannot be read.
+// missing, one that names a directory or anything else that is not a
+// regular file (a FIFO would block the open forever), and a file that
+// cannot be read.
 func checkPath(path string) error {
 	if path == "" || strings.ContainsAny(path, "?#") || strings.HasPrefix(path, "file:") || path == ":memory:" {
 		return fmt.Errorf("sqlite: %w: %q is not a plain file path", store.ErrInvalidParams, path)
@@ -59,14 +62,15 @@ func checkPath(path string) error {
 	case !st.IsDir():
 		return fmt.Errorf("sqlite: open %s: %s is not a directory", path, dir)
 	}
-	st, err = os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil // Open creates it.
+	switch exists, err := filecheck.Regular(path, true); {
+	case errors.Is(err, filecheck.ErrNotRegular):
+		// A directory, or a FIFO, socket or device: opening a FIFO would
+		// block forever.
+		return fmt.Errorf("sqlite: open %w, not a database file: %w", err, store.ErrInvalidParams)
 	case err != nil:
 		return fmt.Errorf("sqlite: open %s: %w", path, err)
-	case st.IsDir():
-		return fmt.Errorf("sqlite: open %s: is a directory, not a database file", path)
+	case !exists:
+		return nil // Open creates it.
 	}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {

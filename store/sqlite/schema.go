@@ -25,7 +25,7 @@ const maxSchemaLen = 40
 // error wraps store.ErrInvalidParams.
 func ValidateSchema(name string) error {
 	bad := func(why string) error {
-		return fmt.Errorf("sqlite: %w: schema name %q %s", store.ErrInvalidParams, name, why)
+		return fmt.Errorf("sqlite: %w: schema name %s %s", store.ErrInvalidParams, store.Echo(name), why)
 	}
 	switch {
 	case name == "":
@@ -39,6 +39,9 @@ func ValidateSchema(name string) error {
 		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
 			return bad("may hold only letters, digits and underscores")
 		}
+	}
+	if err := store.CheckSchemaName(name); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
 	}
 	return nil
 }

@@ -81,6 +81,8 @@ func TestValidateSchema(t *testing.T) {
 		{"app jobs", false},
 		{`a"b`, false},
 		{strings.Repeat("a", maxSchemaLen+1), false},
+		{"sqlite_", false}, // SQLite's own tables
+		{"information_schema", false},
 	} {
 		err := ValidateSchema(tc.name)
 		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, store.ErrInvalidParams)) {
