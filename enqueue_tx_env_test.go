@@ -45,9 +45,10 @@ type txEnv struct {
 
 // txEnvs opens, per adapter and way of holding the application's
 // transaction, a fresh environment: SQLite always, PostgreSQL when
-// BACKWAVE_TEST_POSTGRES_URL is set.
+// BACKWAVE_TEST_POSTGRES_URL is set, MariaDB when BACKWAVE_TEST_MARIADB_URL
+// is set.
 func txEnvs() map[string]func(t *testing.T) *txEnv {
-	return map[string]func(t *testing.T) *txEnv{
+	envs := map[string]func(t *testing.T) *txEnv{
 		// One *sql.DB for the application and the store (sqlite.OpenDB).
 		"sqlite/one-pool": func(t *testing.T) *txEnv {
 			db := openSQLiteApp(t, filepath.Join(t.TempDir(), "app.db"))
@@ -133,6 +134,10 @@ func txEnvs() map[string]func(t *testing.T) *txEnv {
 			return sqlEnv(t, st, openPgDB(t, url), schema+".orders")
 		},
 	}
+	for name, open := range mariaTxEnvs() {
+		envs[name] = open
+	}
+	return envs
 }
 
 // openSQLiteApp opens the application's *sql.DB on path, with the settings

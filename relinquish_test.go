@@ -26,7 +26,8 @@ type stubborn struct{}
 func (stubborn) WireName() string { return "test.stubborn" }
 
 // relinquishStores opens one fresh store per adapter: the In-Memory Store,
-// SQLite, and PostgreSQL when BACKWAVE_TEST_POSTGRES_URL is set.
+// SQLite, PostgreSQL when BACKWAVE_TEST_POSTGRES_URL is set, and MariaDB
+// when BACKWAVE_TEST_MARIADB_URL is set.
 func relinquishStores(t *testing.T) map[string]func(t *testing.T) store.Store {
 	return map[string]func(t *testing.T) store.Store{
 		"memstore": func(*testing.T) store.Store { return newStore() },
@@ -61,6 +62,7 @@ func relinquishStores(t *testing.T) map[string]func(t *testing.T) store.Store {
 			})
 			return s
 		},
+		"mariadb": openMariaStore,
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/store"
+	"github.com/backwave/backwave/store/mariadb"
 	"github.com/backwave/backwave/store/memstore"
 	"github.com/backwave/backwave/store/postgres"
 	"github.com/backwave/backwave/store/sqlite"
@@ -23,7 +24,7 @@ import (
 func dbFlag() cli.Flag {
 	return &cli.StringFlag{
 		Name:    "db",
-		Usage:   "the store: a SQLite file path, sqlite:///path/jobs.db or postgres://user@host/db",
+		Usage:   "the store: a SQLite file path, sqlite:///path/jobs.db, postgres://user@host/db or mariadb://user@host/db (mysql:// too)",
 		Sources: cli.EnvVars("BACKWAVE_DB"),
 	}
 }
@@ -40,7 +41,12 @@ type target struct {
 	// conn and pg are set for PostgreSQL.
 	conn string
 	pg   postgres.Options
+	// my and maria are set for MariaDB or MySQL: my is the driver's DSN.
+	my    string
+	maria mariadb.Options
 }
+
+func (t target) isMariaDB() bool { return t.my != "" }
 
 func (t target) isSQLite() bool { return t.path != "" }
 
@@ -74,11 +80,17 @@ func targetOf(cmd *cli.Command) (target, error) {
 	case postgres.Scheme, postgres.SchemeLong:
 		t.conn, t.pg, err = postgres.ParseURI(u)
 		t.pg.DisableListener = true // a command runs no workers: no Wake-Up Hints to hear
+	case "mariadb", "mysql":
+		cfg, opts, perr := mariadb.ParseURI(u)
+		if perr == nil {
+			t.my, t.maria = cfg.FormatDSN(), opts
+		}
+		err = perr
 	case memstore.Scheme:
 		return target{}, usagef("--db mem:// is an in-memory store that vanishes when this command exits; " +
 			"give a SQLite file path or a postgres:// URI (the demo makes its own SQLite file)")
 	default:
-		return target{}, usagef("--db %q: unknown URI scheme %q (want a SQLite file path, sqlite:// or postgres://)", t.given, u.Scheme)
+		return target{}, usagef("--db %q: unknown URI scheme %q (want a SQLite file path, sqlite://, postgres:// or mariadb://)", t.given, u.Scheme)
 	}
 	if err != nil {
 		return target{}, usageError{err}
@@ -136,6 +148,15 @@ func openRaw(ctx context.Context, t target) (backwave.Store, error) {
 		s, err := sqlite.Open(ctx, t.path, opts)
 		if err != nil {
 			return nil, refusal(err, sqlite.ErrSchemaBehind, t)
+		}
+		return s, nil
+	}
+	if t.isMariaDB() {
+		opts := t.maria
+		opts.ManualMigrate = true
+		s, err := mariadb.Open(ctx, t.my, opts)
+		if err != nil {
+			return nil, refusal(err, mariadb.ErrSchemaBehind, t)
 		}
 		return s, nil
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/backwave/backwave/store/mariadb"
 	"github.com/backwave/backwave/store/postgres"
 	"github.com/backwave/backwave/store/sqlite"
 )
@@ -287,7 +288,7 @@ var (
 	// A time as stampJSON writes it.
 	jsonTime = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[-+]\d{2}:\d{2})`)
 	// The schema version this build migrates to, where the commands print it.
-	schemaVersion = regexp.MustCompile(`(version |–)(` + strconv.Itoa(sqlite.LatestSchemaVersion()) + `|` + strconv.Itoa(postgres.SchemaVersion()) + `)\b`)
+	schemaVersion = regexp.MustCompile(`(version |–)(` + strconv.Itoa(sqlite.LatestSchemaVersion()) + `|` + strconv.Itoa(postgres.SchemaVersion()) + `|` + strconv.Itoa(mariadb.SchemaVersion()) + `)\b`)
 	goRelease     = regexp.MustCompile(`\bgo1\.\d+(\.\d+)?\S*`)
 	number        = regexp.MustCompile(`\d+(\.\d+)?`)
 	spaces        = regexp.MustCompile(` {2,}`)

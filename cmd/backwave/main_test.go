@@ -77,7 +77,7 @@ func TestBadInput(t *testing.T) {
 		{"MissingDirectoryDemo", []string{"demo", "--db", filepath.Join(dir, "nope", "jobs.db"), "--for", "1s"}, "does not exist"},
 		{"Directory", []string{"jobs", "list", "--db", dir}, "is a directory"},
 		{"NotADatabase", []string{"jobs", "list", "--db", notDB}, "not a SQLite database"},
-		{"UnknownScheme", []string{"jobs", "list", "--db", "mysql://localhost/jobs"}, "unknown URI scheme"},
+		{"UnknownScheme", []string{"jobs", "list", "--db", "redis://localhost/jobs"}, "unknown URI scheme"},
 		{"DemoOnOtherStore", []string{"demo", "--db", "mem://"}, "runs on SQLite"},
 		{"MemStore", []string{"queues", "list", "--db", "mem://"}, "vanishes"},
 		{"MissingFile", []string{"jobs", "list", "--db", filepath.Join(dir, "missing.db")}, "run: backwave migrate --db "},

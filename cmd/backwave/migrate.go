@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/backwave/backwave/store/mariadb"
 	"github.com/backwave/backwave/store/postgres"
 	"github.com/backwave/backwave/store/sqlite"
 )
@@ -85,6 +86,17 @@ func migrate(ctx context.Context, t target) (migration, error) {
 			m.applied = append(m.applied, v)
 		}
 		return m, nil
+	}
+	if t.isMariaDB() {
+		res, err := mariadb.Migrate(ctx, t.my, t.maria)
+		if err != nil {
+			return migration{}, err
+		}
+		schema := t.maria.Schema
+		if schema == "" {
+			schema = mariadb.DefaultSchema
+		}
+		return migration{where: "MariaDB/MySQL tables " + schema + "*", from: res.From, to: res.Version, applied: res.Applied}, nil
 	}
 	res, err := postgres.Migrate(ctx, t.conn, t.pg)
 	if err != nil {

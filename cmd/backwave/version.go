@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/backwave/backwave/store/mariadb"
 	"github.com/backwave/backwave/store/postgres"
 	"github.com/backwave/backwave/store/sqlite"
 )
@@ -33,7 +34,7 @@ func printVersion(w io.Writer) error {
 	if commit != "" {
 		version += " (commit " + commit + ")"
 	}
-	_, err := fmt.Fprintf(w, "backwave %s, built with %s\nmigrates SQLite stores to schema version %d, PostgreSQL stores to version %d\n",
-		version, runtime.Version(), sqlite.LatestSchemaVersion(), postgres.SchemaVersion())
+	_, err := fmt.Fprintf(w, "backwave %s, built with %s\nmigrates SQLite stores to schema version %d, PostgreSQL stores to version %d, MariaDB/MySQL stores to version %d\n",
+		version, runtime.Version(), sqlite.LatestSchemaVersion(), postgres.SchemaVersion(), mariadb.SchemaVersion())
 	return err
 }
