@@ -145,6 +145,10 @@ type Transition struct {
 	// unroutable job's quarantine) carried; empty otherwise, and under a
 	// Job History Policy without detail.
 	FailureDetail string
+	// Seq is the entry's Transition Log sequence number: the key a
+	// Transition Observer sees (ObservedTransition.Seq) and dedupes on, so
+	// a log read here and a notification can be matched.
+	Seq int64
 }
 
 // transitionOf converts a store.Transition to a Transition.
@@ -156,6 +160,7 @@ func transitionOf(s store.Transition) Transition {
 		Via:           Via(s.Via),
 		Attempt:       s.Attempt,
 		FailureDetail: s.FailureDetail,
+		Seq:           s.Seq,
 	}
 }
 

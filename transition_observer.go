@@ -130,7 +130,7 @@ func (c *Client) newTransitionObservers(s Store, cfg Config, nodeID string) erro
 			Deliver: func(ctx context.Context, t store.ObservedTransition) error {
 				return observe(ctx, ObservedTransition{
 					Seq: t.Position.Seq, JobID: t.Job, WireName: t.WireName, Queue: t.Queue,
-					Transition: transitionsOf([]store.Transition{t.Transition})[0],
+					Transition: observedOf(t),
 				})
 			},
 		})
@@ -151,4 +151,11 @@ func (a *Admin) RemoveTransitionObserver(ctx context.Context, name string) error
 		return fmt.Errorf("backwave: remove transition observer %q: %w", name, err)
 	}
 	return nil
+}
+
+// observedOf is the Transition of an observed entry, its Seq the walk's.
+func observedOf(t store.ObservedTransition) Transition {
+	tr := transitionsOf([]store.Transition{t.Transition})[0]
+	tr.Seq = t.Position.Seq
+	return tr
 }

@@ -108,19 +108,16 @@ type liveCache struct {
 // fingerprint hashes what the live pages show from cheap reads: counts by
 // Queue and state (maintained counters), Queue settings and Running
 // counts, schedules' last and next occurrences, and the newest audit
-// entry. It also feeds the throughput samples.
+// entry.
 func (s *server) fingerprint(ctx context.Context) (uint64, error) {
 	h := fnv.New64a()
 	counts, err := s.reader.CountByQueue(ctx)
 	if err != nil {
 		return 0, err
 	}
-	totals := map[backwave.JobState]int{}
 	for _, c := range counts {
-		totals[c.State] += c.Count
 		fmt.Fprintf(h, "c%q%d=%d;", c.Queue, c.State, c.Count)
 	}
-	s.rates.observe(time.Now(), totals)
 	qs, err := s.reader.Queues(ctx)
 	if err != nil {
 		return 0, err

@@ -20,11 +20,12 @@ type stateCount struct {
 
 // queueCounts is one Queue's row of the overview.
 type queueCounts struct {
-	Info   backwave.QueueInfo
-	Known  bool // the Queue has settings (Queues lists it)
-	Counts []stateCount
-	Total  int
-	Href   string
+	Info    backwave.QueueInfo
+	Known   bool // the Queue has settings (Queues lists it)
+	Counts  []stateCount
+	Total   int
+	Href    string
+	Backlog backlogCell
 }
 
 type overviewData struct {
@@ -74,6 +75,10 @@ func (s *server) overview(r *http.Request, _ Capabilities) (page, error) {
 	if err != nil {
 		return page{}, err
 	}
+	backlog, err := s.backlog(ctx)
+	if err != nil {
+		return page{}, err
+	}
 	d := overviewData{States: backwave.JobStates()}
 	totals := map[backwave.JobState]int{}
 	perQueue := map[string]map[backwave.JobState]int{}
@@ -88,8 +93,12 @@ func (s *server) overview(r *http.Request, _ Capabilities) (page, error) {
 		}
 		m[c.State] += c.Count
 	}
-	s.rates.observe(time.Now(), totals)
-	d.Throughput = s.rates.view(time.Now())
+	now := time.Now()
+	finished, err := s.reader.Throughput(ctx, now.Add(-throughputWindow))
+	if err != nil {
+		return page{}, err
+	}
+	d.Throughput = throughputOf(now, finished)
 	for _, st := range d.States {
 		d.Totals = append(d.Totals, stateCount{State: st, Count: totals[st], Href: s.stateHref("", st)})
 		d.Total += totals[st]
@@ -117,7 +126,7 @@ func (s *server) overview(r *http.Request, _ Capabilities) (page, error) {
 		if !known {
 			info = backwave.QueueInfo{Name: name}
 		}
-		row := queueCounts{Info: info, Known: known, Href: s.jobsHref(url.Values{"queue": {name}})}
+		row := queueCounts{Info: info, Known: known, Href: s.jobsHref(url.Values{"queue": {name}}), Backlog: backlog[name]}
 		for _, st := range d.States {
 			n := perQueue[name][st]
 			row.Counts = append(row.Counts, stateCount{State: st, Count: n, Href: s.stateHref(name, st)})

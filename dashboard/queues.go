@@ -17,6 +17,7 @@ type queueRow struct {
 	Usage    int
 	Counts   []stateCount
 	JobsHref string
+	Backlog  backlogCell
 }
 
 type queuesData struct {
@@ -36,6 +37,10 @@ func (s *server) queues(r *http.Request, _ Capabilities) (page, error) {
 	if err != nil {
 		return page{}, err
 	}
+	backlog, err := s.backlog(ctx)
+	if err != nil {
+		return page{}, err
+	}
 	per := map[string]map[backwave.JobState]int{}
 	for _, c := range counts {
 		if per[c.Queue] == nil {
@@ -45,7 +50,7 @@ func (s *server) queues(r *http.Request, _ Capabilities) (page, error) {
 	}
 	d := queuesData{States: backwave.JobStates()}
 	for _, q := range qs {
-		row := queueRow{Info: q, AtLimit: q.Limit > 0 && q.Running >= q.Limit, JobsHref: s.jobsHref(url.Values{"queue": {q.Name}})}
+		row := queueRow{Info: q, AtLimit: q.Limit > 0 && q.Running >= q.Limit, JobsHref: s.jobsHref(url.Values{"queue": {q.Name}}), Backlog: backlog[q.Name]}
 		for _, st := range d.States {
 			row.Counts = append(row.Counts, stateCount{State: st, Count: per[q.Name][st], Href: s.stateHref(q.Name, st)})
 		}

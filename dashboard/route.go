@@ -68,7 +68,6 @@ type server struct {
 	pages   map[string]*template.Template
 	nav     []navItem
 	banners []string
-	rates   *throughput
 	live    liveCache
 	handler http.Handler
 }
@@ -97,7 +96,7 @@ func newServer(st backwave.Store, opts Options) (*server, error) {
 	s := &server{
 		store: st, reader: reader, prefix: prefix, policy: opts.Policy,
 		basic: opts.BasicAuth, proxy: opts.TrustedProxy, refresh: opts.RefreshInterval, log: opts.Logger,
-		mux: http.NewServeMux(), rates: newThroughput(),
+		mux: http.NewServeMux(),
 	}
 	if s.refresh == 0 {
 		s.refresh = DefaultRefreshInterval

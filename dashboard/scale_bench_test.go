@@ -168,6 +168,26 @@ func BenchmarkScale(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/check")
 	})
+	// The backlog and throughput reads the Overview, the Queues page and
+	// /metrics make: every Scheduled job of the load is due, the worst
+	// case for the ready count (it counts the due-index range).
+	a := srv.reader
+	b.Run("backlog", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := a.Backlog(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/read")
+	})
+	b.Run("throughput_last_hour", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := a.Throughput(ctx, time.Now().Add(-time.Hour)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/read")
+	})
 	for _, bc := range []struct{ name, path string }{
 		{"overview", "/backwave/"},
 		{"jobs_first_page", "/backwave/jobs"},

@@ -35,40 +35,31 @@ func TestDescribeCron(t *testing.T) {
 	}
 }
 
-// TestThroughput: finished jobs are the movement of the terminal counts
-// between samples, bucketed by 5 minutes, over the last hour only; a
-// purge (a count going down) is no negative throughput.
+// TestThroughput: the store's per-minute buckets of the last hour sum into
+// 5-minute bars by outcome; a bucket older than the hour is left out.
 func TestThroughput(t *testing.T) {
 	t.Parallel()
-	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	counts := func(ok, dead int) map[backwave.JobState]int {
-		return map[backwave.JobState]int{backwave.StateSucceeded: ok, backwave.StateDeadLettered: dead, backwave.StateScheduled: 99}
-	}
-	tp := newThroughput()
-	if v := tp.view(t0); v.Measured {
-		t.Fatal("measured with no samples")
-	}
-	tp.observe(t0, counts(100, 1))
-	tp.observe(t0.Add(time.Second), counts(500, 1)) // within sampleEvery: dropped
-	if v := tp.view(t0); v.Measured || !v.Since.Equal(t0) {
-		t.Fatalf("one sample: %+v", v)
-	}
-	tp.observe(t0.Add(30*time.Minute), counts(130, 3))
-	tp.observe(t0.Add(50*time.Minute), counts(110, 3)) // a purge
-	tp.observe(t0.Add(70*time.Minute), counts(150, 4))
-	now := t0.Add(70 * time.Minute)
-	v := tp.view(now)
-	if !v.Measured || v.Succeeded != 70 || v.Failed != 3 {
-		t.Fatalf("view after 70 minutes: succeeded %d failed %d measured %v", v.Succeeded, v.Failed, v.Measured)
+	now := time.Date(2026, 12, 1, 11, 10, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return now.Add(-d) }
+	v := throughputOf(now, []backwave.ThroughputBucket{
+		{Minute: at(2 * time.Hour), State: backwave.StateSucceeded, Count: 1000}, // outside the hour
+		{Minute: at(40 * time.Minute), State: backwave.StateSucceeded, Count: 30},
+		{Minute: at(40 * time.Minute), State: backwave.StateDeadLettered, Count: 2},
+		{Minute: at(time.Minute), State: backwave.StateSucceeded, Count: 40},
+		{Minute: at(time.Minute), State: backwave.StateQuarantined, Count: 1},
+		{Minute: at(0), State: backwave.StateCancelled, Count: 3},
+	})
+	if v.Succeeded != 70 || v.DeadLettered != 2 || v.Cancelled != 3 || v.Quarantined != 1 {
+		t.Fatalf("hour totals: %+v", v.throughputBar)
 	}
 	if !v.Since.Equal(now.Add(-time.Hour)) {
 		t.Errorf("since %s, want an hour ago", v.Since)
 	}
-	// 10:30 falls in the 4th bar of the hour from 10:10, 11:10 in the last.
-	if v.Bars[4].Succeeded != 30 || v.Bars[11].Succeeded != 40 || v.Bars[8].Succeeded != 0 {
+	// 10:30 falls in the 4th bar of the hour from 10:10, 11:09 and 11:10 in the last.
+	if v.Bars[4].Succeeded != 30 || v.Bars[4].DeadLettered != 2 || v.Bars[11].Succeeded != 40 || v.Bars[11].Cancelled != 3 || v.Bars[8].Total() != 0 {
 		t.Errorf("bars: %+v", v.Bars)
 	}
-	if len(tp.samples) != 4 {
-		t.Errorf("%d samples kept, want the three within an hour and one before", len(tp.samples))
+	if v.Max != 44 {
+		t.Errorf("max %d, want 44", v.Max)
 	}
 }

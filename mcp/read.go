@@ -158,6 +158,8 @@ type countByStateResult struct {
 	Queue  string         `json:"queue,omitempty" jsonschema:"the Queue counted; absent when every Queue was"`
 	Counts map[string]int `json:"counts" jsonschema:"jobs per state name, every state present"`
 	Total  int            `json:"total" jsonschema:"jobs in all states"`
+	Ready  int            `json:"ready" jsonschema:"of the scheduled jobs, those due now: the backlog"`
+	Later  int            `json:"later" jsonschema:"of the scheduled jobs, those due in the future"`
 }
 
 type queueStateCount struct {
@@ -175,6 +177,10 @@ type queueView struct {
 	Paused  bool   `json:"paused" jsonschema:"claims from the Queue are stopped"`
 	Limit   int    `json:"limit" jsonschema:"the cluster-wide Concurrency Limit; 0 when there is none"`
 	Running int    `json:"running" jsonschema:"how many of its jobs are Running"`
+	Ready   int    `json:"ready" jsonschema:"Scheduled jobs due now: the backlog"`
+	Later   int    `json:"later" jsonschema:"Scheduled jobs due in the future"`
+	// OldestReadyAge is the Queue's latency in seconds.
+	OldestReadyAge float64 `json:"oldest_ready_age_seconds" jsonschema:"how long the oldest ready job has been due, in seconds; 0 when none is ready"`
 }
 
 type queuesResult struct {
@@ -331,7 +337,7 @@ func addReads(b *builder) {
 			return suggestResult{Tags: tagValues(tags)}, nil
 		})
 	addRead(b, "count_by_state", "Count jobs by state",
-		"How many jobs are in each state, in one Queue or in all of them.",
+		"How many jobs are in each state, in one Queue or in all of them, and how many of the scheduled ones are ready (due now) and later.",
 		func(ctx context.Context, r reading, in queueInput) (countByStateResult, error) {
 			m, err := r.admin.CountByState(ctx, in.Queue)
 			if err != nil {
@@ -341,6 +347,16 @@ func addReads(b *builder) {
 			for _, s := range backwave.JobStates() {
 				out.Counts[s.String()] = m[s]
 				out.Total += m[s]
+			}
+			bs, err := r.admin.Backlog(ctx)
+			if err != nil {
+				return countByStateResult{}, err
+			}
+			for _, b := range bs {
+				if in.Queue == "" || b.Queue == in.Queue {
+					out.Ready += b.Ready
+					out.Later += b.Later
+				}
 			}
 			return out, nil
 		})
@@ -358,15 +374,26 @@ func addReads(b *builder) {
 			return out, nil
 		})
 	addRead(b, "queue_list", "List Queues",
-		"Every known Queue with whether it is paused, its Concurrency Limit and how many of its jobs are Running.",
+		"Every known Queue with whether it is paused, its Concurrency Limit, how many of its jobs are Running, how many Scheduled jobs are ready (due now) and later, and the age of the oldest ready job.",
 		func(ctx context.Context, r reading, _ noInput) (queuesResult, error) {
 			qs, err := r.admin.Queues(ctx)
 			if err != nil {
 				return queuesResult{}, err
 			}
+			bs, err := r.admin.Backlog(ctx)
+			if err != nil {
+				return queuesResult{}, err
+			}
+			backlog := make(map[string]backwave.QueueBacklog, len(bs))
+			for _, b := range bs {
+				backlog[b.Queue] = b
+			}
+			now := time.Now()
 			out := queuesResult{Queues: make([]queueView, len(qs))}
 			for i, q := range qs {
-				out.Queues[i] = queueView{Name: q.Name, Paused: q.Paused, Limit: q.Limit, Running: q.Running}
+				b := backlog[q.Name]
+				out.Queues[i] = queueView{Name: q.Name, Paused: q.Paused, Limit: q.Limit, Running: q.Running,
+					Ready: b.Ready, Later: b.Later, OldestReadyAge: b.Age(now).Seconds()}
 			}
 			return out, nil
 		})

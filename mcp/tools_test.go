@@ -79,7 +79,7 @@ func TestCallEveryTool(t *testing.T) {
 		t.Errorf("count_by_state: %+v", counts)
 	}
 	mail := mustCall[countByStateResult](t, cs, "count_by_state", map[string]any{"queue": mailQueue})
-	if mail.Total != 2 || mail.Queue != mailQueue {
+	if mail.Total != 2 || mail.Queue != mailQueue || mail.Ready+mail.Later != 2 {
 		t.Errorf("count_by_state mail: %+v", mail)
 	}
 	byQueue := mustCall[countByQueueResult](t, cs, do("count_by_queue"), nil)
@@ -88,7 +88,7 @@ func TestCallEveryTool(t *testing.T) {
 	}
 
 	queues := mustCall[queuesResult](t, cs, do("queue_list"), nil)
-	if !slices.ContainsFunc(queues.Queues, func(q queueView) bool { return q.Name == mailQueue && !q.Paused }) {
+	if !slices.ContainsFunc(queues.Queues, func(q queueView) bool { return q.Name == mailQueue && !q.Paused && q.Ready+q.Later == 2 }) {
 		t.Errorf("queue_list: %+v", queues.Queues)
 	}
 

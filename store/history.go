@@ -125,6 +125,10 @@ type Transition struct {
 	// outcome (or an unroutable job's quarantine) carried; empty otherwise
 	// and under a Job History Policy without detail.
 	FailureDetail string
+	// Seq is the entry's Transition Log sequence number, the one a
+	// Transition Observer sees as ObserverPosition.Seq and dedupes on: it
+	// increases along one job's log, and no two entries share it.
+	Seq int64
 }
 
 // Edge returns the state edge the entry records.

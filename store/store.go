@@ -106,6 +106,7 @@ type Store interface {
 	Worker
 	Queues
 	Monitor
+	Backlog
 	History
 	Operator
 	Dependencies

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -142,21 +143,38 @@ func jobsCounts(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	backlog, err := backlogByQueue(ctx, a)
+	if err != nil {
+		return err
+	}
 	w := cmd.Root().Writer
 	if cmd.Bool("json") {
+		// A scheduled row also says how many of its jobs are ready (due
+		// now) and how many are later.
 		type view struct {
 			Queue string `json:"queue"`
 			State string `json:"state"`
 			Jobs  int    `json:"jobs"`
+			Ready *int   `json:"ready,omitempty"`
+			Later *int   `json:"later,omitempty"`
 		}
 		out := make([]view, len(counts))
 		for i, c := range counts {
-			out[i] = view{c.Queue, c.State.String(), c.Count}
+			out[i] = view{Queue: c.Queue, State: c.State.String(), Jobs: c.Count}
+			if c.State == backwave.StateScheduled {
+				b := backlog[c.Queue]
+				out[i].Ready, out[i].Later = &b.Ready, &b.Later
+			}
 		}
 		return writeJSON(w, out)
 	}
-	return printTable(w, "(no jobs)", "QUEUE\tSTATE\tJOBS", counts, func(c backwave.QueueStateCount) string {
-		return fmt.Sprintf("%s\t%s\t%d", c.Queue, c.State, c.Count)
+	return printTable(w, "(no jobs)", "QUEUE\tSTATE\tJOBS\tREADY\tLATER", counts, func(c backwave.QueueStateCount) string {
+		ready, later := "-", "-"
+		if c.State == backwave.StateScheduled {
+			b := backlog[c.Queue]
+			ready, later = strconv.Itoa(b.Ready), strconv.Itoa(b.Later)
+		}
+		return fmt.Sprintf("%s\t%s\t%d\t%s\t%s", c.Queue, c.State, c.Count, ready, later)
 	})
 }
 

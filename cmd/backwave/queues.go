@@ -161,6 +161,11 @@ func queuesList(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	backlog, err := backlogByQueue(ctx, a)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
 	total := len(qs)
 	qs = qs[:min(limit, total)]
 	w := cmd.Root().Writer
@@ -171,22 +176,28 @@ func queuesList(ctx context.Context, cmd *cli.Command) error {
 			Started int    `json:"started_this_window"`
 		}
 		type view struct {
-			Name    string    `json:"name"`
-			Paused  bool      `json:"paused"`
-			Limit   int       `json:"limit"`
-			Running int       `json:"running"`
-			Rate    *rateView `json:"rate,omitempty"`
+			Name    string `json:"name"`
+			Paused  bool   `json:"paused"`
+			Limit   int    `json:"limit"`
+			Running int    `json:"running"`
+			Ready   int    `json:"ready"`
+			Later   int    `json:"later"`
+			// OldestReady is the age in seconds of the oldest ready job.
+			OldestReady float64   `json:"oldest_ready_age_seconds"`
+			Rate        *rateView `json:"rate,omitempty"`
 		}
 		out := make([]view, len(qs))
 		for i, q := range qs {
-			out[i] = view{Name: q.Name, Paused: q.Paused, Limit: q.Limit, Running: q.Running}
+			b := backlog[q.Name]
+			out[i] = view{Name: q.Name, Paused: q.Paused, Limit: q.Limit, Running: q.Running,
+				Ready: b.Ready, Later: b.Later, OldestReady: b.Age(now).Seconds()}
 			if !q.Rate.IsZero() {
 				out[i].Rate = &rateView{Limit: q.Rate.Limit, Period: q.Rate.Period.String(), Started: q.RateStarted}
 			}
 		}
 		return writeJSON(w, out)
 	}
-	err = printTable(w, "(no queues)", "QUEUE\tPAUSED\tLIMIT\tRUNNING\tRATE\tSTARTED THIS WINDOW", qs, func(q backwave.QueueInfo) string {
+	err = printTable(w, "(no queues)", "QUEUE\tPAUSED\tLIMIT\tRUNNING\tREADY\tLATER\tOLDEST READY\tRATE\tSTARTED THIS WINDOW", qs, func(q backwave.QueueInfo) string {
 		limit, rate, started := "-", "-", "-"
 		if q.Limit > 0 {
 			limit = strconv.Itoa(q.Limit)
@@ -195,7 +206,8 @@ func queuesList(ctx context.Context, cmd *cli.Command) error {
 			rate = fmt.Sprintf("%d/%v", q.Rate.Limit, q.Rate.Period)
 			started = strconv.Itoa(q.RateStarted)
 		}
-		return fmt.Sprintf("%s\t%t\t%s\t%d\t%s\t%s", q.Name, q.Paused, limit, q.Running, rate, started)
+		b := backlog[q.Name]
+		return fmt.Sprintf("%s\t%t\t%s\t%d\t%d\t%d\t%s\t%s\t%s", q.Name, q.Paused, limit, q.Running, b.Ready, b.Later, ageText(b, now), rate, started)
 	})
 	if err != nil {
 		return err
@@ -204,4 +216,26 @@ func queuesList(ctx context.Context, cmd *cli.Command) error {
 		fmt.Fprintln(w, more(cmd, len(qs), total))
 	}
 	return nil
+}
+
+// backlogByQueue reads Admin.Backlog keyed by Queue name.
+func backlogByQueue(ctx context.Context, a *backwave.Admin) (map[string]backwave.QueueBacklog, error) {
+	bs, err := a.Backlog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]backwave.QueueBacklog, len(bs))
+	for _, b := range bs {
+		out[b.Queue] = b
+	}
+	return out, nil
+}
+
+// ageText is the age of the oldest ready job, to the second, or "-" when
+// none is ready.
+func ageText(b backwave.QueueBacklog, now time.Time) string {
+	if b.Ready == 0 {
+		return "-"
+	}
+	return b.Age(now).Truncate(time.Second).String()
 }

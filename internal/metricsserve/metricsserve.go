@@ -79,9 +79,20 @@ func New(opts Options) (*Metrics, error) {
 // bwotel.Bridge.Install).
 func (m *Metrics) Install(cfg *backwave.Config) { m.Bridge.Install(cfg) }
 
-// Watch reports c's Stats as gauges until Shutdown.
+// Watch reports c's Stats and its store's Backlog (ready, later, Retrying,
+// Dead-Lettered, Quarantined and the oldest ready job's age per Queue) as
+// gauges until Shutdown.
 func (m *Metrics) Watch(c *backwave.Client) error {
 	r, err := m.Bridge.ObserveStats(c)
+	if err != nil {
+		return fmt.Errorf("metricsserve: %w", err)
+	}
+	m.regs = append(m.regs, r)
+	a, err := c.Admin("metrics")
+	if err != nil {
+		return fmt.Errorf("metricsserve: %w", err)
+	}
+	r, err = m.Bridge.ObserveBacklog(a, nil)
 	if err != nil {
 		return fmt.Errorf("metricsserve: %w", err)
 	}

@@ -108,6 +108,10 @@ func TestScrapeShowsQueueThroughputAndDurations(t *testing.T) {
 		{"messaging_process_duration_seconds_bucket", `messaging_destination_name="mail",.*le="\+Inf"`, "3"},
 		{"backwave_queue_running", `messaging_destination_name="mail"`, "0"},
 		{"backwave_queue_paused", `messaging_destination_name="reports"`, "0"},
+		{"backwave_queue_ready", `messaging_destination_name="mail"`, "0"},
+		{"backwave_queue_later", `messaging_destination_name="mail"`, "0"},
+		{"backwave_queue_dead_lettered", `messaging_destination_name="mail"`, "0"},
+		{"backwave_queue_oldest_ready_age_seconds", `messaging_destination_name="reports"`, "0"},
 		{"backwave_pump_pool_size", `backwave_worker_group="g"`, strconv.Itoa(backwave.DefaultPoolSize)},
 	}
 	for _, w := range want {

@@ -129,6 +129,9 @@ bounded per job; how much is kept is the store's Job History Policy.`,
 				{Name: "FailureDetail", Doc: `FailureDetail is the bounded diagnostic text a failed Attempt (or an
 unroutable job's quarantine) carried; empty otherwise, and under a
 Job History Policy without detail.`},
+				{Name: "Seq", Doc: `Seq is the entry's Transition Log sequence number: the key a
+Transition Observer sees (ObservedTransition.Seq) and dedupes on, so
+a log read here and a notification can be matched.`},
 			},
 		},
 		{

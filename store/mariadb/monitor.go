@@ -288,7 +288,7 @@ func (s *Store) JobTransitions(ctx context.Context, id job.ID) ([]store.Transiti
 		if err := q.QueryRowContext(ctx, `SELECT 1 FROM backwave_job WHERE id = ?`, int64(id)).Scan(&one); err != nil {
 			return notFound(err, id)
 		}
-		rows, err := q.QueryContext(ctx, `SELECT at, from_state, state, via, attempt, failure_detail
+		rows, err := q.QueryContext(ctx, `SELECT at, from_state, state, via, attempt, failure_detail, seq
 			FROM backwave_transition WHERE job_id = ? ORDER BY seq`, int64(id))
 		if err != nil {
 			return err
@@ -298,7 +298,7 @@ func (s *Store) JobTransitions(ctx context.Context, id job.ID) ([]store.Transiti
 			var t store.Transition
 			var at, from, st, via, attempt int64
 			var detail sql.NullString
-			if err := rows.Scan(&at, &from, &st, &via, &attempt, &detail); err != nil {
+			if err := rows.Scan(&at, &from, &st, &via, &attempt, &detail, &t.Seq); err != nil {
 				return err
 			}
 			t.At, t.Attempt, t.FailureDetail = fromMicros(at), job.Attempt(attempt), detail.String

@@ -22,7 +22,11 @@ func (s *Store) JobTransitions(ctx context.Context, id job.ID) ([]store.Transiti
 	if err != nil {
 		return nil, err
 	}
-	return slices.Clone(r.log), nil
+	out := slices.Clone(r.log)
+	for i := range out {
+		out[i].Seq = r.seqs[i]
+	}
+	return out, nil
 }
 
 // JobOutput returns the Job Output the job's applied outcome stored, or nil

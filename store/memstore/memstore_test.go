@@ -273,10 +273,10 @@ func TestJobTransitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []store.Transition{
-		{At: start, From: job.StateUnknown, State: job.StateScheduled, Via: core.ViaInsert},
-		{At: start.Add(time.Second), From: job.StateScheduled, State: job.StateRunning, Via: core.ViaClaim, Attempt: 1},
-		{At: start.Add(2 * time.Second), From: job.StateRunning, State: job.StateScheduled, Via: core.ViaRetry, Attempt: 1, FailureDetail: "boom"},
-		{At: start.Add(3 * time.Second), From: job.StateScheduled, State: job.StateCancelled, Via: core.ViaCancel, Attempt: 1},
+		{At: start, From: job.StateUnknown, State: job.StateScheduled, Via: core.ViaInsert, Seq: 1},
+		{At: start.Add(time.Second), From: job.StateScheduled, State: job.StateRunning, Via: core.ViaClaim, Attempt: 1, Seq: 2},
+		{At: start.Add(2 * time.Second), From: job.StateRunning, State: job.StateScheduled, Via: core.ViaRetry, Attempt: 1, FailureDetail: "boom", Seq: 3},
+		{At: start.Add(3 * time.Second), From: job.StateScheduled, State: job.StateCancelled, Via: core.ViaCancel, Attempt: 1, Seq: 4},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("JobTransitions =\n%+v\nwant\n%+v", got, want)

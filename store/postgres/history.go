@@ -21,11 +21,11 @@ func (s *Store) JobTransitions(ctx context.Context, id job.ID) ([]store.Transiti
 		return nil, err
 	}
 	var out []store.Transition
-	err := s.db.query(ctx, s.sql(`SELECT t.at, t.from_state, t.state, t.via, t.attempt, coalesce(t.failure_detail, '')
+	err := s.db.query(ctx, s.sql(`SELECT t.at, t.from_state, t.state, t.via, t.attempt, coalesce(t.failure_detail, ''), t.seq
 FROM backwave.job_transition t WHERE t.job_id = $1 ORDER BY t.seq`), []any{int64(id)}, func(scan scanFunc) error {
 		var tr store.Transition
 		var from, to, via string
-		if err := scan(&tr.At, &from, &to, &via, &tr.Attempt, &tr.FailureDetail); err != nil {
+		if err := scan(&tr.At, &from, &to, &via, &tr.Attempt, &tr.FailureDetail, &tr.Seq); err != nil {
 			return err
 		}
 		tr.At = tr.At.UTC()

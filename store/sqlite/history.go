@@ -29,7 +29,7 @@ func (s *Store) JobTransitions(ctx context.Context, id job.ID) ([]store.Transiti
 		for rows.Next() {
 			var at, from, to, via, attempt int64
 			var tr store.Transition
-			if err := rows.Scan(&at, &from, &to, &via, &attempt, &tr.FailureDetail); err != nil {
+			if err := rows.Scan(&at, &from, &to, &via, &attempt, &tr.FailureDetail, &tr.Seq); err != nil {
 				return err
 			}
 			tr.At, tr.Attempt = fromMicros(at), job.Attempt(attempt)

@@ -158,7 +158,7 @@ const (
 	sqlTagsOf       = `SELECT job_id, key, value FROM backwave_job_tag WHERE job_id IN (SELECT value FROM json_each(?)) ORDER BY job_id, key, value`
 	sqlCountByState = `SELECT state, SUM(n) FROM backwave_job_count WHERE n > 0 GROUP BY state`
 	sqlCountInQueue = `SELECT state, n FROM backwave_job_count WHERE queue = ? AND n > 0`
-	sqlTransitions  = `SELECT at, from_state, state, via, attempt, COALESCE(failure_detail, '')
+	sqlTransitions  = `SELECT at, from_state, state, via, attempt, COALESCE(failure_detail, ''), id
 	FROM backwave_job_transition WHERE job_id = ? ORDER BY id`
 	sqlOutput = `SELECT output FROM backwave_job_output WHERE job_id = ?`
 

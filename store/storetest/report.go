@@ -307,6 +307,9 @@ func testReport(t *testing.T, s *suite) {
 			if g.State != w.State || g.Attempt != w.Attempt || g.FailureDetail != w.FailureDetail {
 				t.Fatalf("entry %d = %s@%d %q, want %s@%d %q", i, g.State, g.Attempt, g.FailureDetail, w.State, w.Attempt, w.FailureDetail)
 			}
+			if i > 0 && g.Seq <= log[i-1].Seq || g.Seq <= 0 {
+				t.Fatalf("entry %d has Seq %d after %d: want a positive Seq, increasing along the log", i, g.Seq, log[max(i-1, 0)].Seq)
+			}
 			if i > 0 && g.At.Before(log[i-1].At) {
 				t.Fatalf("entry %d is older than entry %d", i, i-1)
 			}

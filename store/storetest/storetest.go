@@ -120,6 +120,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Rate", testRate},
 		{"Fleet", testFleet},
 		{"Monitor", testMonitor},
+		{"Backlog", testBacklog},
 		{"Dependency", testDependency},
 		{"Output", testOutput},
 		{"TraceContext", testTraceContext},
