@@ -15,6 +15,7 @@
 //
 // Usage:
 //
+//	backwave-torture --target postgres --smoke
 //	backwave-torture --target postgres --short
 //	backwave-torture --target sqlite --for 30m --report /tmp/sqlite.md
 //	backwave-torture --target sqlite --for 90s --plant drop-journal
@@ -52,6 +53,7 @@ func coordinatorMain(args []string) int {
 	var seed int64
 	fs.StringVar(&o.target, "target", "", "the store to torture: postgres or sqlite")
 	fs.BoolVar(&o.short, "short", false, "a short run (4 minutes, at most 5)")
+	fs.BoolVar(&o.smoke, "smoke", false, "a one-minute run for CI: every fault of the target once, a 500-job burst, liveness bound 2m")
 	fs.DurationVar(&o.dur, "for", 0, "run length, faults then healing (30m and up for the long mode)")
 	fs.Int64Var(&seed, "seed", 0, "the seed of the fault schedule (0: from the clock)")
 	fs.StringVar(&o.pgURL, "pg-url", "", "a PostgreSQL to torture instead of a private cluster (never the shared one on port 5432)")
@@ -101,12 +103,22 @@ func (o *options) resolve(seed int64, pgPrivate bool) error {
 		return fmt.Errorf("--plant %q: want one of %s", o.plant, strings.Join(plants, ", "))
 	}
 	switch {
+	case o.smoke && (o.short || o.dur != 0):
+		return fmt.Errorf("--smoke is a one-minute run: give it without --short or --for")
+	case o.smoke:
+		o.dur = time.Minute
+		if o.burst == 0 {
+			o.burst = 500
+		}
+		if o.liveness == 0 {
+			o.liveness = 2 * time.Minute
+		}
 	case o.short && o.dur == 0:
 		o.dur = 4 * time.Minute
 	case o.short && o.dur > 5*time.Minute:
 		return fmt.Errorf("--short runs at most 5 minutes, not %s", o.dur)
 	case o.dur == 0:
-		return fmt.Errorf("give --short or --for")
+		return fmt.Errorf("give --smoke, --short or --for")
 	case o.dur < 30*time.Second:
 		return fmt.Errorf("--for %s: at least 30s", o.dur)
 	}

@@ -2,135 +2,40 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"os/user"
-	"path/filepath"
-	"sort"
-	"strconv"
 	"sync"
 	"time"
 
+	"github.com/backwave/backwave/internal/privatedb"
 	"github.com/jackc/pgx/v5"
 )
 
-// pgCluster is a private PostgreSQL cluster in a directory of the run,
-// owned by the postgres OS user, listening on 127.0.0.1 at Port only. Every
+// startPrivate creates and starts the run's private PostgreSQL cluster in
+// dir (inside the work directory within), on 127.0.0.1 at port only: every
 // PostgreSQL fault of a run — restarts, terminated backends, held
 // connections, long transactions — is aimed at it and at nothing else.
-type pgCluster struct {
-	bin  string
-	data string
-	port int
-}
-
-// pgBin finds the newest installed PostgreSQL's binaries.
-func pgBin() (string, error) {
-	dirs, err := filepath.Glob("/usr/lib/postgresql/*/bin")
-	if err != nil || len(dirs) == 0 {
-		return "", errors.New("no PostgreSQL binaries under /usr/lib/postgresql/*/bin")
-	}
-	sort.Slice(dirs, func(i, j int) bool {
-		vi, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[i])))
-		vj, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[j])))
-		return vi < vj
+// Run as root it runs as the postgres OS user, otherwise as the caller.
+// fsync is off to spare the shared disk: a restart or an immediate
+// shutdown kills server processes, not the host, so the page cache keeps
+// every write. synchronous_commit stays on: with it off, a commit
+// acknowledged to a client can vanish in the crash the crash_recovery cell
+// injects, and the audits would find that loss (they did: double claims of
+// one Attempt).
+func startPrivate(ctx context.Context, dir, within string, port int) (*privatedb.Postgres, error) {
+	pg, err := privatedb.StartPostgres(ctx, privatedb.PostgresConfig{
+		Dir: dir, Within: within, Port: port,
+		Settings: map[string]string{
+			"max_connections":  "420",
+			"fsync":            "off",
+			"full_page_writes": "off",
+			"shared_buffers":   "128MB",
+			"log_min_messages": "warning",
+		},
 	})
-	return dirs[len(dirs)-1], nil
-}
-
-// asPostgres runs a PostgreSQL binary as the postgres OS user.
-func (c *pgCluster) asPostgres(ctx context.Context, name string, args ...string) error {
-	// The output goes to a file, not a pipe: a postmaster that pg_ctl
-	// starts inherits it and would hold a pipe open for its whole life.
-	out, err := os.CreateTemp("", "backwave-torture-pg-*.out")
 	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	defer os.Remove(out.Name())
-	defer out.Close()
-	cmd := exec.CommandContext(ctx, "su", "postgres", "-s", "/bin/sh", "-c", shellQuote(append([]string{filepath.Join(c.bin, name)}, args...))+" </dev/null")
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Run(); err != nil {
-		b, _ := os.ReadFile(out.Name())
-		return fmt.Errorf("%s: %w: %s", name, err, b)
-	}
-	return nil
-}
-
-func shellQuote(args []string) string {
-	s := ""
-	for i, a := range args {
-		if i > 0 {
-			s += " "
-		}
-		q := "'"
-		for _, r := range a {
-			if r == '\'' {
-				q += `'\''`
-			} else {
-				q += string(r)
-			}
-		}
-		s += q + "'"
-	}
-	return s
-}
-
-// startPrivate creates and starts a private cluster under dir. fsync is
-// off to spare the shared disk: a restart or an immediate shutdown kills
-// server processes, not the host, so the page cache keeps every write.
-// synchronous_commit stays on: with it off, a commit acknowledged to a
-// client can vanish in the crash the crash_recovery cell injects, and the
-// audits would find that loss (they did: double claims of one Attempt).
-func startPrivate(ctx context.Context, dir string, port int) (*pgCluster, error) {
-	bin, err := pgBin()
-	if err != nil {
-		return nil, err
-	}
-	u, err := user.Lookup("postgres")
-	if err != nil {
-		return nil, fmt.Errorf("private cluster needs the postgres OS user: %w", err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	c := &pgCluster{bin: bin, data: filepath.Join(dir, "pgdata"), port: port}
-	if err := os.MkdirAll(c.data, 0o700); err != nil {
 		return nil, fmt.Errorf("private cluster: %w", err)
 	}
-	for _, p := range []string{dir, c.data} {
-		if err := os.Chown(p, uid, gid); err != nil {
-			return nil, fmt.Errorf("private cluster: %w", err)
-		}
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("private cluster: %w", err)
-	}
-	if err := c.asPostgres(ctx, "initdb", "-D", c.data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"); err != nil {
-		return nil, fmt.Errorf("private cluster: %w", err)
-	}
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=420 -c fsync=off -c full_page_writes=off -c shared_buffers=128MB -c log_min_messages=warning", port, c.data)
-	if err := c.asPostgres(ctx, "pg_ctl", "-D", c.data, "-l", filepath.Join(c.data, "server.log"), "-w", "-t", "60", "-o", opts, "start"); err != nil {
-		return nil, fmt.Errorf("private cluster: %w", err)
-	}
-	return c, nil
-}
-
-// url is the superuser connection string of the cluster.
-func (c *pgCluster) url() string {
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", c.port)
-}
-
-// restart restarts the cluster: mode "fast" is a clean restart, "immediate"
-// a crash (the server recovers from its WAL on start).
-func (c *pgCluster) restart(ctx context.Context, mode string) error {
-	return c.asPostgres(ctx, "pg_ctl", "-D", c.data, "-l", filepath.Join(c.data, "server.log"), "-m", mode, "-w", "-t", "120", "restart")
-}
-
-// stop stops the cluster.
-func (c *pgCluster) stop(ctx context.Context) error {
-	return c.asPostgres(ctx, "pg_ctl", "-D", c.data, "-m", "fast", "-w", "-t", "60", "stop")
+	return pg, nil
 }
 
 // sideApp marks the coordinator's own fault connections, which the

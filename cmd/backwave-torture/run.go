@@ -21,6 +21,7 @@ import (
 	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/cmd/backwave-torture/audit"
 	"github.com/backwave/backwave/cmd/backwave-torture/journal"
+	"github.com/backwave/backwave/internal/privatedb"
 	"github.com/backwave/backwave/store"
 )
 
@@ -47,6 +48,7 @@ var plants = []string{plantDropJournal, plantPhantomAck, plantDoubleApply, plant
 type options struct {
 	target    string
 	short     bool
+	smoke     bool
 	dur       time.Duration
 	seed      uint64
 	pgURL     string
@@ -72,7 +74,7 @@ type coordinator struct {
 	uri     string
 	pgBase  string // superuser connection string of the private cluster
 	schema  string
-	cluster *pgCluster
+	cluster *privatedb.Postgres
 	j       *journal.Writer
 	s       store.Store
 	admin   *backwave.Admin
@@ -136,11 +138,11 @@ func (c *coordinator) setup(ctx context.Context) error {
 		if c.o.pgURL != "" {
 			c.pgBase = c.o.pgURL
 		} else {
-			if c.cluster, err = startPrivate(ctx, filepath.Join(c.dir, "pg"), c.o.pgPort); err != nil {
+			if c.cluster, err = startPrivate(ctx, filepath.Join(c.dir, "pg"), c.dir, c.o.pgPort); err != nil {
 				return err
 			}
-			c.pgBase = c.cluster.url()
-			c.logf("private PostgreSQL cluster on 127.0.0.1:%d", c.o.pgPort)
+			c.pgBase = c.cluster.URL("postgres")
+			c.logf("private PostgreSQL cluster on 127.0.0.1:%d, run as the %s OS user", c.o.pgPort, c.cluster.Account().Name)
 		}
 		c.uri = c.pgBase + "&schema=" + c.schema + "&pool_max_conns=4"
 	default:
@@ -204,7 +206,7 @@ func (c *coordinator) teardown() {
 	if c.cluster != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := c.cluster.stop(ctx); err != nil {
+		if err := c.cluster.Stop(ctx, privatedb.Fast); err != nil {
 			c.logf("stop the private cluster: %v", err)
 		}
 	}
@@ -254,12 +256,12 @@ func (c *coordinator) chaos(ctx context.Context) (time.Time, error) {
 				c.logf("%s skipped: no private cluster to restart", ev.Kind)
 				continue
 			}
-			mode := "fast"
+			mode := privatedb.Fast
 			if ev.Kind == faultCrash {
-				mode = "immediate"
+				mode = privatedb.Immediate
 			}
 			from := time.Now()
-			err := c.cluster.restart(ctx, mode)
+			err := c.cluster.Restart(ctx, mode)
 			c.fault(ev.Kind, from, fmt.Sprintf("pg_ctl restart -m %s (%v)", mode, errOrNil(err)))
 			c.logf("%s took %s (%v)", ev.Kind, time.Since(from).Round(time.Millisecond), errOrNil(err))
 		case faultKillInTx:

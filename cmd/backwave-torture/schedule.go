@@ -96,8 +96,16 @@ func plan(seed uint64, target string, chaos time.Duration) schedule {
 	for t := chaosFrom + uniform(r, 3*time.Second, 8*time.Second); t < chaos; t += uniform(r, 3*time.Second, 8*time.Second) {
 		add(t, faultKill9, 1)
 	}
+	froze := false
 	for t := chaosFrom + uniform(r, 15*time.Second, 40*time.Second); t < chaos-freezeFor; t += uniform(r, 15*time.Second, 40*time.Second) {
 		add(t, faultFreeze, 1)
+		froze = true
+	}
+	if !froze && chaos-freezeFor > chaosFrom {
+		// A run too short for the first draw (a --smoke run) still
+		// freezes once, midway through its faults; it draws nothing, so
+		// the rest of the schedule is the seed's as before.
+		add(chaosFrom+(chaos-freezeFor-chaosFrom)/2, faultFreeze, 1)
 	}
 	if target == targetPostgres {
 		for t := chaosFrom + uniform(r, 8*time.Second, 20*time.Second); t < chaos; t += uniform(r, 8*time.Second, 20*time.Second) {

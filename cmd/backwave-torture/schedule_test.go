@@ -20,7 +20,7 @@ func TestScheduleIsAFunctionOfTheSeed(t *testing.T) {
 }
 
 // Every fault kind of a target fires at least once in a long run's
-// schedule (the cells inject the span faults).
+// schedule and in a --smoke run's (the cells inject the span faults).
 func TestScheduleHasEveryFault(t *testing.T) {
 	want := map[string][]string{
 		targetPostgres: {faultKill9, faultFreeze, faultTerminate, faultRestart, faultCrash, faultListenKill, faultKillInTx},
@@ -30,8 +30,20 @@ func TestScheduleHasEveryFault(t *testing.T) {
 		targetPostgres: {faultPool, faultIdleInTx, faultRR, faultBurst, faultHighLoad, faultRepeatedKills, "pg_backend_kill", "calm", "ceiling_probe"},
 		targetSQLite:   {faultSnapshot, faultBurst, faultHighLoad, faultRepeatedKills, "calm", "ceiling_probe"},
 	}
-	for target, kinds := range want {
-		s := plan(1, target, 25*time.Minute)
+	smoke := options{target: targetPostgres, smoke: true}
+	if err := smoke.resolve(1, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, chaos := range []time.Duration{25 * time.Minute, smoke.dur - smoke.dur/4} {
+		for target, kinds := range want {
+			checkSchedule(t, plan(1, target, chaos), target, append(kinds, cells[target]...))
+		}
+	}
+}
+
+func checkSchedule(t *testing.T, s schedule, target string, kinds []string) {
+	t.Helper()
+	{
 		seen := map[string]bool{}
 		for _, e := range s.Events {
 			seen[e.Kind] = true
@@ -42,9 +54,9 @@ func TestScheduleHasEveryFault(t *testing.T) {
 		for _, c := range s.Cells {
 			seen[c.Name] = true
 		}
-		for _, k := range append(kinds, cells[target]...) {
+		for _, k := range kinds {
 			if !seen[k] {
-				t.Errorf("%s: no %s in the schedule", target, k)
+				t.Errorf("%s, chaos %s: no %s in the schedule", target, s.Chaos, k)
 			}
 		}
 		if s.Cells[0].Name != "calm" || s.Cells[1].Name != "ceiling_probe" {
@@ -72,9 +84,28 @@ func TestFlagsRefuseTheSharedInstanceAndBadInput(t *testing.T) {
 		{"--target", "sqlite", "--short", "--for", "10m"},
 		{"--target", "sqlite", "--short", "--plant", "nonsense"},
 		{"--target", "sqlite", "--for", "1m", "--workers", "-1"},
+		{"--target", "sqlite", "--smoke", "--short"},
+		{"--target", "sqlite", "--smoke", "--for", "1m"},
 	} {
 		if code := coordinatorMain(args); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
+	}
+}
+
+func TestSmokeIsAOneMinuteRun(t *testing.T) {
+	o := options{target: targetSQLite, smoke: true}
+	if err := o.resolve(7, true); err != nil {
+		t.Fatal(err)
+	}
+	if o.dur != time.Minute || o.burst != 500 || o.liveness != 2*time.Minute {
+		t.Errorf("--smoke: run %s, burst %d, liveness %s; want 1m, 500, 2m", o.dur, o.burst, o.liveness)
+	}
+	o = options{target: targetPostgres, smoke: true, burst: 50, liveness: time.Minute}
+	if err := o.resolve(7, true); err != nil {
+		t.Fatal(err)
+	}
+	if o.burst != 50 || o.liveness != time.Minute {
+		t.Errorf("--smoke overrode --burst 50 / --liveness 1m: got %d, %s", o.burst, o.liveness)
 	}
 }
