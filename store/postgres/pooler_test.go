@@ -350,3 +350,27 @@ func TestPoolerUnawareErrorSays(t *testing.T) {
 	}
 	t.Skip("no prepared-statement error arose in this run (the pooler happened to keep each client on one server session)")
 }
+
+// TestParseURIPooler: pooler= and listen= become Options and leave the
+// connection string pgx is given.
+func TestParseURIPooler(t *testing.T) {
+	t.Parallel()
+	direct := "postgres://app@db:5432/app?sslmode=disable"
+	u, err := neturl.Parse("postgres://app@bouncer:6432/app?sslmode=disable&pooler=transaction&schema=jobs&listen=" + neturl.QueryEscape(direct))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, opts, err := postgres.ParseURI(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.Pooler != postgres.PoolerTransaction || opts.ListenURL != direct || opts.Schema != "jobs" {
+		t.Fatalf("ParseURI options: pooler %q, listen %q, schema %q", opts.Pooler, opts.ListenURL, opts.Schema)
+	}
+	if strings.Contains(conn, "pooler") || strings.Contains(conn, "listen") {
+		t.Fatalf("ParseURI left pooler= or listen= in the connection string %q", conn)
+	}
+	if _, err := postgres.Open(t.Context(), "host=bouncer port=6432 pooler=transaction", postgres.Options{}); !errors.Is(err, store.ErrInvalidParams) {
+		t.Fatalf("Open of a key=value DSN with pooler=: %v, want store.ErrInvalidParams", err)
+	}
+}
