@@ -38,11 +38,18 @@ const modePgBouncer mode = "pgbouncer"
 // differential run cover: both direct modes and the pooler.
 var targets = []mode{modePgx, modeSQL, modePgBouncer}
 
-// skipUnlessMode skips a test of mode m whose server is not there.
+// skipUnlessMode skips a test of mode m whose server is not there. Under
+// the race detector the whole Conformance Suite through the pooler would
+// push the package past go test's default timeout on a small machine, so
+// there only the differential run (quick) and the TestPooler tests go
+// through it; .ci/run runs the suite through the pooler without -race.
 func skipUnlessMode(t testing.TB, m mode) {
 	t.Helper()
 	if m == modePgBouncer {
 		sharedPooler(t)
+		if raceEnabled && strings.HasPrefix(t.Name(), "TestConformance/") {
+			t.Skip("the Conformance Suite through the pooler runs without -race (.ci/run: go test -run 'TestConformance/pgbouncer' ./store/postgres/)")
+		}
 	}
 }
 
