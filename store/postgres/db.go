@@ -52,6 +52,9 @@ type database interface {
 	// its inTx.
 	session(ctx context.Context, fn func(c session) error) error
 	ping(ctx context.Context) error
+	// checkTypes fails unless a connection's type map knows the store's
+	// array types (RegisterTypes).
+	checkTypes(ctx context.Context) error
 	// connConfig returns the settings to open a dedicated connection with
 	// (the Wake-Up Hint listener's), or nil if the mode cannot tell.
 	connConfig(ctx context.Context) (*pgx.ConnConfig, error)
@@ -185,6 +188,18 @@ func (s *pgxSession) inTx(ctx context.Context, fn func(q querier) error) error {
 func (s *pgxSession) discard() { s.bad = true }
 
 func (d *poolDB) ping(ctx context.Context) error { return d.pool.Ping(ctx) }
+
+func (d *poolDB) checkTypes(ctx context.Context) error {
+	c, err := d.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: connect: %w", err)
+	}
+	defer c.Release()
+	if !typesRegistered(c.Conn().TypeMap()) {
+		return errTypesNotRegistered
+	}
+	return nil
+}
 
 func (d *poolDB) connConfig(context.Context) (*pgx.ConnConfig, error) {
 	return d.pool.Config().ConnConfig.Copy(), nil
@@ -326,6 +341,20 @@ func (d *sqlDB) checkDriver(ctx context.Context) error {
 		if _, ok := dc.(*stdlib.Conn); !ok {
 			return fmt.Errorf("postgres: %w: the *sql.DB's driver connection is %T; open it with pgx's stdlib driver (driver name \"pgx\" or stdlib.OpenDB)",
 				store.ErrInvalidParams, dc)
+		}
+		return nil
+	})
+}
+
+func (d *sqlDB) checkTypes(ctx context.Context) error {
+	c, err := d.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: connect: %w", err)
+	}
+	defer c.Close()
+	return c.Raw(func(dc any) error {
+		if sc, ok := dc.(*stdlib.Conn); !ok || !typesRegistered(sc.Conn().TypeMap()) {
+			return errTypesNotRegistered
 		}
 		return nil
 	})

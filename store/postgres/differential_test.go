@@ -14,18 +14,20 @@ import (
 )
 
 // TestDifferential replays the Conformance Suite's random call sequences on
-// this adapter, in both connection modes and its calls moving between two
+// this adapter, in both connection modes (and through a transaction pooler
+// when BACKWAVE_TEST_PGBOUNCER is set) and its calls moving between two
 // Stores on the same schema, and on the In-Memory Store, and requires the
 // same answers and final state (storetest.RunDifferential). The store's
 // clock is pinned to a Manual clock through Options.Now, as in
-// TestConformance. The database/sql mode runs every statement the pgx mode
-// does, so its shorter run checks the plumbing.
+// TestConformance. The database/sql mode and the pooler run every statement
+// the pgx mode does, so their shorter runs check the plumbing.
 func TestDifferential(t *testing.T) {
 	t.Parallel()
 	testURL(t)
-	for _, m := range modes {
+	for _, m := range targets {
 		t.Run(string(m), func(t *testing.T) {
 			t.Parallel()
+			skipUnlessMode(t, m)
 			storetest.RunDifferential(t, func(t *testing.T) storetest.Harness {
 				clock := vtime.NewManual(vtime.Epoch)
 				schema, migrated := schemas.take(t)
@@ -34,7 +36,7 @@ func TestDifferential(t *testing.T) {
 					return openStore(t, m, postgres.Options{Schema: schema, SkipMigrate: true, Now: clock.Now})
 				}
 				return h
-			}, storetest.DifferentialOptions{Quick: raceEnabled || m == modeSQL})
+			}, storetest.DifferentialOptions{Quick: raceEnabled || m != modePgx})
 		})
 	}
 }

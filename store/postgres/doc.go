@@ -36,7 +36,9 @@
 // versions applied. Migrate is Coordinated Migration: it runs under a
 // session advisory lock keyed by the Schema Name, so of many nodes starting
 // at once one applies the schema and the rest wait, re-check and do
-// nothing.
+// nothing. Behind a transaction pooler (pooler=transaction) the lock is a
+// transaction-level advisory lock held by a transaction kept open on a
+// second connection for the whole call.
 //
 // No migration blocks the job tables for an index build. Each migration's
 // statements and its version row commit in one short transaction; an index
@@ -143,6 +145,17 @@
 // connection that reconnects after a delay and, after every (re)connect,
 // hints every known Queue. Hints only cut latency: polling stays the source
 // of truth.
+//
+// # Behind a transaction pooler
+//
+// With pooler=transaction in the URL (Options.Pooler), for PgBouncer's
+// pool_mode = transaction and the poolers of managed services, no session
+// state outlasts a transaction: statements run in pgx's QueryExecModeExec
+// (no named prepared statements), the migration lock is transaction-level,
+// and the hint listener connects to listen= (Options.ListenURL, the server
+// itself), or none runs and Open logs once that workers poll. A listen= that
+// does not hear a NOTIFY sent through the store's connections is refused at
+// Open. docs/production-postgres.md says what to write.
 //
 // # Transactional Enqueue
 //

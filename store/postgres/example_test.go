@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"log"
+	"net/url"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
@@ -118,4 +119,18 @@ func ExampleStore_JobInsertManySQLTx() {
 	if err := tx.Commit(); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// Behind PgBouncer (or another pooler) in transaction pooling mode, say so
+// with pooler=transaction, and name the server itself in listen= for the
+// Wake-Up Hint listener; without listen= workers poll.
+func ExampleOpen_pooler() {
+	ctx := context.Background()
+	direct := "postgres://app@db.internal:5432/app?sslmode=require"
+	s, err := postgres.Open(ctx, "postgres://app@pgbouncer.internal:6432/app?sslmode=require&pooler=transaction&listen="+url.QueryEscape(direct),
+		postgres.Options{Schema: "jobs"})
+	if err != nil {
+		log.Fatal(err) // a listen= that goes through the pooler is refused here
+	}
+	defer s.Close()
 }

@@ -30,3 +30,31 @@ func MigrateLater(ctx context.Context, s *Store, later ...string) (MigrateResult
 	}
 	return s.migrate(ctx, all)
 }
+
+// HoldMigrationLock takes the Coordinated Migration lock as Migrate does
+// and holds it until release is called.
+func HoldMigrationLock(ctx context.Context, s *Store) (release func(), err error) {
+	got := make(chan error, 1)
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		err := s.db.session(ctx, func(c session) error {
+			rel, err := s.acquireMigrationLock(ctx, c)
+			if err != nil {
+				return err
+			}
+			got <- nil
+			<-done
+			rel()
+			return nil
+		})
+		if err != nil {
+			got <- err
+		}
+	}()
+	if err := <-got; err != nil {
+		<-finished
+		return nil, err
+	}
+	return func() { close(done); <-finished }, nil
+}

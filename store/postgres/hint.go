@@ -41,8 +41,9 @@ type subscriber struct {
 // unsubscribes; calling it again does nothing.
 //
 // The first subscription starts the listener, on a dedicated connection
-// outside the pool; Close stops it. With Options.DisableListener nothing is
-// ever delivered. A hint only cuts latency: workers must behave the same,
+// outside the pool (Options.ListenURL's, if set); Close stops it. With
+// Options.DisableListener nothing is ever delivered, nor behind a
+// transaction pooler without Options.ListenURL. A hint only cuts latency: workers must behave the same,
 // one poll later, without it.
 func (s *Store) SubscribeHints(fn func(queue string)) (unsubscribe func()) {
 	h := &s.hints
@@ -51,7 +52,7 @@ func (s *Store) SubscribeHints(fn func(queue string)) (unsubscribe func()) {
 	h.next++
 	id := h.next
 	h.subs = append(h.subs, subscriber{id: id, fn: fn})
-	if h.cancel == nil && !h.stopped && !s.opts.DisableListener {
+	if h.cancel == nil && !h.stopped && s.listens() {
 		ctx, cancel := context.WithCancel(context.Background())
 		h.cancel, h.done = cancel, make(chan struct{})
 		go h.listen(ctx, h.done)
@@ -113,7 +114,7 @@ func (h *hub) listen(ctx context.Context, done chan struct{}) {
 // been missed while not listening) and then relays notifications until the
 // connection fails or ctx is done.
 func (h *hub) listenOnce(ctx context.Context) error {
-	cfg, err := h.s.db.connConfig(ctx)
+	cfg, err := h.s.listenConfig(ctx)
 	if err != nil {
 		return err
 	}
@@ -156,6 +157,25 @@ func (h *hub) listenOnce(ctx context.Context) error {
 			h.announce(n.Payload)
 		}
 	}
+}
+
+// listens reports whether the store runs a hint listener: not with
+// Options.DisableListener, nor behind a transaction pooler without a
+// listen= URL (Open said so).
+func (s *Store) listens() bool {
+	if s.opts.DisableListener {
+		return false
+	}
+	return s.opts.Pooler != PoolerTransaction || s.listenCfg != nil
+}
+
+// listenConfig is the listener's connection config: Options.ListenURL's,
+// or the store's own.
+func (s *Store) listenConfig(ctx context.Context) (*pgx.ConnConfig, error) {
+	if s.listenCfg != nil {
+		return s.listenCfg.Copy(), nil
+	}
+	return s.db.connConfig(ctx)
 }
 
 // hint sends a Wake-Up Hint for queue inside q's transaction.

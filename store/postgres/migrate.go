@@ -174,7 +174,9 @@ type MigrateResult struct {
 // It is Coordinated Migration: unless Options.NoMigrationLock is set, the
 // whole call holds a session advisory lock keyed by the Schema Name, so of
 // many nodes migrating at once one applies the changes and the others wait,
-// re-read the version and find nothing to do.
+// re-read the version and find nothing to do. Behind a transaction pooler
+// (Options.Pooler) the lock is a transaction-level one, held by a
+// transaction kept open for the call on a second connection.
 func (s *Store) Migrate(ctx context.Context) (MigrateResult, error) {
 	return s.migrate(ctx, migrations())
 }
@@ -188,10 +190,11 @@ func (s *Store) migrate(ctx context.Context, all []migration) (MigrateResult, er
 	var res MigrateResult
 	err := s.db.session(ctx, func(c session) error {
 		if !s.opts.NoMigrationLock {
-			if err := s.lockMigration(ctx, c); err != nil {
+			release, err := s.acquireMigrationLock(ctx, c)
+			if err != nil {
 				return err
 			}
-			defer s.unlockMigration(ctx, c)
+			defer release()
 		}
 		var err error
 		res, err = s.applyMigrations(ctx, c, all)
@@ -205,6 +208,21 @@ func (s *Store) migrate(ctx context.Context, all []migration) (MigrateResult, er
 
 // migrationLock is the Coordinated Migration lock's key, per Schema Name.
 const migrationLock = `hashtext('backwave.migrate')`
+
+// acquireMigrationLock takes the Coordinated Migration lock for a
+// migration running on c and returns its release: a session advisory lock on
+// c itself (lockMigration), or, behind a transaction pooler, where c's
+// session is a different server session from one statement to the next, a
+// transaction-level one held by a transaction of its own (lockMigrationTx).
+func (s *Store) acquireMigrationLock(ctx context.Context, c session) (release func(), err error) {
+	if s.opts.Pooler == PoolerTransaction {
+		return s.lockMigrationTx(ctx)
+	}
+	if err := s.lockMigration(ctx, c); err != nil {
+		return nil, err
+	}
+	return func() { s.unlockMigration(ctx, c) }, nil
+}
 
 // lockMigration takes the Coordinated Migration lock on c, waiting while
 // another node holds it. It polls pg_try_advisory_lock instead of blocking
@@ -409,13 +427,17 @@ func (s *Store) checkWindow(ctx context.Context, q querier, current, latest int)
 // Migrate connects to the database connString names, brings the schema
 // opts.Schema up to SchemaVersion as Store.Migrate does, and disconnects. It
 // is the separate deploy step of a fleet that opens its stores with
-// SkipMigrate. Only opts.Schema and opts.NoMigrationLock are used.
+// SkipMigrate. Only opts.Schema, opts.NoMigrationLock and opts.Pooler (or
+// the URL's pooler=) are used.
 func Migrate(ctx context.Context, connString string, opts Options) (MigrateResult, error) {
-	cfg, err := pgxpool.ParseConfig(connString)
+	cfg, opts, err := parsePoolConfig(connString, opts)
 	if err != nil {
-		return MigrateResult{}, fmt.Errorf("postgres: parse connection string: %w", err)
+		return MigrateResult{}, err
 	}
 	cfg.MaxConns = 1
+	if opts.Pooler == PoolerTransaction {
+		cfg.MaxConns = 2 // one more for the transaction holding the lock
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return MigrateResult{}, fmt.Errorf("postgres: create pool: %w", err)

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/backwave/backwave/store"
@@ -51,6 +53,23 @@ type Options struct {
 	// one.
 	DisableNotify bool
 
+	// Pooler says the store is behind a connection pooler: PoolerTransaction
+	// (URI parameter pooler=transaction) for one in transaction pooling
+	// mode, such as PgBouncer's pool_mode = transaction; empty for a direct
+	// connection or a session pooler. See PoolerTransaction for what
+	// changes.
+	Pooler string
+
+	// ListenURL is a connection string for the Wake-Up Hint listener alone
+	// (URI parameter listen=, URL-escaped): behind a transaction pooler it
+	// must name the PostgreSQL server directly, since LISTEN does not
+	// survive the pooler handing the server connection to another client;
+	// Open checks that a connection to it hears a NOTIFY sent through the
+	// store's connections. Empty means the store's own connection settings,
+	// or, behind a transaction pooler, no listener: workers poll, and Open
+	// logs so once.
+	ListenURL string
+
 	// ListenerReconnectDelay is how long the hint listener waits before
 	// reconnecting after its connection fails; 0 means one second.
 	ListenerReconnectDelay time.Duration
@@ -86,6 +105,10 @@ type Store struct {
 
 	hints hub
 
+	// listenCfg is the hint listener's connection config when
+	// Options.ListenURL names one.
+	listenCfg *pgx.ConnConfig
+
 	// ident is the store's database, read at the first Transactional
 	// Enqueue (tx.go).
 	ident atomic.Pointer[dbIdentity]
@@ -107,9 +130,9 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := pgxpool.ParseConfig(connString)
+	cfg, opts, err := parsePoolConfig(connString, opts)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: parse connection string: %w", err)
+		return nil, err
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -160,6 +183,24 @@ func open(ctx context.Context, db database, schema string, opts Options) (*Store
 	if err := db.ping(ctx); err != nil {
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
+	own, _ := db.connConfig(ctx)
+	lc, err := checkPooler(opts, own)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Pooler == PoolerTransaction {
+		if err := db.checkTypes(ctx); err != nil {
+			return nil, err
+		}
+	}
+	s.listenCfg = lc
+	if lc != nil {
+		if err := s.probeListener(ctx); err != nil {
+			return nil, err
+		}
+	} else if opts.Pooler == PoolerTransaction && !opts.DisableListener {
+		s.log.Warn("backwave: behind a transaction pooler with no listen= URL naming the server directly: no Wake-Up Hints, workers find new jobs by polling", "schema", schema)
+	}
 	if !opts.SkipMigrate {
 		if _, err := s.Migrate(ctx); err != nil {
 			return nil, err
@@ -172,6 +213,31 @@ func open(ctx context.Context, db database, schema string, opts Options) (*Store
 		return nil, err
 	}
 	return s, nil
+}
+
+// parsePoolConfig parses connString for a pgx pool, taking its pooler=
+// and listen= parameters into opts; behind a transaction pooler the pool's
+// connections run statements in QueryExecModeExec unless the URL chose
+// another mode that needs no named prepared statement.
+func parsePoolConfig(connString string, opts Options) (*pgxpool.Config, Options, error) {
+	rest, opts, err := splitPoolerParams(connString, opts)
+	if err != nil {
+		return nil, opts, err
+	}
+	cfg, err := pgxpool.ParseConfig(rest)
+	if err != nil {
+		return nil, opts, fmt.Errorf("postgres: parse connection string: %w", err)
+	}
+	if opts.Pooler == PoolerTransaction {
+		if !strings.Contains(rest, "default_query_exec_mode") {
+			cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+		}
+		cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
+			RegisterTypes(c.TypeMap())
+			return nil
+		}
+	}
+	return cfg, opts, nil
 }
 
 // Schema returns the store's Schema Name.
@@ -206,7 +272,7 @@ func (s *Store) wrap(op string, err error) error {
 	if s.closed.Load() && !errors.Is(err, store.ErrClosed) {
 		return fmt.Errorf("postgres: %s: %w (%w)", op, store.ErrClosed, err)
 	}
-	return fmt.Errorf("postgres: %s: %w", op, err)
+	return fmt.Errorf("postgres: %s: %w%s", op, err, s.poolerHint(err))
 }
 
 // nowArg is the clock parameter every statement takes as

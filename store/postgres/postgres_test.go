@@ -103,6 +103,12 @@ func openStoreConns(t testing.TB, m mode, opts postgres.Options, conns int) *pos
 			url = withParam(t, url, "pool_max_conns", strconv.Itoa(conns))
 		}
 		s, err = postgres.Open(ctx, url, opts)
+	case modePgBouncer:
+		url = poolerURL(t, sharedPooler(t), true)
+		if conns > 0 {
+			url = withParam(t, url, "pool_max_conns", strconv.Itoa(conns))
+		}
+		s, err = postgres.Open(ctx, url, opts)
 	case modeSQL:
 		db := openDB(t, url)
 		if conns > 0 {
@@ -242,18 +248,24 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		code = max(code, 1)
 	}
+	if err := stopSharedPooler(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = max(code, 1)
+	}
 	os.Exit(code)
 }
 
-// TestConformance runs the Conformance Suite in both connection modes, each
-// test on a schema no other running test uses, on a clock the suite moves
-// (Options.Now).
+// TestConformance runs the Conformance Suite in both connection modes and
+// through a transaction pooler (modePgBouncer, when BACKWAVE_TEST_PGBOUNCER
+// is set), each test on a schema no other running test uses, on a clock the
+// suite moves (Options.Now).
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	testURL(t)
-	for _, m := range modes {
+	for _, m := range targets {
 		t.Run(string(m), func(t *testing.T) {
 			t.Parallel()
+			skipUnlessMode(t, m)
 			newStore := func(t *testing.T) storetest.Harness {
 				clock := vtime.NewManual(vtime.Epoch)
 				schema, migrated := schemas.take(t)

@@ -29,6 +29,11 @@ func init() {
 //	migrate=false   check the schema version instead of migrating
 //	history=POLICY  the Job History Policy: off, transitions or
 //	                transitions+detail (the default)
+//	pooler=transaction  the store is behind a pooler in transaction
+//	                pooling mode (Options.Pooler, PoolerTransaction)
+//	listen=URL      the Wake-Up Hint listener's own connection string,
+//	                URL-escaped, naming the server directly
+//	                (Options.ListenURL)
 //
 // For example postgres://app@db.internal:5432/app?sslmode=require&schema=jobs.
 func ParseURI(u *url.URL) (connString string, opts Options, err error) {
@@ -55,7 +60,7 @@ func ParseURI(u *url.URL) (connString string, opts Options, err error) {
 	q.Del("schema")
 	q.Del("migrate")
 	c.RawQuery = q.Encode()
-	return c.String(), opts, nil
+	return splitPoolerParams(c.String(), opts)
 }
 
 // openURI serves store.Open for the package's schemes (see ParseURI).
