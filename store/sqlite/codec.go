@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/internal/storecode"
 	"github.com/backwave/backwave/job"
 )
 
@@ -17,65 +18,34 @@ const (
 	codeRunning   int64 = 3
 )
 
-var stateCodes = map[job.State]int64{
-	job.StateUnknown:        0, // only as the origin of an insert in the Transition Log
-	job.StateScheduled:      1,
-	job.StateAwaitingParent: 2,
-	job.StateRunning:        3,
-	job.StateSucceeded:      4,
-	job.StateDeadLettered:   5,
-	job.StateCancelled:      6,
-	job.StateQuarantined:    7,
-}
-
-var retryCauseCodes = map[job.RetryCause]int64{
-	job.RetryCauseNone:          0,
-	job.RetryCauseHandlerFailed: 1,
-	job.RetryCauseLeaseExpired:  2,
-}
-
-var cancelCauseCodes = map[job.CancelCause]int64{
-	job.CancelCauseNone:          0,
-	job.CancelCauseOperator:      1,
-	job.CancelCauseParentFailure: 2,
-}
-
-var viaCodes = map[core.Via]int64{
-	core.ViaInsert:        1,
-	core.ViaClaim:         2,
-	core.ViaSucceed:       3,
-	core.ViaRetry:         4,
-	core.ViaDeadLetter:    5,
-	core.ViaExpire:        6,
-	core.ViaRelinquish:    7,
-	core.ViaQuarantine:    8,
-	core.ViaCancel:        9,
-	core.ViaRequeue:       10,
-	core.ViaRelease:       11,
-	core.ViaParentFailure: 12,
-	core.ViaWorkflowRetry: 13,
-}
+// The stored codes of states, causes and edge actions (package
+// internal/storecode: the codes the Embedded Adapter and the MariaDB adapter
+// share).
+var (
+	stateCodes       = storecode.States
+	retryCauseCodes  = storecode.RetryCauses
+	cancelCauseCodes = storecode.CancelCauses
+	viaCodes         = storecode.Vias
+)
 
 // encode returns the stored code of v; a value without one is a bug in this
 // package (every value it writes comes from the tables above).
 func encode[K comparable](codes map[K]int64, v K) int64 {
-	c, ok := codes[v]
+	c, ok := storecode.Encode(codes, v)
 	if !ok {
 		panic(fmt.Sprintf("sqlite: no stored code for %v", v))
 	}
 	return c
 }
 
-// decode is the inverse of encode; an unknown code means the file holds data
-// this build does not understand.
+// decode is the inverse of encode; an unknown code means the database holds
+// data this build does not understand.
 func decode[K comparable](codes map[K]int64, what string, c int64) (K, error) {
-	for k, v := range codes {
-		if v == c {
-			return k, nil
-		}
+	k, err := storecode.Decode(codes, what, c)
+	if err != nil {
+		return k, fmt.Errorf("sqlite: %w", err)
 	}
-	var zero K
-	return zero, fmt.Errorf("sqlite: unknown stored %s code %d", what, c)
+	return k, nil
 }
 
 func stateCode(s job.State) int64 { return encode(stateCodes, s) }
