@@ -20,6 +20,8 @@
 //	backwave-torture --target postgres --short
 //	backwave-torture --target mariadb --smoke
 //	backwave-torture --target galera --smoke
+//	backwave-torture --target postgres-ha --for 30m
+//	backwave-torture --target postgres-ha --async --short
 //	backwave-torture --target sqlite --for 30m --report /tmp/sqlite.md
 //	backwave-torture --target sqlite --for 90s --plant drop-journal
 //
@@ -54,14 +56,15 @@ func coordinatorMain(args []string) int {
 	fs := flag.NewFlagSet("backwave-torture", flag.ContinueOnError)
 	var o options
 	var seed int64
-	fs.StringVar(&o.target, "target", "", "the store to torture: postgres, mariadb, galera or sqlite")
+	fs.StringVar(&o.target, "target", "", "the store to torture: postgres, postgres-ha (a Patroni cluster failed over again and again), mariadb, galera or sqlite")
+	fs.BoolVar(&o.async, "async", false, "postgres-ha: asynchronous replication (failovers may lose acknowledged writes; the audits name them)")
 	fs.BoolVar(&o.short, "short", false, "a short run (4 minutes, at most 5)")
 	fs.BoolVar(&o.smoke, "smoke", false, "a one-minute run for CI: every fault of the target once, a 500-job burst, liveness bound 2m")
 	fs.DurationVar(&o.dur, "for", 0, "run length, faults then healing (30m and up for the long mode)")
 	fs.Int64Var(&seed, "seed", 0, "the seed of the fault schedule (0: from the clock)")
 	fs.StringVar(&o.pgURL, "pg-url", "", "a PostgreSQL to torture instead of a private cluster (never the shared one on port 5432)")
 	pgPrivate := fs.Bool("pg-private", true, "start a private PostgreSQL cluster for the run (the default unless --pg-url is given)")
-	fs.IntVar(&o.pgPort, "pg-port", 5499, "the private cluster's port")
+	fs.IntVar(&o.pgPort, "pg-port", 5499, "the private cluster's port (postgres-ha: the first node's; the second node's the next, Patroni's REST APIs +100, etcd +200)")
 	fs.IntVar(&o.mdbPort, "mariadb-port", 3397, "the private MariaDB server's port (--target mariadb); Galera's first node's, the others' the next ones (--target galera)")
 	fs.IntVar(&o.workers, "workers", 0, "worker processes (0: 6 on postgres and mariadb, 5 on sqlite: 8 processes on the file)")
 	fs.StringVar(&o.dir, "dir", "", "work directory for journals, logs and the database (default: a new temporary one)")
@@ -100,6 +103,15 @@ func coordinatorMain(args []string) int {
 func (o *options) resolve(seed int64, pgPrivate bool) error {
 	switch o.target {
 	case targetPostgres, targetSQLite:
+	case targetPostgresHA:
+		if o.pgURL != "" {
+			return fmt.Errorf("--target postgres-ha starts its own Patroni cluster: give no --pg-url")
+		}
+		for _, p := range []int{o.pgPort, o.pgPort + 1, o.pgPort + haRESTOffset, o.pgPort + haRESTOffset + 1, o.pgPort + haEtcdOffset, o.pgPort + haEtcdOffset + 1} {
+			if p < 1024 || p > 65535 || p == 5432 || p == 6432 {
+				return fmt.Errorf("--pg-port %d: postgres-ha takes it and the next, +100, +101, +200 and +201; want them all in 1024–65535 and none 5432 or 6432", o.pgPort)
+			}
+		}
 	case targetMariaDB, targetGalera:
 		last := o.mdbPort
 		if o.target == targetGalera {
@@ -109,7 +121,10 @@ func (o *options) resolve(seed int64, pgPrivate bool) error {
 			return fmt.Errorf("--mariadb-port %d: want 1024–65535 and not 3306, the machine-wide MariaDB's (Galera's nodes take it and the next %d)", o.mdbPort, galeraNodes-1)
 		}
 	default:
-		return fmt.Errorf("--target %q: want postgres, mariadb, galera or sqlite", o.target)
+		return fmt.Errorf("--target %q: want postgres, postgres-ha, mariadb, galera or sqlite", o.target)
+	}
+	if o.async && o.target != targetPostgresHA {
+		return fmt.Errorf("--async is for --target postgres-ha")
 	}
 	if o.plant != "" && !slices.Contains(plants, o.plant) {
 		return fmt.Errorf("--plant %q: want one of %s", o.plant, strings.Join(plants, ", "))

@@ -290,7 +290,7 @@ func (r *report) markdown(vs []audit.Violation) string {
 	sort.Strings(ops)
 	fmt.Fprintf(&b, "Operator and store actions that succeeded: %s.\n\n", strings.Join(ops, ", "))
 	b.WriteString("| fault | injected | recovery min / median / max |\n|---|---|---|\n")
-	kinds := []string{faultKill9, faultFreeze, faultTerminate, faultKillConn, faultRestart, faultMariaRestart, faultCrash, faultNodeCrash, faultPool, faultIdleInTx, faultRR, faultListenKill, faultBurst, faultHighLoad, faultKillInTx, faultSnapshot}
+	kinds := []string{faultKill9, faultFreeze, faultTerminate, faultKillConn, faultRestart, faultMariaRestart, faultCrash, faultNodeCrash, faultFailover, faultPool, faultIdleInTx, faultRR, faultListenKill, faultBurst, faultHighLoad, faultKillInTx, faultSnapshot}
 	for _, k := range kinds {
 		if !targetHas(r.target, k) {
 			continue
@@ -305,11 +305,11 @@ func (r *report) markdown(vs []audit.Violation) string {
 		}
 	}
 	b.WriteString("| cell | length | pickups | pickup p50 | pickup p99 | throughput (succeeded/s) | vs calm |")
-	if r.target == targetPostgres {
+	if r.target == targetPostgres || r.target == targetPostgresHA {
 		b.WriteString(" top wait events |")
 	}
 	b.WriteString("\n|---|---|---|---|---|---|---|")
-	if r.target == targetPostgres {
+	if r.target == targetPostgres || r.target == targetPostgresHA {
 		b.WriteString("---|")
 	}
 	b.WriteString("\n")
@@ -319,7 +319,7 @@ func (r *report) markdown(vs []audit.Violation) string {
 			ratio = fmt.Sprintf("%.2f×", c.throughput/calm)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %.1f | %s |", c.name, c.dur.Round(time.Second), c.pickups, c.p50.Round(time.Millisecond), c.p99.Round(time.Millisecond), c.throughput, ratio)
-		if r.target == targetPostgres {
+		if r.target == targetPostgres || r.target == targetPostgresHA {
 			fmt.Fprintf(&b, " %s |", c.waits)
 		}
 		b.WriteString("\n")
@@ -345,12 +345,18 @@ func targetHas(target, k string) bool {
 	switch k {
 	case faultKill9, faultFreeze, faultBurst, faultHighLoad, faultKillInTx:
 		return true
-	case faultPool, faultIdleInTx, faultRR:
+	case faultPool:
+		return target != targetSQLite && target != targetPostgresHA
+	case faultIdleInTx, faultRR:
 		return target != targetSQLite
 	case faultCrash:
 		return target == targetPostgres || target == targetMariaDB
-	case faultTerminate, faultRestart, faultListenKill:
+	case faultTerminate, faultListenKill:
+		return target == targetPostgres || target == targetPostgresHA
+	case faultRestart:
 		return target == targetPostgres
+	case faultFailover:
+		return target == targetPostgresHA
 	case faultKillConn:
 		return target == targetMariaDB || target == targetGalera
 	case faultMariaRestart:

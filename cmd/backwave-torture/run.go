@@ -31,6 +31,9 @@ const (
 	targetSQLite   = "sqlite"
 	targetMariaDB  = "mariadb"
 	targetGalera   = "galera"
+	// targetPostgresHA is PostgreSQL as a Patroni cluster that fails over
+	// under load; its children run as on targetPostgres.
+	targetPostgresHA = "postgres-ha"
 )
 
 // The planted faults of --plant: each makes the torture's own journal,
@@ -66,6 +69,7 @@ type options struct {
 	walBound  int64
 	command   string
 	handlerMs int
+	async     bool
 }
 
 // coordinator runs one torture run.
@@ -81,6 +85,8 @@ type coordinator struct {
 	mdb     *privatedb.MariaDB
 	mdbDSN  string // root's DSN on the private MariaDB's database
 	galera  *privatedb.Galera
+	ha      *privatedb.Patroni
+	hastate haState
 	nodeMu  sync.Mutex // one node crash at a time
 	j       *journal.Writer
 	s       store.Store
@@ -152,6 +158,14 @@ func (c *coordinator) setup(ctx context.Context) error {
 			c.logf("private PostgreSQL cluster on 127.0.0.1:%d, run as the %s OS user", c.o.pgPort, c.cluster.Account().Name)
 		}
 		c.uri = c.pgBase + "&schema=" + c.schema + "&pool_max_conns=4"
+	case targetPostgresHA:
+		c.schema = fmt.Sprintf("torture_%d", c.o.seed%1_000_000)
+		if c.ha, err = startPrivateHA(ctx, haDir(c.dir), c.dir, c.o.pgPort, c.o.async); err != nil {
+			return err
+		}
+		c.pgBase = c.ha.URL("postgres")
+		c.logf("private Patroni cluster: PostgreSQL on 127.0.0.1:%d and :%d, run as the %s OS user; clients use %s", c.o.pgPort, c.o.pgPort+1, c.ha.Account().Name, c.pgBase)
+		c.uri = c.pgBase + "&schema=" + c.schema + "&pool_max_conns=4"
 	case targetMariaDB, targetGalera:
 		if err := c.setupMariaDB(ctx); err != nil {
 			return err
@@ -186,7 +200,7 @@ func (c *coordinator) setup(ctx context.Context) error {
 		return fmt.Errorf("re-exec: %w", err)
 	}
 	base := childConfig{
-		URI: c.uri, Dir: c.jdir, Target: c.o.target, Seed: c.o.seed, Plant: c.o.plant,
+		URI: c.uri, Dir: c.jdir, Target: childTarget(c.o.target), Seed: c.o.seed, Plant: c.o.plant,
 		Group: c.group, Cells: c.cells, Rate: c.o.rate, Burst: c.o.burst,
 		HandlerMax: time.Duration(c.o.handlerMs) * time.Millisecond,
 	}
@@ -219,6 +233,11 @@ func (c *coordinator) teardown() {
 		defer cancel()
 		if err := c.cluster.Stop(ctx, privatedb.Fast); err != nil {
 			c.logf("stop the private cluster: %v", err)
+		}
+	}
+	if c.ha != nil {
+		if err := c.ha.Stop(); err != nil {
+			c.logf("stop the private Patroni cluster: %v", err)
 		}
 	}
 	c.stopMariaDB()
@@ -267,6 +286,8 @@ func (c *coordinator) chaos(ctx context.Context) (time.Time, error) {
 			c.restartServer(ctx, ev.Kind)
 		case faultNodeCrash:
 			wg.Go(func() { c.crashNode(ctx, r) })
+		case faultFailover:
+			wg.Go(func() { c.failover(ctx) })
 		case faultKillConn:
 			from := time.Now()
 			n, err := mariaKill(cctx, c.mdbDSN, ev.N)
@@ -368,7 +389,7 @@ func (c *coordinator) sample(ctx context.Context) {
 				c.walMax = max(c.walMax, fi.Size())
 				c.mu.Unlock()
 			}
-		case targetPostgres:
+		case targetPostgres, targetPostgresHA:
 			if conn == nil || conn.IsClosed() {
 				var err error
 				if conn, err = sideConnect(ctx, c.pgBase); err != nil {
@@ -466,7 +487,7 @@ func (c *coordinator) finish(ctx context.Context, healedAt, recovered time.Time)
 		}
 		// A restart stops the store; a frozen worker may hold locks
 		// (on SQLite the file's write lock) that stall everyone.
-		if e.Kind == journal.KindFault && (e.Note == faultRestart || e.Note == faultMariaRestart || e.Note == faultCrash || e.Note == faultNodeCrash || e.Note == faultFreeze) {
+		if e.Kind == journal.KindFault && (e.Note == faultRestart || e.Note == faultMariaRestart || e.Note == faultCrash || e.Note == faultNodeCrash || e.Note == faultFreeze || e.Note == faultFailover) {
 			to := time.Unix(0, max(e.End, e.T)).Add(5 * time.Second)
 			outages = append(outages, audit.Window{From: e.Time(), To: to})
 		}
@@ -490,6 +511,7 @@ func (c *coordinator) finish(ctx context.Context, healedAt, recovered time.Time)
 	vs := audit.Run(in)
 	rep := buildReport(c, in, torn, healedAt, recovered)
 	rep.notes = append(rep.notes, c.galeraNotes(ctx)...)
+	rep.notes = append(rep.notes, c.haNotes(entries)...)
 	rep.notes = append(rep.notes, childErrors(filepath.Join(c.dir, "log"))...)
 	c.printViolations(in, vs)
 	text := rep.markdown(vs)
@@ -638,6 +660,15 @@ func (c *coordinator) logSubset(jobs map[int64]audit.Job) []int64 {
 	}
 	sort.Slice(out, func(i, k int) bool { return out[i] < out[k] })
 	return out
+}
+
+// childTarget is the target the child processes run as: postgres-ha's
+// children are PostgreSQL's, through the multi-host URL.
+func childTarget(target string) string {
+	if target == targetPostgresHA {
+		return targetPostgres
+	}
+	return target
 }
 
 // checkURL refuses a --pg-url the faults must not touch: the shared

@@ -20,6 +20,11 @@ var (
 	mariadbCells = []string{"idle_in_tx", "active_readers", "pool_exhaustion", "connection_kill", "mariadb_restart", "crash_recovery", "repeated_kills", "sustained_high_load", "event_burst", "kill_in_tx"}
 	// galeraCells are mariadbCells with node crashes for the whole
 	// server's restarts.
+	// haCells are postgresCells less the whole server's restarts (the
+	// failovers, all through the run, take their place) and
+	// pool_exhaustion (whose 300 idle connections would hold the
+	// failed-over primary's slots).
+	haCells     = []string{"idle_in_tx", "active_readers", "pg_backend_kill", "repeated_kills", "listen_kill", "sustained_high_load", "event_burst", "kill_in_tx"}
 	galeraCells = []string{"idle_in_tx", "active_readers", "pool_exhaustion", "connection_kill", "node_crash", "repeated_kills", "sustained_high_load", "event_burst", "kill_in_tx"}
 )
 
@@ -43,6 +48,7 @@ const (
 	faultMariaRestart  = "mariadb_restart" // MariaDB: SIGTERM (a clean shutdown) and a new mariadbd
 	cellKillConn       = "connection_kill" // MariaDB: the cell of repeated KILL CONNECTIONs
 	faultNodeCrash     = "node_crash"      // Galera: SIGKILL of a node's mariadbd, restarted 2 s later to rejoin
+	faultFailover      = "failover"        // postgres-ha: SIGKILL of the primary's postmaster, the standby promoted, the old primary rejoined
 )
 
 // freezeFor is how long a frozen worker stays stopped: past its Lease
@@ -96,6 +102,8 @@ func plan(seed uint64, target string, chaos time.Duration) schedule {
 		rest = mariadbCells
 	case targetGalera:
 		rest = galeraCells
+	case targetPostgresHA:
+		rest = haCells
 	}
 	rest = append([]string(nil), rest...)
 	r.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
@@ -123,7 +131,15 @@ func plan(seed uint64, target string, chaos time.Duration) schedule {
 		// the rest of the schedule is the seed's as before.
 		add(chaosFrom+(chaos-freezeFor-chaosFrom)/2, faultFreeze, 1)
 	}
-	if target == targetPostgres {
+	if target == targetPostgresHA {
+		// A failover every 40–70 s from the end of the ceiling probe,
+		// the last at least 30 s before the faults stop: 25 or so in a
+		// 30-minute run, 3 in a --short one.
+		for t := chaosFrom + uniform(r, 5*time.Second, 15*time.Second); t < chaos-30*time.Second; t += uniform(r, 40*time.Second, 70*time.Second) {
+			add(t, faultFailover, 0)
+		}
+	}
+	if target == targetPostgres || target == targetPostgresHA {
 		for t := chaosFrom + uniform(r, 8*time.Second, 20*time.Second); t < chaos; t += uniform(r, 8*time.Second, 20*time.Second) {
 			add(t, faultTerminate, 1)
 		}

@@ -239,3 +239,37 @@ func (m ShutdownMode) check() error {
 	}
 	return nil
 }
+
+// StartStandby makes a streaming standby of primary in cfg's directory and
+// on cfg's port: pg_basebackup of the running primary with -R (which
+// writes standby.signal and primary_conninfo), cfg's settings, and a
+// start. The standby is read-only, replaying the primary's write-ahead log
+// as it streams; the primary must allow replication connections from
+// 127.0.0.1 (initdb's trust authentication does).
+func StartStandby(ctx context.Context, primary *Postgres, cfg PostgresConfig) (*Postgres, error) {
+	if cfg.Bin == "" {
+		cfg.Bin = primary.cfg.Bin
+	}
+	s, err := NewPostgres(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := PrepareDir(s.acct, s.cfg.Dir, s.cfg.Within); err != nil {
+		return nil, fmt.Errorf("private standby: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(s.data, "PG_VERSION")); err == nil {
+		return nil, fmt.Errorf("private standby: %s already holds a cluster", s.data)
+	}
+	if err := s.acct.run(ctx, s.cfg.Dir, filepath.Join(s.cfg.Bin, "pg_basebackup"),
+		"-D", s.data, "-h", "127.0.0.1", "-p", strconv.Itoa(primary.cfg.Port), "-U", "postgres",
+		"-R", "-X", "stream", "--no-sync", "-c", "fast"); err != nil {
+		return nil, fmt.Errorf("private standby: %w", err)
+	}
+	if err := s.writeConf(); err != nil {
+		return nil, fmt.Errorf("private standby: %w", err)
+	}
+	if err := s.Start(ctx); err != nil {
+		return nil, fmt.Errorf("private standby: %w", err)
+	}
+	return s, nil
+}
