@@ -25,7 +25,30 @@ var ErrNoActor = errors.New("backwave: an operator action needs an actor")
 // are safe for concurrent use.
 type Admin struct {
 	store store.Store
-	actor Actor
+	// monitor serves the Monitor reads: the store, or a replica of it
+	// (WithReplica).
+	monitor store.Monitor
+	actor   Actor
+}
+
+// AdminOption is an option of NewAdmin.
+type AdminOption func(*Admin)
+
+// WithReplica sends the Admin's Monitor reads — job lists, counts, Tag
+// Facets and suggestions, the audit trail, and the job of Admin.Job — to
+// m, a Monitor over a read replica of the Admin's store (for PostgreSQL,
+// postgres.OpenReplica, which falls back to the primary when the standby
+// is down or lags). Every Operator Action, the rest of Admin.Job (its
+// Transition Log, Job Output and Dependencies), and every read an action
+// makes of its own effect still go to the store. A replica lags: a job
+// enqueued or changed a moment ago may not show yet. nil leaves the reads
+// on the store.
+func WithReplica(m store.Monitor) AdminOption {
+	return func(a *Admin) {
+		if m != nil {
+			a.monitor = m
+		}
+	}
 }
 
 // NewAdmin returns an Admin over s that acts as actor. s is a store as an
@@ -33,7 +56,7 @@ type Admin struct {
 // does not close it. actor must not be empty (ErrNoActor); an invalid one
 // (over 256 bytes, not UTF-8, with control characters) is an error wrapping
 // ErrInvalidParams.
-func NewAdmin(s Store, actor Actor) (*Admin, error) {
+func NewAdmin(s Store, actor Actor, opts ...AdminOption) (*Admin, error) {
 	switch {
 	case s == nil:
 		return nil, fmt.Errorf("%w: NewAdmin: no store", ErrInvalidConfig)
@@ -43,7 +66,11 @@ func NewAdmin(s Store, actor Actor) (*Admin, error) {
 	if err := actor.Validate(); err != nil {
 		return nil, fmt.Errorf("backwave: admin: %w", err)
 	}
-	return &Admin{store: s, actor: actor}, nil
+	a := &Admin{store: s, monitor: s, actor: actor}
+	for _, o := range opts {
+		o(a)
+	}
+	return a, nil
 }
 
 // Admin returns an Admin over the Client's store that acts as actor; see
@@ -73,7 +100,7 @@ func (a *Admin) Actor() Actor { return a.actor }
 func (a *Admin) Job(ctx context.Context, id JobID) (JobDetail, error) {
 	var d JobDetail
 	var err error
-	if d.Job, err = jobGet(ctx, a.store, id); err != nil {
+	if d.Job, err = jobGet(ctx, a.monitor, id); err != nil {
 		return JobDetail{}, err
 	}
 	trs, err := a.store.JobTransitions(ctx, id)
@@ -92,7 +119,7 @@ func (a *Admin) Job(ctx context.Context, id JobID) (JobDetail, error) {
 // Limit is an error wrapping ErrInvalidParams.
 func (a *Admin) Jobs(ctx context.Context, p JobListParams) (Page[JobInfo], error) {
 	return readPage(p.PageParams, "list jobs", func(limit int) ([]job.Job, error) {
-		return a.store.JobList(ctx, store.JobListParams{JobFilter: p.JobFilter.store(), BeforeID: JobID(p.Before), Limit: limit})
+		return a.monitor.JobList(ctx, store.JobListParams{JobFilter: p.JobFilter.store(), BeforeID: JobID(p.Before), Limit: limit})
 	}, jobInfoOf, func(j *JobInfo) Cursor { return Cursor(j.ID) })
 }
 
@@ -107,7 +134,7 @@ func (a *Admin) Retrying(ctx context.Context, queue string, p PageParams) (Page[
 // state; a state without jobs may be absent. It reads counters the store
 // keeps as jobs move, so it is cheap at any table size.
 func (a *Admin) CountByState(ctx context.Context, queue string) (map[JobState]int, error) {
-	counts, err := a.store.JobCountByState(ctx, store.CountParams{Queue: queue})
+	counts, err := a.monitor.JobCountByState(ctx, store.CountParams{Queue: queue})
 	if err != nil {
 		return nil, fmt.Errorf("backwave: count jobs by state: %w", err)
 	}
@@ -121,7 +148,7 @@ func (a *Admin) CountByState(ctx context.Context, queue string) (map[JobState]in
 // CountByQueue counts the jobs of every Queue in each state, ordered by
 // Queue then state; zero counts are absent.
 func (a *Admin) CountByQueue(ctx context.Context) ([]QueueStateCount, error) {
-	counts, err := a.store.JobCountByQueue(ctx)
+	counts, err := a.monitor.JobCountByQueue(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("backwave: count jobs by queue: %w", err)
 	}
@@ -155,7 +182,7 @@ func (a *Admin) TagFacet(ctx context.Context, f JobFilter, limit int) ([]TagCoun
 	if limit < 0 {
 		return nil, fmt.Errorf("backwave: tag facet: %w: limit %d is negative", ErrInvalidParams, limit)
 	}
-	buckets, err := a.store.TagFacet(ctx, store.TagFacetParams{JobFilter: f.store(), Limit: limit})
+	buckets, err := a.monitor.TagFacet(ctx, store.TagFacetParams{JobFilter: f.store(), Limit: limit})
 	if err != nil {
 		return nil, fmt.Errorf("backwave: tag facet: %w", err)
 	}
@@ -178,7 +205,7 @@ func (a *Admin) TagSuggest(ctx context.Context, prefix string, limit int) ([]Tag
 	if limit < 0 {
 		return nil, fmt.Errorf("backwave: tag suggest: %w: limit %d is negative", ErrInvalidParams, limit)
 	}
-	tags, err := a.store.TagSuggest(ctx, store.TagSuggestParams{Prefix: prefix, Limit: limit})
+	tags, err := a.monitor.TagSuggest(ctx, store.TagSuggestParams{Prefix: prefix, Limit: limit})
 	if err != nil {
 		return nil, fmt.Errorf("backwave: tag suggest %q: %w", prefix, err)
 	}
@@ -199,7 +226,7 @@ func (a *Admin) Dependencies(ctx context.Context, id JobID) (DependencyInfo, err
 // one page at a time.
 func (a *Admin) Audit(ctx context.Context, p AuditListParams) (Page[AuditEntry], error) {
 	return readPage(p.PageParams, "audit trail", func(limit int) ([]store.AuditEntry, error) {
-		return a.store.AuditList(ctx, store.AuditListParams{JobID: p.JobID, Queue: p.Queue, BeforeID: int64(p.Before), Limit: limit})
+		return a.monitor.AuditList(ctx, store.AuditListParams{JobID: p.JobID, Queue: p.Queue, BeforeID: int64(p.Before), Limit: limit})
 	}, auditEntryOf, func(e *AuditEntry) Cursor { return Cursor(e.ID) })
 }
 

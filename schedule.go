@@ -171,7 +171,7 @@ func (c *Client) upsertSchedule(ctx context.Context, d store.ScheduleDef) error 
 // RegisterSchedule, recorded in the audit trail as ActorSystem. The jobs it
 // minted stay. Operators use Admin.RemoveSchedule.
 func (c *Client) RemoveSchedule(ctx context.Context, name string) error {
-	return (&Admin{store: c.store, actor: ActorSystem}).RemoveSchedule(ctx, name)
+	return (&Admin{store: c.store, monitor: c.store, actor: ActorSystem}).RemoveSchedule(ctx, name)
 }
 
 // ScheduleInfo is a Recurring Schedule as Admin.Schedules shows it.
