@@ -62,6 +62,7 @@ import (
 
 	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/permission"
+	"github.com/backwave/backwave/store"
 )
 
 // DefaultPrefix is the path the dashboard is mounted under when
@@ -83,6 +84,14 @@ type Options struct {
 	// Prefix is the path the dashboard is mounted under: it starts with a
 	// slash and does not end with one (DefaultPrefix if empty).
 	Prefix string
+
+	// Replica, if set, serves the dashboard's Monitor reads (lists,
+	// counts, facets, job detail) from a read replica of the store
+	// (backwave.WithReplica; for PostgreSQL postgres.OpenReplica). Every
+	// Operator Action, and the page it returns, still goes to the store.
+	// When Replica also reports its lag (a ReplicaLag method, as
+	// postgres.Replica has), the overview shows it.
+	Replica store.Monitor
 
 	// Policy is the host application's authorization: one callback per
 	// Dashboard Permission and the Actor recorded on every write. With a

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"time"
@@ -41,6 +42,35 @@ type overviewData struct {
 	Paused       []backwave.QueueInfo
 	AtLimit      []backwave.QueueInfo
 	Throughput   throughputView
+	// Replica is the read replica's state, when the reads go to one that
+	// reports its lag.
+	Replica *replicaView
+}
+
+// replicaLagger is a read replica that reports its replay lag
+// (postgres.Replica).
+type replicaLagger interface {
+	ReplicaLag(ctx context.Context) (lag time.Duration, serving bool, reason error)
+}
+
+// replicaView is the overview's line on the read replica.
+type replicaView struct {
+	Lag     time.Duration
+	Serving bool
+	Reason  string
+}
+
+func (s *server) replicaView(ctx context.Context) *replicaView {
+	l, ok := s.replica.(replicaLagger)
+	if !ok {
+		return nil
+	}
+	lag, serving, reason := l.ReplicaLag(ctx)
+	v := &replicaView{Lag: lag.Round(time.Millisecond), Serving: serving}
+	if reason != nil {
+		v.Reason = reason.Error()
+	}
+	return v
 }
 
 func (s *server) jobsHref(q url.Values) string {
@@ -79,7 +109,7 @@ func (s *server) overview(r *http.Request, _ Capabilities) (page, error) {
 	if err != nil {
 		return page{}, err
 	}
-	d := overviewData{States: backwave.JobStates()}
+	d := overviewData{States: backwave.JobStates(), Replica: s.replicaView(ctx)}
 	totals := map[backwave.JobState]int{}
 	perQueue := map[string]map[backwave.JobState]int{}
 	var order []string

@@ -55,6 +55,7 @@ type actionFunc func(r *http.Request, admin *backwave.Admin) (string, error)
 type server struct {
 	store   backwave.Store
 	reader  *backwave.Admin
+	replica any // Options.Replica: a replicaLagger, or not
 	prefix  string
 	policy  permission.Policy
 	hosts   *hostpolicy.Policy
@@ -86,7 +87,7 @@ func newServer(st backwave.Store, opts Options) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	reader, err := backwave.NewAdmin(st, readerActor)
+	reader, err := backwave.NewAdmin(st, readerActor, backwave.WithReplica(opts.Replica))
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: %w", err)
 	}
@@ -94,7 +95,7 @@ func newServer(st backwave.Store, opts Options) (*server, error) {
 		return nil, fmt.Errorf("dashboard: RefreshInterval %s: give 0 (the default, %s) or at least %s", opts.RefreshInterval, DefaultRefreshInterval, minRefreshInterval)
 	}
 	s := &server{
-		store: st, reader: reader, prefix: prefix, policy: opts.Policy,
+		store: st, reader: reader, replica: opts.Replica, prefix: prefix, policy: opts.Policy,
 		basic: opts.BasicAuth, proxy: opts.TrustedProxy, refresh: opts.RefreshInterval, log: opts.Logger,
 		mux: http.NewServeMux(),
 	}

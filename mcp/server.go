@@ -12,6 +12,7 @@ import (
 	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/internal/hostpolicy"
 	"github.com/backwave/backwave/permission"
+	"github.com/backwave/backwave/store"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -43,6 +44,10 @@ type Options struct {
 	// Job Output, and ResolveActor for the Actor every write records. The
 	// zero Policy grants View only.
 	Policy permission.Policy
+	// Replica, if set, serves the read tools from a read replica of the
+	// store (backwave.WithReplica; for PostgreSQL postgres.OpenReplica);
+	// every write tool goes to the store.
+	Replica store.Monitor
 	// Prefix is the URL path Handler serves: it must start with "/" and
 	// not end with one (DefaultPrefix if empty).
 	Prefix string
@@ -80,7 +85,7 @@ type Server struct {
 // (the Server does not close it). A nil store or an invalid Prefix is an
 // error wrapping backwave.ErrInvalidConfig.
 func NewServer(st backwave.Store, opts Options) (*Server, error) {
-	reader, err := backwave.NewAdmin(st, readActor)
+	reader, err := backwave.NewAdmin(st, readActor, backwave.WithReplica(opts.Replica))
 	if err != nil {
 		return nil, fmt.Errorf("mcp: %w", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/backwave/backwave/dashboard"
 	"github.com/backwave/backwave/internal/hostpolicy"
 	"github.com/backwave/backwave/internal/metricsserve"
+	"github.com/backwave/backwave/store"
 	"github.com/backwave/backwave/workflow/dashboardext"
 )
 
@@ -40,6 +41,7 @@ func dashboardCommand() *cli.Command {
 			"is reached under; every path served, /metrics too, refuses any other Host.",
 		Flags: []cli.Flag{
 			dbFlag(),
+			replicaFlag(),
 			&cli.StringFlag{Name: "addr", Value: defaultDashboardAddr, Usage: "address to listen on"},
 			&cli.StringSliceFlag{Name: "allow", Usage: "grant these Permissions beyond View (repeatable or comma-separated): " + strings.Join(grantable(), ", ")},
 			actorFlag(),
@@ -86,8 +88,18 @@ func dashboardCommand() *cli.Command {
 				return err
 			}
 			defer func() { _ = st.Close() }()
+			replica, err := openReplica(ctx, cmd, t, st)
+			if err != nil {
+				return err
+			}
+			var monitor store.Monitor
+			if replica != nil {
+				defer func() { _ = replica.Close() }()
+				monitor = replica
+			}
 			h, err := dashboard.New(st, dashboard.Options{
-				Policy: pol, Extensions: []dashboard.Extension{dashboardext.New()},
+				Replica: monitor,
+				Policy:  pol, Extensions: []dashboard.Extension{dashboardext.New()},
 				AllowedHosts: cmd.StringSlice("allowed-host"), BasicAuth: auth.basic, TrustedProxy: auth.proxy,
 			})
 			if err != nil {

@@ -281,3 +281,34 @@ func validName(what, name string) error {
 	}
 	return nil
 }
+
+// replicaFlag is the --replica flag of the commands that serve the Monitor
+// (dashboard, mcp).
+func replicaFlag() cli.Flag {
+	return &cli.StringFlag{
+		Name:  "replica",
+		Usage: "serve the Monitor reads from this streaming standby of the --db PostgreSQL (postgres://user@standby/db); actions still go to --db",
+	}
+}
+
+// openReplica opens --replica, when given, as a read replica of t's
+// store, falling back to primary; nil without --replica. The replica must
+// be a standby of a PostgreSQL --db, with no Encryption at Rest keys (its
+// reads would bypass the decrypting wrapper).
+func openReplica(ctx context.Context, cmd *cli.Command, t target, primary backwave.Store) (*postgres.Replica, error) {
+	raw := cmd.String("replica")
+	if raw == "" {
+		return nil, nil
+	}
+	if t.conn == "" {
+		return nil, usagef("--replica is a PostgreSQL standby of a postgres:// --db, not of %s", t.given)
+	}
+	if os.Getenv(keysEnv) != "" {
+		return nil, usagef("--replica with $BACKWAVE_KEYS set: the replica's reads would not be decrypted; serve the Monitor from --db alone")
+	}
+	r, err := postgres.OpenReplica(ctx, raw, primary, postgres.ReplicaOptions{Schema: t.pg.Schema})
+	if err != nil {
+		return nil, fmt.Errorf("--replica: %w", err)
+	}
+	return r, nil
+}

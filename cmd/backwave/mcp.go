@@ -32,6 +32,7 @@ func mcpCommand() *cli.Command {
 			"opened as it is: never created or migrated.",
 		Flags: []cli.Flag{
 			dbFlag(),
+			replicaFlag(),
 			&cli.StringSliceFlag{Name: "allow", Usage: "grant these Permissions beyond View (repeatable or comma-separated): " + strings.Join(grantable(), ", ")},
 			actorFlag(),
 			&cli.StringFlag{Name: "http", Usage: "serve streamable HTTP on this loopback address (127.0.0.1:8765, [::1]:8765, localhost:0) instead of stdio"},
@@ -108,9 +109,17 @@ func mcpServe(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	defer func() { _ = st.Close() }()
+	replica, err := openReplica(ctx, cmd, t, st)
+	if err != nil {
+		return err
+	}
 
 	stderr := cmd.Root().ErrWriter
 	opts := mcp.Options{Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), Policy: pol}
+	if replica != nil {
+		defer func() { _ = replica.Close() }()
+		opts.Replica = replica
+	}
 	srv, err := mcp.NewServer(st, opts)
 	if err != nil {
 		return err

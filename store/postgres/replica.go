@@ -159,6 +159,13 @@ func (r *Replica) current(ctx context.Context) ReplicaStatus {
 	return r.probe(ctx)
 }
 
+// ReplicaLag reports the standby's replay lag, whether it serves the
+// reads now, and why not when it does not: what a dashboard shows.
+func (r *Replica) ReplicaLag(ctx context.Context) (lag time.Duration, serving bool, reason error) {
+	st := r.current(ctx)
+	return st.Lag, st.Serving, st.Err
+}
+
 // probe asks the standby whether it is in recovery and how far its replay
 // lags, bounded by two seconds.
 func (r *Replica) probe(ctx context.Context) ReplicaStatus {
