@@ -115,3 +115,57 @@ func TestSmokeIsAOneMinuteRun(t *testing.T) {
 		t.Errorf("--smoke overrode --burst 50 / --liveness 1m: got %d, %s", o.burst, o.liveness)
 	}
 }
+
+// The postgres-ha target fails over at least ten times in a 30-minute
+// run and at least twice in a --short one, besides its other faults.
+func TestScheduleFailovers(t *testing.T) {
+	kinds := []string{faultKill9, faultFreeze, faultTerminate, faultListenKill, faultKillInTx, faultFailover,
+		faultIdleInTx, faultRR, faultBurst, faultHighLoad, faultRepeatedKills, "pg_backend_kill", "calm", "ceiling_probe"}
+	for _, tc := range []struct {
+		dur  time.Duration
+		want int
+	}{{30 * time.Minute, 10}, {4 * time.Minute, 2}} {
+		chaos := tc.dur - min(tc.dur/4, 3*time.Minute)
+		for seed := uint64(1); seed <= 20; seed++ {
+			s := plan(seed, targetPostgresHA, chaos)
+			n := 0
+			for _, e := range s.Events {
+				switch e.Kind {
+				case faultFailover:
+					n++
+				case faultRestart, faultCrash:
+					t.Fatalf("postgres-ha schedules %s: its server is Patroni's to restart", e.Kind)
+				}
+			}
+			if n < tc.want {
+				t.Fatalf("seed %d, %s run: %d failovers, want at least %d", seed, tc.dur, n, tc.want)
+			}
+			if seed == 1 && tc.dur == 30*time.Minute {
+				checkSchedule(t, s, targetPostgresHA, kinds)
+			}
+		}
+	}
+}
+
+func TestResolveHA(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    options
+		ok   bool
+	}{
+		{"ha", options{target: targetPostgresHA, short: true, pgPort: 5499}, true},
+		{"async", options{target: targetPostgresHA, short: true, pgPort: 5499, async: true}, true},
+		{"async on postgres", options{target: targetPostgres, short: true, pgPort: 5499, async: true}, false},
+		{"ha with a url", options{target: targetPostgresHA, short: true, pgPort: 5499, pgURL: "postgres://x@127.0.0.1:5600/db"}, false},
+		{"ha ports over the shared pooler's", options{target: targetPostgresHA, short: true, pgPort: 6232}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := tc.o
+			err := o.resolve(1, true)
+			if (err == nil) != tc.ok {
+				t.Fatalf("resolve: %v, want ok=%v", err, tc.ok)
+			}
+		})
+	}
+}
