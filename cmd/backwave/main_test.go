@@ -96,6 +96,7 @@ func TestBadInput(t *testing.T) {
 		{"BadLimit", []string{"queues", "limit", "--db", db, "q", "-3"}, "non-negative"},
 		{"MissingQueue", []string{"queues", "pause", "--db", db}, "usage"},
 		{"SchemaInURI", []string{"jobs", "list", "--db", "sqlite://" + db + "?schema=a-b"}, "schema name"},
+		{"ReplicaOfSQLite", []string{"mcp", "--db", db, "--replica", "postgres://postgres@127.0.0.1:5999/test"}, "--replica is a PostgreSQL standby of a postgres:// --db"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
