@@ -7,8 +7,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/backwave/backwave/cmd/backwave-torture/audit"
 	"github.com/backwave/backwave/cmd/backwave-torture/journal"
 	"github.com/backwave/backwave/internal/privatedb"
 )
@@ -67,7 +69,15 @@ type failoverRec struct {
 	StopOf  string
 	Err     string
 	dashMax time.Duration
+	// Stalled says the standby's WAL receiver was stopped for stallFor
+	// before the kill (asynchronous runs).
+	Stalled bool
 }
+
+// stallFor is how long an asynchronous run's standby receives nothing
+// before the primary is killed: the window of acknowledged commits a
+// failover then loses.
+const stallFor = 2 * time.Second
 
 // haState is the coordinator's record of the postgres-ha target's
 // failovers.
@@ -92,9 +102,29 @@ func (c *coordinator) failover(ctx context.Context) {
 		return
 	}
 	rec := failoverRec{Old: old, New: -1}
+	// Asynchronous, the standby is made to lag at the crash, as a slow
+	// network or a busy standby would: its WAL receiver is stopped
+	// (SIGSTOP) for stallFor before the kill, while the primary goes on
+	// acknowledging commits it has not sent, and let go after it. What
+	// the standby never received is lost in the promotion, and the
+	// audits must name it.
+	var stalled int
+	if c.o.async {
+		if pid, err := c.ha.WALReceiver(ctx, 1-old); err != nil {
+			c.logf("failover: no WAL receiver to stall: %v", err)
+		} else if err := syscall.Kill(pid, syscall.SIGSTOP); err == nil {
+			stalled = pid
+			sleepCtx(ctx, stallFor)
+		}
+	}
 	from := time.Now()
 	rec.Killed = from
-	if err := c.ha.KillPostmaster(old); err != nil {
+	err := c.ha.KillPostmaster(old)
+	if stalled != 0 {
+		_ = syscall.Kill(stalled, syscall.SIGCONT)
+		rec.Stalled = true
+	}
+	if err != nil {
 		rec.Err = err.Error()
 		c.fault(faultFailover, from, err.Error())
 		return
@@ -117,7 +147,11 @@ func (c *coordinator) failover(ctx context.Context) {
 	c.hastate.mu.Lock()
 	c.hastate.recs = append(c.hastate.recs, rec)
 	c.hastate.mu.Unlock()
-	detail := fmt.Sprintf("SIGKILL of node %d's postmaster; node %d writable after %s; node %d streaming again after %s (%v)",
+	stall := ""
+	if rec.Stalled {
+		stall = fmt.Sprintf("node %d's WAL receiver stopped %s before the kill; ", 1-old+1, stallFor)
+	}
+	detail := fmt.Sprintf(stall+"SIGKILL of node %d's postmaster; node %d writable after %s; node %d streaming again after %s (%v)",
 		old+1, rec.New+1, rec.Promoted.Round(time.Millisecond), old+1, rec.Rejoined.Round(time.Millisecond), errOrNil(err))
 	c.fault(faultFailover, from, detail)
 	c.logf("failover: %s", detail)
@@ -179,7 +213,7 @@ func (c *coordinator) haNotes(entries []journal.Entry) []string {
 	sort.Slice(claims, func(i, k int) bool { return claims[i] < claims[k] })
 	mode := "synchronous (Patroni synchronous_mode, synchronous_commit=on)"
 	if c.o.async {
-		mode = "asynchronous (no synchronous standby: a failover may lose the primary's last acknowledged commits, and the audits name each)"
+		mode = fmt.Sprintf("asynchronous (no synchronous standby; before each kill the standby's WAL receiver is stopped for %s, so the primary's commits of those seconds never reach it: the failover loses them, and the audits name each)", stallFor)
 	}
 	var promo, first, rejoin, dash, stop []time.Duration
 	var rows []string
@@ -243,3 +277,61 @@ func oneLine(s string) string {
 
 // haDir is the private Patroni cluster's directory in the work directory.
 func haDir(work string) string { return filepath.Join(work, "ha") }
+
+// lossWindow is the span around a failover in which a write the old
+// primary acknowledged may be lost by an asynchronous promotion: from a
+// second before the standby stopped receiving until the new primary was
+// writable.
+func (r failoverRec) lossWindow() (from, to time.Time) {
+	from = r.Killed.Add(-time.Second)
+	if r.Stalled {
+		from = from.Add(-stallFor)
+	}
+	return from, r.Killed.Add(r.Promoted)
+}
+
+// asyncLosses names, for an asynchronous run, each violation's
+// acknowledged writes that fell in a failover's loss window: the writes
+// the promotion lost, which the audits found as lost jobs, outcomes
+// applied and then undone (fence), or Attempts claimed twice. A violation
+// with no acknowledged write in any window is left as it is: a bug.
+func (c *coordinator) asyncLosses(entries []journal.Entry, vs []audit.Violation) []string {
+	if c.ha == nil || !c.o.async || len(vs) == 0 {
+		return nil
+	}
+	c.hastate.mu.Lock()
+	recs := append([]failoverRec(nil), c.hastate.recs...)
+	c.hastate.mu.Unlock()
+	byJob := map[int64][]journal.Entry{}
+	for _, e := range entries {
+		switch {
+		case e.Kind == journal.KindEnqueue:
+			for _, id := range e.IDs {
+				byJob[id] = append(byJob[id], e)
+			}
+		case e.Kind == journal.KindClaim, e.Kind == journal.KindReport && e.Applied, e.Kind == journal.KindOperator && e.ID != 0:
+			byJob[e.ID] = append(byJob[e.ID], e)
+		}
+	}
+	var lines []string
+	explained := 0
+	for _, v := range vs {
+		var found []string
+		for _, e := range byJob[v.Job] {
+			for i, r := range recs {
+				if from, to := r.lossWindow(); !e.Time().Before(from) && !e.Time().After(to) {
+					found = append(found, fmt.Sprintf("%s by %s at %s (%s before the kill of failover %d)",
+						e.Kind, e.Proc, e.Time().UTC().Format("15:04:05.000"), r.Killed.Sub(e.Time()).Round(time.Millisecond), i+1))
+				}
+			}
+		}
+		if len(found) == 0 {
+			lines = append(lines, fmt.Sprintf("  - %s: no acknowledged write in a failover's window — not explained by the asynchronous failover", v))
+			continue
+		}
+		explained++
+		lines = append(lines, fmt.Sprintf("  - %s — acknowledged and lost in the promotion: %s", v, strings.Join(found, "; ")))
+	}
+	head := fmt.Sprintf("Asynchronous replication: %d of %d violations are acknowledged writes the failovers lost (each named below with the write and the failover; a negative time is a write the dying primary's backends still acknowledged after the SIGKILL of its postmaster). With synchronous replication the same faults lose none.", explained, len(vs))
+	return []string{head + "\n\n" + strings.Join(lines, "\n") + "\n"}
+}

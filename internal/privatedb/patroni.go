@@ -484,3 +484,20 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// WALReceiver returns the process id of node i's WAL receiver, the
+// standby's process that streams from the primary (pg_stat_wal_receiver).
+func (p *Patroni) WALReceiver(ctx context.Context, i int) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, p.NodeURL(i, "postgres"))
+	if err != nil {
+		return 0, fmt.Errorf("private Patroni: node %d's WAL receiver: %w", i+1, err)
+	}
+	defer c.Close(context.Background())
+	var pid int
+	if err := c.QueryRow(ctx, "SELECT pid FROM pg_stat_wal_receiver").Scan(&pid); err != nil {
+		return 0, fmt.Errorf("private Patroni: node %d's WAL receiver (is it a streaming standby?): %w", i+1, err)
+	}
+	return pid, nil
+}
