@@ -104,10 +104,10 @@ func (c *coordinator) failover(ctx context.Context) {
 	rec := failoverRec{Old: old, New: -1}
 	// Asynchronous, the standby is made to lag at the crash, as a slow
 	// network or a busy standby would: its WAL receiver is stopped
-	// (SIGSTOP) for stallFor before the kill, while the primary goes on
-	// acknowledging commits it has not sent, and let go after it. What
-	// the standby never received is lost in the promotion, and the
-	// audits must name it.
+	// (SIGSTOP) for stallFor before the kill and let go after it. What
+	// the kernel's socket buffer already holds still reaches it; what
+	// the primary acknowledged and had not yet sent is lost in the
+	// promotion, and the audits must name it.
 	var stalled int
 	if c.o.async {
 		if pid, err := c.ha.WALReceiver(ctx, 1-old); err != nil {
@@ -213,7 +213,7 @@ func (c *coordinator) haNotes(entries []journal.Entry) []string {
 	sort.Slice(claims, func(i, k int) bool { return claims[i] < claims[k] })
 	mode := "synchronous (Patroni synchronous_mode, synchronous_commit=on)"
 	if c.o.async {
-		mode = fmt.Sprintf("asynchronous (no synchronous standby; before each kill the standby's WAL receiver is stopped for %s, so the primary's commits of those seconds never reach it: the failover loses them, and the audits name each)", stallFor)
+		mode = fmt.Sprintf("asynchronous (no synchronous standby; before each kill the standby's WAL receiver is stopped for %s, so it lags at the crash: what the primary acknowledged and had not yet sent is lost in the promotion, and the audits name each)", stallFor)
 	}
 	var promo, first, rejoin, dash, stop []time.Duration
 	var rows []string
