@@ -25,7 +25,10 @@
 // the second: mariadb-install-db into its own data directory, and mariadbd
 // on its own loopback port and socket, started, stopped and restarted
 // (SIGTERM, or SIGKILL for a crash) as a child of the caller. Further
-// servers — a PgBouncer in front of PostgreSQL, a streaming replica, a
-// Galera cluster — are further types over the same Account, PrepareDir and
-// port checks.
+// servers are further types over the same Account, PrepareDir and port
+// checks: a PgBouncer in front of PostgreSQL, a streaming standby of a
+// private cluster (StartStandby: pg_basebackup -R), a Galera cluster, and
+// a Patroni cluster (StartPatroni: one etcd member and a Patroni-managed
+// PostgreSQL per node, synchronous or not) whose primary can be crashed
+// (KillPostmaster) to fail over.
 package privatedb
