@@ -31,6 +31,11 @@ type Admin struct {
 	actor   Actor
 }
 
+// Monitor is the read side of a Store: what a read replica an adapter
+// opens (postgres.OpenReplica) serves, for WithReplica. Its methods are the
+// Storage Contract's; every Store is one.
+type Monitor = store.Monitor
+
 // AdminOption is an option of NewAdmin.
 type AdminOption func(*Admin)
 
@@ -43,7 +48,7 @@ type AdminOption func(*Admin)
 // makes of its own effect still go to the store. A replica lags: a job
 // enqueued or changed a moment ago may not show yet. nil leaves the reads
 // on the store.
-func WithReplica(m store.Monitor) AdminOption {
+func WithReplica(m Monitor) AdminOption {
 	return func(a *Admin) {
 		if m != nil {
 			a.monitor = m

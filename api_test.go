@@ -50,6 +50,8 @@ var sharedAliases = map[string]string{
 		"nothing for go doc to hide",
 	"Store": "the handle an adapter opens, handed to NewClient and NewAdmin; its methods are the Storage Contract " +
 		"that adapters implement, not this package's API",
+	"Monitor": "the read side of a Store, as a read replica an adapter opens serves it (postgres.OpenReplica), handed " +
+		"to WithReplica; like Store's, its methods are the Storage Contract's, not this package's API",
 }
 
 // TestPublicAPIUsesRootTypes walks the root package's exported API, read
