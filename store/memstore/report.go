@@ -38,6 +38,9 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 		if r == nil {
 			continue
 		}
+		if o.Cursor != nil {
+			r.job.Cursor = &job.Cursor{Attempt: o.Lease.Attempt, Value: bytes.Clone(o.Cursor), At: now}
+		}
 		applied := core.UnderCancel(o.Outcome, r.job.CancelRequested)
 		switch applied.State {
 		case job.StateScheduled:
