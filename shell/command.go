@@ -75,7 +75,7 @@ func unknownAttempt(c node.Command) {
 func (p *Pump) detail(o *store.Outcome) {
 	if a := p.attempts[o.Lease]; a != nil {
 		o.FailureDetail, o.Output, o.TagDelta = a.detail, a.output, a.tags
-		if v, ok := a.cursor.unsent(); ok {
+		if v, ok := a.cursor.unsent(false); ok {
 			o.Cursor = v
 		}
 	}

@@ -45,15 +45,19 @@ func (c *Cursor) Save(v []byte) {
 	c.version++
 }
 
-// unsent returns the last save if no renewal has delivered it, and marks
-// it sent; the loop calls it.
-func (c *Cursor) unsent() ([]byte, bool) {
+// unsent returns the last save if no renewal has delivered it; renewing
+// marks it as sent with a renewal, which its success acknowledges (an
+// outcome that carries it is the Attempt's last word and marks nothing).
+// The loop calls it.
+func (c *Cursor) unsent(renewing bool) ([]byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.version <= c.acked {
 		return nil, false
 	}
-	c.sent = c.version
+	if renewing {
+		c.sent = c.version
+	}
 	return c.value, true
 }
 
@@ -63,7 +67,7 @@ func (p *Pump) cursors(leases []job.Lease) []store.CursorSave {
 	var out []store.CursorSave
 	for _, l := range leases {
 		if a := p.attempts[l]; a != nil {
-			if v, ok := a.cursor.unsent(); ok {
+			if v, ok := a.cursor.unsent(true); ok {
 				out = append(out, store.CursorSave{Lease: l, Value: v})
 			}
 		}
