@@ -61,9 +61,9 @@ const (
 	// release behind that restarts during a rolling deploy never opens
 	// again (memstore).
 	WindowRefusesNewer Bug = "window-refuses-newer"
-	// CursorIgnoresFence: a renewal stores the Cursor it carries for a
-	// Lease it did not renew, so a Cursor saved by a stale Attempt replaces
-	// the one the job's current Attempt holds (memstore).
+	// CursorIgnoresFence: a renewal or an outcome report stores the Cursor
+	// it carries for a Lease it did not renew or apply, so a Cursor saved
+	// by a stale Attempt replaces the one the job holds (memstore).
 	CursorIgnoresFence Bug = "cursor-ignores-fence"
 
 	// CapacityForgetsBuffered: the Driver's free-capacity math forgets
