@@ -90,6 +90,10 @@ type Job[T JobArgs] struct {
 	deps store.Dependencies
 	// progress is where ReportProgress goes; nil outside a Pump.
 	progress *shell.Progress
+	// cursor is the job's Cursor as this Attempt knows it; cursorSink is
+	// where SaveCursor sends a new one, nil outside a Pump.
+	cursor     []byte
+	cursorSink *shell.Cursor
 }
 
 // SetOutput records the Job Output of this Attempt, stored with its outcome

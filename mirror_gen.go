@@ -51,6 +51,9 @@ type JobInfo struct {
 	// Progress is what the job's handler last reported with
 	// Job.ReportProgress, nil if nothing was.
 	Progress *Progress
+	// Cursor is the Cursor an Attempt of the job last saved with
+	// Job.SaveCursor, nil if none was: user data, shown like the Payload.
+	Cursor *JobCursor
 }
 
 // jobInfoOf converts a job.Job to a JobInfo.
@@ -74,6 +77,7 @@ func jobInfoOf(s job.Job) JobInfo {
 		Tags:            tagsOf(s.Tags),
 		Payload:         s.Payload,
 		Progress:        progressOf(s.Progress),
+		Cursor:          jobCursorOf(s.Cursor),
 	}
 }
 
@@ -101,6 +105,30 @@ func progressOf(s *job.Progress) *Progress {
 		Fraction: s.Fraction,
 		Note:     s.Note,
 		At:       s.At,
+	}
+}
+
+// JobCursor is the one value a resumable job's handler saved of how far it
+// got (Job.SaveCursor), as the Monitor shows it.
+type JobCursor struct {
+	// Attempt is the Attempt that saved it.
+	Attempt Attempt
+	// Value is the saved Cursor, encoded as JSON.
+	Value []byte
+	// At is when the store recorded it (the renewal or outcome that
+	// carried it), on the store's clock.
+	At time.Time
+}
+
+// jobCursorOf converts a job.Cursor to a JobCursor; nil stays nil.
+func jobCursorOf(s *job.Cursor) *JobCursor {
+	if s == nil {
+		return nil
+	}
+	return &JobCursor{
+		Attempt: s.Attempt,
+		Value:   s.Value,
+		At:      s.At,
 	}
 }
 

@@ -25,6 +25,7 @@ func TestMirrorsCarryEveryField(t *testing.T) {
 	for name, check := range map[string]func(*testing.T, map[string]string){
 		"JobInfo":         carries(jobInfoOf),
 		"Progress":        carries(func(s job.Progress) Progress { return *progressOf(&s) }),
+		"JobCursor":       carries(func(s job.Cursor) JobCursor { return *jobCursorOf(&s) }),
 		"AttemptInfo":     carries(infoOf),
 		"Transition":      carries(transitionOf),
 		"JobFilter":       carries(JobFilter.store),
@@ -56,7 +57,7 @@ func TestMirrorsCarryEveryField(t *testing.T) {
 	for name := range drops {
 		t.Errorf("mirror %s of the table has no check here", name)
 	}
-	if progressOf(nil) != nil || storeErrorOf(nil) != nil {
+	if progressOf(nil) != nil || jobCursorOf(nil) != nil || storeErrorOf(nil) != nil {
 		t.Error("a nil source does not convert to a nil mirror")
 	}
 }

@@ -103,6 +103,10 @@ func AddHandler[T JobArgs](w *Handlers, h Handler[T], opts ...HandlerOption) err
 			CreatedAt:      sj.CreatedAt,
 			deps:           e.deps,
 			progress:       shell.ProgressOf(ctx),
+			cursorSink:     shell.CursorOf(ctx),
+		}
+		if sj.Cursor != nil {
+			j.cursor = sj.Cursor.Value
 		}
 		if err := json.Unmarshal(sj.Payload, &j.Args); err != nil {
 			return shell.Result{

@@ -89,7 +89,7 @@ func newFixtureOn(t *testing.T, st backwave.Store, moved chan struct{}) *fixture
 	hs := backwave.NewHandlers()
 	if err := backwave.AddHandlerFunc(hs, func(_ context.Context, j *backwave.Job[okJob]) error {
 		j.SetOutput([]byte(j.Args.Out))
-		return nil
+		return j.SaveCursor(map[string]string{"at": secretCursor})
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -274,6 +274,13 @@ type edgeView struct {
 	Counted bool
 }
 
+// cursorView is a job's Cursor on its page.
+type cursorView struct {
+	Attempt backwave.Attempt
+	At      time.Time
+	Value   sensitive
+}
+
 type jobDetailData struct {
 	Row             jobRow
 	MaxAttempts     int
@@ -283,6 +290,9 @@ type jobDetailData struct {
 	LeaseExpiresAt  time.Time
 	Payload         sensitive
 	Output          sensitive
+	// Cursor is the job's Cursor, its value gated as the payload is; nil
+	// when the job has none.
+	Cursor          *cursorView
 	Transitions     []transitionView
 	Mode            string
 	Pending         int
@@ -314,6 +324,9 @@ func (s *server) jobDetail(r *http.Request, c Capabilities) (page, error) {
 		Reschedulable:   j.State == backwave.StateScheduled || j.State == backwave.StateAwaitingParent,
 		RescheduleValue: j.ScheduledAt.UTC().Format("2006-01-02T15:04"),
 		Pending:         deps.Pending,
+	}
+	if cur := j.Cursor; cur != nil {
+		d.Cursor = &cursorView{Attempt: cur.Attempt, At: cur.At, Value: gate(c, cur.Value)}
 	}
 	for _, t := range jd.Transitions {
 		d.Transitions = append(d.Transitions, transitionView{

@@ -22,11 +22,12 @@ type seeded struct {
 }
 
 // Markers of the raw content ViewSensitiveData gates: each appears only in
-// a payload, a Failure Detail or a Job Output.
+// a payload, a Failure Detail, a Job Output or a Cursor.
 const (
 	secretPayload = "payload-secret-7f3a"
 	secretDetail  = "detail-secret-91c2"
 	secretOutput  = "output-secret-44d0"
+	secretCursor  = "cursor-secret-5be1"
 )
 
 func seed(t *testing.T, f *fixture) seeded {
@@ -94,7 +95,7 @@ func testPagesRender(t *testing.T, f *fixture) {
 		{"/backwave/jobs?state=dead_lettered", []string{idPath(ids.deadLettered)}},
 		{"/backwave/jobs?tagq=urgent", []string{idPath(ids.succeeded)}},
 		{idPath(ids.deadLettered), []string{"Failure Detail", secretDetail, "Requeue", "Transition Log", "dead-lettered"}},
-		{idPath(ids.succeeded), []string{secretOutput, secretPayload, "urgent"}},
+		{idPath(ids.succeeded), []string{secretOutput, secretPayload, secretCursor, "Saved by Attempt 1", "urgent"}},
 		{idPath(ids.parent), []string{idPath(ids.child)}},
 		{idPath(ids.child), []string{idPath(ids.parent), "when every parent succeeded", "awaiting parent"}},
 		{"/backwave/queues", []string{"mail", "0 / 3", "Pause", "0 of 50 started per 1m0s"}},

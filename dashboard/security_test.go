@@ -289,7 +289,7 @@ func TestSensitiveDataNeverSent(t *testing.T) {
 	ids := seed(t, f)
 	noSensitive := allowOnly(permission.View, permission.Requeue, permission.Cancel, permission.TriggerSchedule, permission.PauseQueue)
 	s, ts := f.serve(Options{Policy: noSensitive, Extensions: []Extension{testExtension()}})
-	markers := []string{secretPayload, secretDetail, secretOutput}
+	markers := []string{secretPayload, secretDetail, secretOutput, secretCursor}
 	jobs := []backwave.JobID{ids.succeeded, ids.deadLettered, ids.quarantined, ids.waiting, ids.parent, ids.child}
 	var paths []string
 	detail := map[string]bool{}

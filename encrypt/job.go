@@ -160,6 +160,55 @@ func (b *base) readable(ctx context.Context, j *job.Job) {
 	if v, err := b.openPayload(ctx, j); err == nil {
 		j.Payload = v
 	}
+	if c, err := b.openCursor(ctx, j); err == nil {
+		j.Cursor = c
+	}
+}
+
+// openCursor returns j's Cursor with its value in plaintext (nil when j has
+// none). A Cursor written before encryption was turned on is returned as
+// stored, unless plaintext is rejected.
+func (b *base) openCursor(ctx context.Context, j *job.Job) (*job.Cursor, error) {
+	if j.Cursor == nil {
+		return nil, nil
+	}
+	c := *j.Cursor
+	if !Sealed(c.Value) {
+		if b.rejectPlaintext {
+			return nil, fmt.Errorf("encrypt: job %d: cursor: %w: stored without an envelope, and plaintext is rejected", j.ID, ErrUndecryptable)
+		}
+		return &c, nil
+	}
+	v, _, err := b.keys.open(ctx, c.Value, store.ChannelCursor, jobBound(j.ID))
+	if err != nil {
+		return nil, fmt.Errorf("encrypt: job %d: cursor: %w", j.ID, err)
+	}
+	if v == nil {
+		v = []byte{}
+	}
+	c.Value = v
+	return &c, nil
+}
+
+// LeaseRenew seals the Cursors a renewal carries, each bound to its job,
+// and renews.
+func (b *base) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.RenewResult, error) {
+	if len(p.Cursors) == 0 {
+		return b.Store.LeaseRenew(ctx, p)
+	}
+	s, err := b.keys.current(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("encrypt: renew leases: %w", err)
+	}
+	q := p
+	q.Cursors = slices.Clone(p.Cursors)
+	for i := range q.Cursors {
+		c := &q.Cursors[i]
+		if c.Value, err = s.seal(store.ChannelCursor, jobBound(c.Lease.ID), c.Value); err != nil {
+			return nil, fmt.Errorf("encrypt: renew leases: %w", err)
+		}
+	}
+	return b.Store.LeaseRenew(ctx, q)
 }
 
 // JobClaim claims jobs and opens their payloads. A job whose payload does
@@ -183,6 +232,12 @@ func (b *base) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, er
 			continue
 		}
 		j.Payload = v
+		if j.Cursor, oerr = b.openCursor(ctx, &j); oerr != nil {
+			// The job resumes from its beginning rather than not at all:
+			// a Cursor only saves work, and the next save replaces it.
+			b.log.Error("job cursor cannot be decrypted: the Attempt runs without it",
+				"job", int64(j.ID), "queue", j.Queue, "wire_name", j.WireName, "attempt", int(j.Attempt), "error", oerr)
+		}
 		out = append(out, j)
 	}
 	if len(quarantine) > 0 {
@@ -195,10 +250,10 @@ func (b *base) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, er
 	return out, err
 }
 
-// OutcomeReport seals each outcome's Failure Detail and Job Output, bound
-// to its job, and reports the batch.
+// OutcomeReport seals each outcome's Failure Detail, Job Output and
+// Cursor, bound to its job, and reports the batch.
 func (b *base) OutcomeReport(ctx context.Context, p store.ReportParams) ([]store.ReportResult, error) {
-	if !slices.ContainsFunc(p.Outcomes, func(o store.Outcome) bool { return o.FailureDetail != "" || o.Output != nil }) {
+	if !slices.ContainsFunc(p.Outcomes, func(o store.Outcome) bool { return o.FailureDetail != "" || o.Output != nil || o.Cursor != nil }) {
 		return b.Store.OutcomeReport(ctx, p)
 	}
 	s, err := b.keys.current(ctx)
@@ -216,6 +271,11 @@ func (b *base) OutcomeReport(ctx context.Context, p store.ReportParams) ([]store
 		}
 		if o.Output != nil {
 			if o.Output, err = s.seal(store.ChannelOutput, jobBound(o.Lease.ID), o.Output); err != nil {
+				return nil, fmt.Errorf("encrypt: report outcomes: %w", err)
+			}
+		}
+		if o.Cursor != nil {
+			if o.Cursor, err = s.seal(store.ChannelCursor, jobBound(o.Lease.ID), o.Cursor); err != nil {
 				return nil, fmt.Errorf("encrypt: report outcomes: %w", err)
 			}
 		}

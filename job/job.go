@@ -164,6 +164,23 @@ type Job struct {
 	// Progress is the last progress a handler of the job reported, nil if
 	// none: observational, like a Tag, and never read by the Core.
 	Progress *Progress
+	// Cursor is the Cursor an Attempt of the job last saved, nil if none:
+	// one opaque value its handler owns, read by the next Attempt to resume
+	// from. The Core never reads it.
+	Cursor *Cursor
+}
+
+// Cursor is the one value a resumable job's handler saves as it goes, so
+// that a later Attempt resumes where an earlier one stopped. It is a single
+// value the handler owns and overwrites, never a log of steps or a record of
+// results to replay.
+type Cursor struct {
+	// Attempt is the Attempt that saved it.
+	Attempt Attempt
+	// Value is the saved value, opaque to the store.
+	Value []byte
+	// At is when the store recorded it, on its clock.
+	At time.Time
 }
 
 // Progress is what a handler last reported of how far its Attempt got.

@@ -88,6 +88,31 @@ func RequireOutput(t testing.TB, c *Client, id backwave.JobID, want []byte) {
 	}
 }
 
+// RequireCursor requires the job's stored Cursor (Job.SaveCursor) to be
+// want as JSON (equal once decoded, so spacing and key order do not
+// matter), saved by Attempt attempt; a nil want requires that the job has
+// none. It reads what the store holds: a save travels with the next
+// renewal of the Attempt's Lease (a heartbeat of Virtual Time) or with the
+// Attempt's outcome.
+func RequireCursor(t testing.TB, c *Client, id backwave.JobID, attempt backwave.Attempt, want []byte) {
+	t.Helper()
+	d, err := c.admin.Job(context.Background(), id)
+	if err != nil {
+		t.Fatalf("jobtest: RequireCursor: job %d: %v", id, err)
+		return
+	}
+	got := d.Job.Cursor
+	switch {
+	case want == nil && got == nil:
+	case want == nil:
+		t.Fatalf("jobtest: RequireCursor: job %d (%s) has the Cursor %s of Attempt %d, want none", id, d.Job.State, got.Value, got.Attempt)
+	case got == nil:
+		t.Fatalf("jobtest: RequireCursor: job %d (%s) has no Cursor, want %s of Attempt %d", id, d.Job.State, want, attempt)
+	case got.Attempt != attempt || !sameJSON(got.Value, want):
+		t.Fatalf("jobtest: RequireCursor: job %d (%s) has the Cursor %s of Attempt %d, want %s of Attempt %d", id, d.Job.State, got.Value, got.Attempt, want, attempt)
+	}
+}
+
 // Step is one entry RequireTransitions expects in a job's Transition Log.
 // State, Via and Attempt must match exactly; At and Detail only when set.
 type Step struct {

@@ -249,7 +249,7 @@ func addReads(b *builder) {
 			if err != nil {
 				return jobGetResult{}, err
 			}
-			out := jobGetResult{Job: jobViewOf(d.Job, r.sensitive), Transitions: len(d.Transitions), Withheld: withheld(r.sensitive, fieldPayload, fieldOutput)}
+			out := jobGetResult{Job: jobViewOf(d.Job, r.sensitive), Transitions: len(d.Transitions), Withheld: withheld(r.sensitive, fieldPayload, fieldOutput, fieldCursor)}
 			if r.sensitive && d.Output != nil {
 				out.Output = blobOf(d.Output)
 			}

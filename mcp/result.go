@@ -18,6 +18,7 @@ const (
 	fieldPayload       = "payload"
 	fieldOutput        = "output"
 	fieldFailureDetail = "failure_detail"
+	fieldCursor        = "cursor"
 )
 
 // tagValue is a Tag.
@@ -84,6 +85,14 @@ type jobView struct {
 	CancelRequested bool       `json:"cancel_requested,omitempty" jsonschema:"an operator asked the Running job to stop"`
 	Tags            []tagValue `json:"tags" jsonschema:"the job's Tags"`
 	Payload         *blob      `json:"payload,omitempty" jsonschema:"the job's arguments as stored; only for a caller holding ViewSensitiveData"`
+	Cursor          *cursorOf  `json:"cursor,omitempty" jsonschema:"the Cursor an Attempt of a resumable job last saved; only for a caller holding ViewSensitiveData"`
+}
+
+// cursorOf is a job's Cursor.
+type cursorOf struct {
+	Attempt int32     `json:"attempt" jsonschema:"the Attempt that saved it"`
+	At      time.Time `json:"at" jsonschema:"when the store recorded it"`
+	Value   *blob     `json:"value" jsonschema:"the saved value, as the handler encoded it (JSON)"`
 }
 
 func jobViewOf(j backwave.JobInfo, sensitive bool) jobView {
@@ -108,6 +117,9 @@ func jobViewOf(j backwave.JobInfo, sensitive bool) jobView {
 	}
 	if sensitive {
 		v.Payload = blobOf(j.Payload)
+		if c := j.Cursor; c != nil {
+			v.Cursor = &cursorOf{Attempt: int32(c.Attempt), At: c.At, Value: blobOf(c.Value)}
+		}
 	}
 	return v
 }

@@ -38,14 +38,20 @@ type Caller struct {
 	// fleet registry (Config.WireNames).
 	Fleet store.Fleet
 	// Detail joins what the caller keeps for one outcome's Attempt — its
-	// Failure Detail, Job Output and Tag delta, which never cross the
-	// determinism boundary — onto the outcome before it is reported. Nil
+	// Failure Detail, Job Output, Tag delta and a Cursor not yet stored,
+	// which never cross the determinism boundary — onto the outcome before
+	// it is reported. Nil
 	// reports outcomes without them.
 	Detail func(o *store.Outcome)
 	// Progress returns what the caller keeps of handlers' progress for the
 	// Leases of a renewal, sent with it (RenewParams.Progress) so that
 	// progress costs no store call of its own. Nil sends none.
 	Progress func(leases []job.Lease) []store.ProgressReport
+	// Cursors returns the Cursors handlers saved, not yet stored, for the
+	// Leases of a renewal, sent with it (RenewParams.Cursors) under its
+	// fence; a Cursor saved after the last renewal goes with the outcome
+	// (Detail sets store.Outcome.Cursor). Nil sends none.
+	Cursors func(leases []job.Lease) []store.CursorSave
 	// Zone loads a Recurring Schedule's IANA time zone ("" is UTC). Zone
 	// data is I/O, so the caller supplies it; an error leaves that schedule
 	// out of the load (the caller logs it), so one bad row never stops the
@@ -111,6 +117,9 @@ func (cl *Caller) Call(ctx context.Context, c StoreCommand) Reply {
 		p := store.RenewParams{Worker: cl.Worker, Leases: c.Leases, LeaseDuration: c.LeaseDuration}
 		if cl.Progress != nil {
 			p.Progress = cl.Progress(c.Leases)
+		}
+		if cl.Cursors != nil {
+			p.Cursors = cl.Cursors(c.Leases)
 		}
 		r.Renewed, r.Err = cl.Store.LeaseRenew(ctx, p)
 	case Report:

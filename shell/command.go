@@ -15,12 +15,12 @@ import (
 
 // replied does the Pump's bookkeeping on what one store call answered (the
 // loop made the call, loop.go): its logs (unless the call was cut short,
-// logged by the loop), progress acknowledgements, Stats and Observer.
+// logged by the loop), progress and Cursor acknowledgements, Stats and Observer.
 func (p *Pump) replied(r node.Reply, cut bool, now time.Time) {
 	if !cut {
 		p.logReply(r)
 	}
-	p.ackProgress(r)
+	p.ackRenewal(r)
 	p.countReply(r, now)
 	if p.cfg.Observer != nil {
 		p.observeReply(r)
@@ -70,10 +70,14 @@ func unknownAttempt(c node.Command) {
 }
 
 // detail joins the Failure Detail, Job Output and Tag delta kept for an
-// outcome's Attempt onto it; the Caller calls it for each reported outcome.
+// outcome's Attempt onto it, with a Cursor the handler saved that no
+// renewal delivered; the Caller calls it for each reported outcome.
 func (p *Pump) detail(o *store.Outcome) {
 	if a := p.attempts[o.Lease]; a != nil {
 		o.FailureDetail, o.Output, o.TagDelta = a.detail, a.output, a.tags
+		if v, ok := a.cursor.unsent(false); ok {
+			o.Cursor = v
+		}
 	}
 }
 
@@ -123,8 +127,8 @@ func (p *Pump) execute(c node.Execute) {
 		}
 	}
 	a := &attempt{cancel: cancel, queue: j.Queue, wireName: j.WireName}
-	a.ctx = attemptContext{Context: ctx, progress: &a.progress}
-	ctx = &a.ctx // carries the Progress without a context.WithValue of its own
+	a.ctx = attemptContext{Context: ctx, progress: &a.progress, cursor: &a.cursor}
+	ctx = &a.ctx // carries the Progress and Cursor without a context.WithValue of their own
 	p.attempts[l] = a
 	p.running++
 	if p.log.Enabled(ctx, slog.LevelDebug) {

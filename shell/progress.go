@@ -25,19 +25,24 @@ type Progress struct {
 type progressKey struct{}
 
 // attemptContext is the context of one Attempt's handler: its cancellable
-// context, which answers ProgressOf with the Attempt's Progress. It lives
+// context, which answers ProgressOf with the Attempt's Progress and
+// CursorOf with its Cursor. It lives
 // inside the attempt, so the value costs the Attempt no allocation of its
 // own (context.WithValue would make one per job).
 type attemptContext struct {
 	context.Context
 	progress *Progress
+	cursor   *Cursor
 }
 
-// Value returns the Attempt's Progress for progressKey and asks the
-// wrapped context for any other key.
+// Value returns the Attempt's Progress for progressKey, its Cursor for
+// cursorKey, and asks the wrapped context for any other key.
 func (c *attemptContext) Value(key any) any {
-	if _, ok := key.(progressKey); ok {
+	switch key.(type) {
+	case progressKey:
 		return c.progress
+	case cursorKey:
+		return c.cursor
 	}
 	return c.Context.Value(key)
 }
@@ -80,9 +85,10 @@ func (p *Pump) progress(leases []job.Lease) []store.ProgressReport {
 	return out
 }
 
-// ackProgress marks the reports a successful renewal carried as delivered;
-// after a failed one they go again with the next.
-func (p *Pump) ackProgress(r node.Reply) {
+// ackRenewal marks the progress reports and Cursors a successful renewal
+// carried as delivered; after a failed one they go again with the next
+// renewal (and a Cursor with the outcome, if that comes first).
+func (p *Pump) ackRenewal(r node.Reply) {
 	c, ok := r.Command.(node.Renew)
 	if !ok || r.Err != nil {
 		return
@@ -90,6 +96,7 @@ func (p *Pump) ackProgress(r node.Reply) {
 	for _, l := range c.Leases {
 		if a := p.attempts[l]; a != nil {
 			a.progress.acked = a.progress.sent
+			a.cursor.acked = a.cursor.sent
 		}
 	}
 }

@@ -68,9 +68,11 @@ type attempt struct {
 	done     bool
 	// progress is where the handler reports how far it got.
 	progress Progress
-	detail   string
-	output   []byte
-	tags     []job.Tag
+	// cursor is where the handler saves its job's Cursor.
+	cursor Cursor
+	detail string
+	output []byte
+	tags   []job.Tag
 }
 
 // task is one Attempt handed to a handler goroutine.
@@ -122,6 +124,7 @@ func New(cfg Config) (*Pump, error) {
 			Fleet:     cfg.Fleet,
 			Detail:    p.detail,
 			Progress:  p.progress,
+			Cursors:   p.cursors,
 			Zone:      p.zone,
 		},
 		clock:    cfg.Clock,

@@ -24,6 +24,10 @@ const (
 	// ChannelTemplate is the payload of a Recurring Schedule's job
 	// template, one value per schedule that has one.
 	ChannelTemplate
+	// ChannelCursor is a job's Cursor, one value per job that saved one.
+	// A Rewrite does not walk it: every save replaces the whole value, so
+	// a job's next save seals it under the current key.
+	ChannelCursor
 )
 
 // String names the channel.
@@ -37,11 +41,14 @@ func (c Channel) String() string {
 		return "failure_detail"
 	case ChannelTemplate:
 		return "template_payload"
+	case ChannelCursor:
+		return "cursor"
 	}
 	return fmt.Sprintf("channel(%d)", uint8(c))
 }
 
-// Valid reports whether c is one of the four channels.
+// Valid reports whether c is one of the four channels a Rewrite walks
+// (ChannelCursor is not one).
 func (c Channel) Valid() bool { return c >= ChannelPayload && c <= ChannelTemplate }
 
 // RawKey names one stored value of a channel. Keys are ordered by Job,

@@ -191,7 +191,12 @@ type Worker interface {
 	// Each of p.Progress whose Lease it renews (renewed or cancel
 	// requested) becomes the job's progress, stamped with the store's now,
 	// atomically with the renewal; one whose Lease is lost changes nothing
-	// (the same (worker, Attempt) fence as every write).
+	// (the same (worker, Attempt) fence as every write). Each of p.Cursors
+	// whose Lease it renews becomes the job's Cursor (job.Job.Cursor),
+	// saved by that Attempt and stamped with the store's now, atomically
+	// with the renewal; one whose Lease is lost changes nothing, so a
+	// Cursor from a stale Attempt is never stored. A Cursor over
+	// MaxCursorBytes fails the whole call with ErrInvalidParams.
 	LeaseRenew(ctx context.Context, p RenewParams) ([]RenewResult, error)
 
 	// OutcomeReport applies a batch of Attempt outcomes, each fenced by
@@ -202,8 +207,10 @@ type Worker interface {
 	// core.RetryCauseAfter says (a retry sets handler failed; every other
 	// outcome keeps the stored cause), records the Transition
 	// Log entry with its Failure Detail, stores Job Output, merges the Tag
-	// delta, and frees the Queue's Concurrency-Limit slot. Results are in
-	// input order.
+	// delta, stores the outcome's Cursor (if it carries one) as the job's
+	// Cursor, and frees the Queue's Concurrency-Limit slot. Results are in
+	// input order. A job's Cursor outlives every outcome, a lost Lease and
+	// a Relinquish alike: only a later Attempt's fenced save replaces it.
 	//
 	// A recorded cancel wins: if an operator's cancel of the job was
 	// recorded (CancelRequested) before the outcome applies, the job ends
@@ -368,6 +375,9 @@ type RenewParams struct {
 	// Progress is what handlers reported since the last renewal, at most
 	// one per Lease, each naming one of Leases (see ProgressReport).
 	Progress []ProgressReport
+	// Cursors are the Cursors handlers saved since the last renewal, at
+	// most one per Lease, each naming one of Leases (see CursorSave).
+	Cursors []CursorSave
 }
 
 // RenewStatus is a store's answer about one Lease in a renewal.
@@ -414,6 +424,10 @@ type Outcome struct {
 	Output []byte
 	// TagDelta is merged into the job's Tags when the outcome applies.
 	TagDelta []job.Tag
+	// Cursor, if not nil, is a Cursor the Attempt saved after its last
+	// renewal: stored as the job's Cursor when the outcome applies, under
+	// the outcome's fence, whatever the outcome. At most MaxCursorBytes.
+	Cursor []byte
 }
 
 // ReportParams are the params of Worker.OutcomeReport.

@@ -197,6 +197,9 @@ func (p RenewParams) Validate() error {
 	if err := validateProgress(p); err != nil {
 		return err
 	}
+	if err := validateCursors(p); err != nil {
+		return err
+	}
 	return validateLeaseDuration(p.LeaseDuration)
 }
 
@@ -215,6 +218,11 @@ func (p ReportParams) Validate() error {
 		for _, t := range o.TagDelta {
 			if err := t.Validate(); err != nil {
 				return fmt.Errorf("outcome %d: %w: %w", i, ErrInvalidParams, err)
+			}
+		}
+		if o.Cursor != nil {
+			if err := validateCursor(o.Cursor); err != nil {
+				return fmt.Errorf("outcome %d for %s: %w", i, o.Lease, err)
 			}
 		}
 	}

@@ -288,10 +288,14 @@ var (
 	// A time as stampJSON writes it.
 	jsonTime = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[-+]\d{2}:\d{2})`)
 	// The schema version this build migrates to, where the commands print it.
-	schemaVersion = regexp.MustCompile(`(version |–)(` + strconv.Itoa(sqlite.LatestSchemaVersion()) + `|` + strconv.Itoa(postgres.SchemaVersion()) + `|` + strconv.Itoa(mariadb.SchemaVersion()) + `)\b`)
-	goRelease     = regexp.MustCompile(`\bgo1\.\d+(\.\d+)?\S*`)
-	number        = regexp.MustCompile(`\d+(\.\d+)?`)
-	spaces        = regexp.MustCompile(` {2,}`)
+	schemaVersion = regexp.MustCompile(`(version |–|, )(` + strconv.Itoa(sqlite.LatestSchemaVersion()) + `|` + strconv.Itoa(postgres.SchemaVersion()) + `|` + strconv.Itoa(mariadb.SchemaVersion()) + `)\b`)
+	// allApplied is the applied list of a migration from nothing to $V
+	// (after schemaVersion): 1–$V, or 1–12, $V while a version between is
+	// another branch's, not yet embedded.
+	allApplied = regexp.MustCompile(`\(applied 1(?:[–, ]+\d+)*[–, ]+\$V\)`)
+	goRelease  = regexp.MustCompile(`\bgo1\.\d+(\.\d+)?\S*`)
+	number     = regexp.MustCompile(`\d+(\.\d+)?`)
+	spaces     = regexp.MustCompile(` {2,}`)
 )
 
 // output normalizes golden output lines; shape keeps only their shape.
@@ -313,6 +317,7 @@ func (n *normalizer) output(lines []string, shape bool) []string {
 		})
 		l = jsonTime.ReplaceAllString(l, "RFC3339")
 		l = schemaVersion.ReplaceAllString(l, "${1}$$V")
+		l = allApplied.ReplaceAllString(l, "(applied 1–$$V)")
 		l = goRelease.ReplaceAllString(l, "$$GO")
 		if shape && !strings.HasPrefix(l, "exit ") {
 			l = spaces.ReplaceAllString(number.ReplaceAllString(l, "N"), " ")

@@ -208,6 +208,9 @@ func jobsShow(ctx context.Context, cmd *cli.Command) error {
 	if output != nil {
 		row("output", string(output))
 	}
+	if c := j.Cursor; c != nil {
+		row("cursor", fmt.Sprintf("%s (saved by attempt %d at %s)", c.Value, c.Attempt, stamp(c.At)))
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -277,6 +280,7 @@ type jobView struct {
 	Tags            []tagView       `json:"tags,omitempty"`
 	Payload         json.RawMessage `json:"payload,omitempty"`
 	Output          json.RawMessage `json:"output,omitempty"`
+	Cursor          *cursorView     `json:"cursor,omitempty"`
 	Transitions     []transition    `json:"transitions,omitempty"`
 	Dependency      *dependencyView `json:"dependency,omitempty"`
 }
@@ -295,7 +299,17 @@ func viewOf(j *backwave.JobInfo) jobView {
 	if len(j.Payload) > 0 {
 		v.Payload = rawOrString(j.Payload)
 	}
+	if c := j.Cursor; c != nil {
+		v.Cursor = &cursorView{Attempt: int(c.Attempt), At: stampJSON(c.At), Value: rawOrString(c.Value)}
+	}
 	return v
+}
+
+// cursorView is a job's Cursor as the command prints it in JSON.
+type cursorView struct {
+	Attempt int             `json:"attempt"`
+	At      string          `json:"at"`
+	Value   json.RawMessage `json:"value"`
 }
 
 // rawOrString keeps valid JSON in valid UTF-8 as it is and quotes

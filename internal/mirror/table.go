@@ -20,6 +20,7 @@ func Convs() []Conv {
 		{Source: job + "Tag", Mirror: "Tag", To: "Tag(%s)"},
 		{Source: "[]" + job + "Tag", Mirror: "[]Tag", To: "tagsOf(%s)", From: "jobTags(%s)"},
 		{Source: "*" + job + "Progress", Mirror: "*Progress", To: "progressOf(%s)"},
+		{Source: "*" + job + "Cursor", Mirror: "*JobCursor", To: "jobCursorOf(%s)"},
 		{Source: job + "Job", Mirror: "JobInfo", To: "jobInfoOf(%s)"},
 		{Source: core + "Via", Mirror: "Via", To: "Via(%s)"},
 		{Source: core + "SkipReason", Mirror: "SkipReason", To: "SkipReason(%s)"},
@@ -68,6 +69,8 @@ its worker learns it at the next heartbeat.`},
 				{Name: "Payload", Doc: `Payload is the encoded job args (JSON), written once at enqueue.`},
 				{Name: "Progress", Doc: `Progress is what the job's handler last reported with
 Job.ReportProgress, nil if nothing was.`},
+				{Name: "Cursor", Doc: `Cursor is the Cursor an Attempt of the job last saved with
+Job.SaveCursor, nil if none was: user data, shown like the Payload.`},
 			},
 			Drop: map[string]string{
 				"TraceContext": "the enqueue's trace context is for the Attempt's own trace: Middleware reads it (AttemptInfo.TraceContext); the Monitor does not show it",
@@ -83,6 +86,17 @@ got (Job.ReportProgress), as the Monitor shows it.`,
 				{Name: "Note", Doc: `Note is the report's short text; may be empty.`},
 				{Name: "At", Doc: `At is when the store recorded it (the renewal that carried it), on
 the store's clock.`},
+			},
+		},
+		{
+			Name: "JobCursor", Source: "job.Cursor", Func: "jobCursorOf", Pointer: true,
+			Doc: `JobCursor is the one value a resumable job's handler saved of how far it
+got (Job.SaveCursor), as the Monitor shows it.`,
+			Fields: []Field{
+				{Name: "Attempt", Doc: `Attempt is the Attempt that saved it.`},
+				{Name: "Value", Doc: `Value is the saved Cursor, encoded as JSON.`},
+				{Name: "At", Doc: `At is when the store recorded it (the renewal or outcome that
+carried it), on the store's clock.`},
 			},
 		},
 		{
@@ -112,6 +126,7 @@ change it: it is the job's own.`},
 				"CancelRequested": "a cancel request reaches the handler as the cancel of its context",
 				"Tags":            "the Monitor's (Client.JobGet); a handler adds Tags through its Job",
 				"Progress":        "the handler reports progress (Job.ReportProgress); it does not read it back",
+				"Cursor":          "the handler reads it through its Job (Job.Cursor), never a middleware",
 			},
 		},
 		{

@@ -63,6 +63,7 @@ func (n *simNode) reach(o *op) {
 		w.scope = c.Queues
 	}
 	cl := n.caller(w.st)
+	w.withCursors(&cl, sent)
 	o.reply = cl.Call(w.ctx, sent)
 	o.reply.Command = o.cmd // the node is answered for the Command it sent
 	r := &o.reply

@@ -116,6 +116,10 @@ const (
 	// claiming within the bound (glossary: Fault Level,
 	// Migration-Liveness).
 	InvMigrationLiveness = "migration-liveness"
+	// InvCursorFenced: a job's stored Cursor is not the last one saved
+	// under a Lease the store showed held: a stale Attempt's Cursor was
+	// accepted, or a live one's lost (cursor.go).
+	InvCursorFenced = "cursor-fenced"
 )
 
 // Failure is a run's typed failure: which invariant tripped (its stable

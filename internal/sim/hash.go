@@ -32,6 +32,7 @@ const (
 	tagRateAction
 	tagObserver
 	tagFleet
+	tagCursor
 )
 
 // mix64 is the splitmix64 finalizer.

@@ -29,6 +29,7 @@ func TestPlantedBugsAreFound(t *testing.T) {
 		{plant.ObserverAdvancesFirst, Pristine, InvObserverDeliveryLiveness, 200},
 		{plant.FleetSkipsNothing, Pristine, InvFleetQuarantine, 200},
 		{plant.WindowRefusesNewer, Pristine, InvMigrationLiveness, 200},
+		{plant.CursorIgnoresFence, Recoverable, InvCursorFenced, 200},
 	} {
 		t.Run(string(tc.mutation), func(t *testing.T) {
 			t.Parallel()

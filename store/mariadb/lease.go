@@ -37,6 +37,9 @@ func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.Re
 			if err := w.save(r); err != nil {
 				return err
 			}
+			if err := w.setRenewedCursor(l, p.Cursors); err != nil {
+				return err
+			}
 			out[i].Status = store.RenewRenewed
 			if r.job.CancelRequested {
 				out[i].Status = store.RenewCancelRequested
@@ -176,6 +179,11 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 			}
 			if r == nil {
 				continue
+			}
+			if o.Cursor != nil {
+				if err := w.setCursor(o.Lease, o.Cursor); err != nil {
+					return err
+				}
 			}
 			applied := core.UnderCancel(o.Outcome, r.job.CancelRequested)
 			switch applied.State {

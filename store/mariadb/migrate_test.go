@@ -40,8 +40,8 @@ func TestConcurrentMigrate(t *testing.T) {
 			t.Errorf("migrator %d ended at version %d, want %d", i, results[i].Version, mariadb.SchemaVersion())
 		}
 	}
-	if applied != mariadb.SchemaVersion() {
-		t.Errorf("the migrators applied %d migrations between them, want %d (each once)", applied, mariadb.SchemaVersion())
+	if applied != mariadb.MigrationCount() {
+		t.Errorf("the migrators applied %d migrations between them, want %d (each once)", applied, mariadb.MigrationCount())
 	}
 }
 

@@ -31,7 +31,8 @@ type jrow struct {
 const jobCols = `j.id, j.queue, j.wire_name, j.state, j.attempt, j.attempt_base, j.max_attempts, j.scheduled_at,
 	j.created_at, j.finalized_at, j.retry_cause, j.cancel_cause, j.worker, j.lease_expires_at, j.cancel_requested,
 	j.payload, j.trace_context, j.progress_attempt, j.progress_fraction, j.progress_note, j.progress_at,
-	j.unique_key, j.dep_mode, j.dep_pending, j.workflow_id, j.schedule_name, j.output IS NOT NULL`
+	j.unique_key, j.dep_mode, j.dep_pending, j.workflow_id, j.schedule_name, j.output IS NOT NULL,
+	j.cursor_attempt, j.cursor_value, j.cursor_at`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -48,10 +49,13 @@ func scanJob(sc scanner) (*jrow, error) {
 		pAttempt, pAt                                       sql.NullInt64
 		pFrac                                               sql.NullFloat64
 		pNote                                               sql.NullString
+		cAttempt, cAt                                       sql.NullInt64
+		cValue                                              []byte
 	)
 	if err := sc.Scan(&id, &queue, &wire, &state, &attempt, &base, &maxA, &sched, &created, &fin, &rc, &cc,
 		&worker, &lease, &cancelReq, &payload, &trace, &pAttempt, &pFrac, &pNote, &pAt,
-		&ukey, &r.depMode, &r.depPending, &r.workflow, &schedName, &r.hasOutput); err != nil {
+		&ukey, &r.depMode, &r.depPending, &r.workflow, &schedName, &r.hasOutput,
+		&cAttempt, &cValue, &cAt); err != nil {
 		return nil, err
 	}
 	j := &r.job
@@ -86,6 +90,7 @@ func scanJob(sc scanner) (*jrow, error) {
 	if pAttempt.Valid {
 		j.Progress = &job.Progress{Attempt: job.Attempt(pAttempt.Int64), Fraction: pFrac.Float64, Note: pNote.String, At: fromMicros(pAt.Int64)}
 	}
+	j.Cursor = cursorOf(cAttempt, cValue, cAt)
 	r.uniqueKey, r.schedule = ukey, schedName
 	return &r, nil
 }

@@ -1,11 +1,13 @@
 package memstore
 
 import (
+	"bytes"
 	"context"
 	"slices"
 	"time"
 
 	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/internal/plant"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
@@ -30,6 +32,9 @@ func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.Re
 		out[i] = store.RenewResult{Lease: l, Status: store.RenewLost}
 		r := s.held(p.Worker, l)
 		if r == nil {
+			if s.planted(plant.CursorIgnoresFence) {
+				s.saveCursor(s.row(l.ID), l, p.Cursors, now)
+			}
 			continue
 		}
 		r.job.LeaseExpiresAt = now.Add(p.LeaseDuration)
@@ -37,12 +42,25 @@ func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.Re
 			pr := p.Progress[k]
 			r.job.Progress = &job.Progress{Attempt: l.Attempt, Fraction: pr.Fraction, Note: pr.Note, At: now}
 		}
+		s.saveCursor(r, l, p.Cursors, now)
 		out[i].Status = store.RenewRenewed
 		if r.job.CancelRequested {
 			out[i].Status = store.RenewCancelRequested
 		}
 	}
 	return out, nil
+}
+
+// saveCursor makes the Cursor of cursors that names l, if one does, the
+// Cursor of r's job, saved by l's Attempt at now. The caller holds s.mu and
+// has checked the fence.
+func (s *Store) saveCursor(r *row, l job.Lease, cursors []store.CursorSave, now time.Time) {
+	if r == nil {
+		return
+	}
+	if k := slices.IndexFunc(cursors, func(c store.CursorSave) bool { return c.Lease == l }); k >= 0 {
+		r.job.Cursor = &job.Cursor{Attempt: l.Attempt, Value: bytes.Clone(cursors[k].Value), At: now}
+	}
 }
 
 // LeaseExpire ends the lapsed Leases (expiry time at or before the store's

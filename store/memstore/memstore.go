@@ -385,6 +385,11 @@ func copyJob(j *job.Job) job.Job {
 		p := *j.Progress
 		c.Progress = &p
 	}
+	if j.Cursor != nil {
+		cur := *j.Cursor
+		cur.Value = bytes.Clone(j.Cursor.Value)
+		c.Cursor = &cur
+	}
 	return c
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 
 	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/internal/plant"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
@@ -36,7 +37,13 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 		out[i] = store.ReportResult{Lease: o.Lease}
 		r := s.held(p.Worker, o.Lease)
 		if r == nil {
+			if o.Cursor != nil && s.planted(plant.CursorIgnoresFence) {
+				s.saveCursor(s.row(o.Lease.ID), o.Lease, []store.CursorSave{{Lease: o.Lease, Value: o.Cursor}}, now)
+			}
 			continue
+		}
+		if o.Cursor != nil {
+			r.job.Cursor = &job.Cursor{Attempt: o.Lease.Attempt, Value: bytes.Clone(o.Cursor), At: now}
 		}
 		applied := core.UnderCancel(o.Outcome, r.job.CancelRequested)
 		switch applied.State {

@@ -23,7 +23,8 @@ const jobColumns = `j.id, j.queue, j.wire_name, j.state, j.attempt, j.max_attemp
     (SELECT p.payload FROM backwave.job_payload p WHERE p.job_id = j.id),
     (SELECT json_agg(json_build_array(t.key, t.value))::text FROM backwave.job_tag t WHERE t.job_id = j.id),
     (SELECT c.trace_context FROM backwave.job_trace c WHERE c.job_id = j.id),
-    ` + progressColumn
+    ` + progressColumn + `,
+    ` + cursorColumn
 
 // jobRow receives one row of jobColumns. Its nullable columns are pgx's
 // own types, which pgx scans without the interface value (an allocation
@@ -40,6 +41,7 @@ type jobRow struct {
 	tags        pgtype.Text
 	trace       pgtype.Text
 	progress    pgtype.Text
+	cursor      pgtype.Text
 }
 
 // dest returns the scan destinations of jobColumns, followed by extra. The
@@ -55,7 +57,7 @@ func (r *jobRow) dest(extra ...any) []any {
 		&r.j.ID, &t[0], &t[1], &t[2], &r.j.Attempt, &r.j.MaxAttempts,
 		&r.j.ScheduledAt, &r.j.CreatedAt, &r.finalizedAt, &t[3], &t[4],
 		&t[5], &r.leaseExpiry, &r.j.CancelRequested, &r.j.AttemptBase,
-		&r.j.Payload, &r.tags, &r.trace, &r.progress,
+		&r.j.Payload, &r.tags, &r.trace, &r.progress, &r.cursor,
 	}, extra...)
 }
 
@@ -150,6 +152,11 @@ func (r *jobRow) job() (job.Job, error) {
 	}
 	if r.progress.Valid {
 		if j.Progress, err = decodeProgress(r.progress.String); err != nil {
+			return job.Job{}, fmt.Errorf("job %d: %w", j.ID, err)
+		}
+	}
+	if r.cursor.Valid {
+		if j.Cursor, err = decodeCursor(r.cursor.String); err != nil {
 			return job.Job{}, fmt.Errorf("job %d: %w", j.ID, err)
 		}
 	}

@@ -66,6 +66,7 @@ logged AS (
     FROM applied a WHERE $15::bool
 ),
 trimmed AS (` + trimSQL("applied", "$15") + `),
+` + reportCursorCTE + `
 tagged AS (
     INSERT INTO backwave.job_tag (job_id, key, value)
     SELECT a.id, t.key, t.value
@@ -154,6 +155,13 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 		keys[i], values[i] = pgText(keys[i]), pgText(values[i])
 	}
 	folded, display := foldArrays(keys, values)
+	var cursorOrds []int32 // only the outcomes that carry a Cursor
+	var cursors [][]byte
+	for k, i := range sent {
+		if c := p.Outcomes[i].Cursor; c != nil {
+			cursorOrds, cursors = append(cursorOrds, int32(k+1)), append(cursors, c)
+		}
+	}
 	if outputs == nil {
 		// Each nil element of a bytea array costs pgx an allocation to
 		// encode; an empty array is one.
@@ -165,7 +173,8 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 		args: []any{s.nowArg(), ids, attempts, states, vias,
 			delays, causes, details, outputs,
 			string(p.Worker), ords, keys, values, !s.opts.DisableNotify,
-			s.opts.History.Records(), s.opts.History == store.HistoryTransitionsWithDetail, folded, display},
+			s.opts.History.Records(), s.opts.History == store.HistoryTransitionsWithDetail, folded, display,
+			cursorOrds, cursors},
 		each: func(scan scanFunc) error {
 			if err := scan(&ord, &hints); err != nil {
 				return err

@@ -155,10 +155,13 @@ func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker j
 			trace, progressNote                                               sql.NullString
 			progressAttempt, progressAt                                       sql.NullInt64
 			progressFraction                                                  sql.NullFloat64
+			cursorAttempt, cursorAt                                           sql.NullInt64
+			cursor                                                            []byte
 		)
 		if err := rows.Scan(&id, &wireName, &attempt, &maxAttempts, &scheduled, &created, &finalized,
 			&rc, &cc, &cancelRequested, &attemptBase, &payload, &trace,
-			&progressAttempt, &progressFraction, &progressNote, &progressAt); err != nil {
+			&progressAttempt, &progressFraction, &progressNote, &progressAt,
+			&cursorAttempt, &cursor, &cursorAt); err != nil {
 			return nil, err
 		}
 		if cap(out) == 0 {
@@ -184,6 +187,7 @@ func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker j
 			return nil, err
 		}
 		j.Progress = progressOf(progressAttempt, progressFraction, progressNote, progressAt)
+		j.Cursor = cursorOf(cursorAttempt, cursor, cursorAt)
 		if j.RetryCause, err = decode(retryCauseCodes, "retry cause", rc); err != nil {
 			return nil, err
 		}

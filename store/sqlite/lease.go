@@ -47,7 +47,11 @@ func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.Re
 				out[i].Status = store.RenewRenewed
 			}
 		}
-		return s.setProgress(ctx, tx, p, out, micros(s.clock.Now()))
+		at := micros(s.clock.Now())
+		if err := s.setProgress(ctx, tx, p, out, at); err != nil {
+			return err
+		}
+		return s.setRenewedCursors(ctx, tx, p, out, at)
 	})
 	if err != nil {
 		return nil, err

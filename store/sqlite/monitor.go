@@ -311,6 +311,9 @@ func (s *Store) attach(ctx context.Context, tx *sql.Tx, jobs []job.Job) error {
 	if err := s.attachProgress(ctx, tx, jobs, index, arg); err != nil {
 		return err
 	}
+	if err := s.attachCursors(ctx, tx, jobs, index, arg); err != nil {
+		return err
+	}
 	return s.attachTags(ctx, tx, jobs, index, arg, func(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
 		return tx.QueryContext(ctx, query, args...)
 	})

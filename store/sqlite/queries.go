@@ -44,10 +44,11 @@ const (
 	// scanClaimed reads the rows.
 	sqlClaimDue = `SELECT j.id, j.wire_name, j.attempt, j.max_attempts, j.scheduled_at, j.created_at, j.finalized_at,
 		j.retry_cause, j.cancel_cause, j.cancel_requested, j.attempt_base, p.payload, t.trace_context,
-		g.attempt, g.fraction, g.note, g.at
+		g.attempt, g.fraction, g.note, g.at, c.attempt, c.value, c.at
 	FROM backwave_job j LEFT JOIN backwave_job_payload p ON p.job_id = j.id
 		LEFT JOIN backwave_job_trace t ON t.job_id = j.id
 		LEFT JOIN backwave_job_progress g ON g.job_id = j.id
+		LEFT JOIN backwave_job_cursor c ON c.job_id = j.id
 	WHERE j.queue = ?1 AND j.state = 1 AND j.scheduled_at <= ?2
 	ORDER BY j.scheduled_at, j.id
 	LIMIT ?3`

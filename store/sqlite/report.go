@@ -177,6 +177,11 @@ func (s *Store) report(ctx context.Context, tx *sql.Tx, p store.ReportParams, ou
 				outputs.reset()
 			}
 		}
+		if o.Cursor != nil {
+			if err := s.setCursor(ctx, tx, o.Lease, o.Cursor, at); err != nil {
+				return nil, err
+			}
+		}
 		if len(o.TagDelta) > 0 && seen == nil {
 			seen = make(map[job.Tag]bool)
 		}

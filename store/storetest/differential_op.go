@@ -304,6 +304,9 @@ func (d *differ) report() {
 		if d.rng.IntN(3) == 0 {
 			o.TagDelta = append(d.tags(), job.Label("done"))
 		}
+		if d.rng.IntN(4) == 0 {
+			o.Cursor = d.cursor() // a Cursor saved after the last renewal
+		}
 		p.Outcomes = append(p.Outcomes, o)
 	}
 	d.note("report %s %s", w, describeOutcomes(p.Outcomes))
@@ -329,15 +332,26 @@ func (d *differ) renew() {
 	w, picked := d.someLeases(4)
 	p := store.RenewParams{Worker: w, LeaseDuration: d.leaseLength()}
 	for _, h := range picked {
+		if !slices.Contains(p.Leases, h.lease) && d.rng.IntN(3) == 0 {
+			p.Cursors = append(p.Cursors, store.CursorSave{Lease: h.lease, Value: d.cursor()})
+		}
 		p.Leases = append(p.Leases, h.lease)
 	}
-	d.note("renew %s %v by %v", w, p.Leases, p.LeaseDuration)
+	d.note("renew %s %v by %v with %d cursors", w, p.Leases, p.LeaseDuration, len(p.Cursors))
 	res, _ := check(d, "renew", p, store.Store.LeaseRenew)
 	for _, r := range res {
 		if r.Status == store.RenewCancelRequested {
 			d.told[r.Lease] = true // the worker learns of the cancel here
 		}
 	}
+}
+
+// cursor draws a Cursor value: now and then an empty one, which is one.
+func (d *differ) cursor() []byte {
+	if d.rng.IntN(5) == 0 {
+		return []byte{}
+	}
+	return []byte(fmt.Sprint("cursor ", d.step, " \x00\xff"))
 }
 
 func (d *differ) expire() {

@@ -125,6 +125,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Output", testOutput},
 		{"TraceContext", testTraceContext},
 		{"Progress", testProgress},
+		{"Cursor", testCursor},
 		{"Graph", testGraph},
 		{"Validation", testValidation},
 		{"Unique", testUnique},
