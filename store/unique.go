@@ -106,6 +106,17 @@ var ErrHolderNotPending = errors.New("store: the unique key's holder is not pend
 // Rewrites reports whether the mode rewrites a held key's holder.
 func (m UniqueMode) Rewrites() bool { return m == UniqueReplace || m == UniqueDebounce }
 
+// InsertDue returns the due time of a job inserted at now with the key
+// free: the requested time (now if none) as for any job, except in
+// UniqueDebounce mode, where the first job of a burst waits too: now +
+// Wait.
+func (u Unique) InsertDue(now, requested time.Time) time.Time {
+	if u.Mode == UniqueDebounce {
+		return core.DebounceDue(now, now, u.Wait, u.MaxWait)
+	}
+	return core.DueAt(now, requested)
+}
+
 // RewriteDue returns the due time the mode gives a holder inserted at
 // created when a newcomer asking for requested (zero: none) arrives at
 // now. Only for a mode that Rewrites.
@@ -182,6 +193,10 @@ func validateUnique(jobs []NewJob) error {
 		}
 	}
 	for i, nj := range jobs {
+		if nj.Unique.Mode == UniqueDebounce && !nj.ScheduledAt.IsZero() {
+			return fmt.Errorf("job %d: %w: unique key %q debounces, which decides the due time, but the job names one too",
+				i, ErrInvalidParams, nj.Unique.Key)
+		}
 		if nj.Unique.Mode.Rewrites() && len(nj.Dependency.Parents) > 0 {
 			return fmt.Errorf("job %d: %w: unique key %q in mode %s names parents, which a rewrite of its holder could not keep",
 				i, ErrInvalidParams, nj.Unique.Key, nj.Unique.Mode)

@@ -87,7 +87,7 @@ func (s *Store) insertMany(p store.InsertManyParams, now time.Time, wf func() *w
 			Queue:       nj.Queue,
 			Payload:     payloads[i],
 			MaxAttempts: nj.MaxAttempts,
-			ScheduledAt: core.DueAt(now, nj.ScheduledAt).Round(0),
+			ScheduledAt: nj.Unique.InsertDue(now, nj.ScheduledAt).Round(0),
 			CreatedAt:   now,
 			// The trace context is stored as given, none when empty.
 			TraceContext: store.NormalTraceContext(nj.TraceContext),
