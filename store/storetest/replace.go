@@ -305,4 +305,3 @@ func testReplace(t *testing.T, s *suite) {
 		}
 	})
 }
-
