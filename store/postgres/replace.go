@@ -29,7 +29,8 @@ const holderSQL = `SELECT state, queue FROM backwave.job WHERE id = $1 FOR UPDAT
 // greatest(created_at + max wait ($4 µs), now)) — else core.ReplaceDue, the
 // requested $5 or now; its payload ($6, NULL for none) and Tags ($7 keys,
 // $8 values, $9 folded, $10 display; stored by rewriteTagSQL) replace the
-// old ones. It returns the
+// old ones, and Tag Suggest's dictionary drops each old Tag no other job
+// carries (as a purge does, after purgeTagLockSQL). It returns the
 // new due time and whether it is due now.
 const rewriteHolderSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
 dropped_payload AS (DELETE FROM backwave.job_payload WHERE job_id = $2 AND $6::bytea IS NULL),
@@ -38,6 +39,12 @@ new_payload AS (
     ON CONFLICT (job_id) DO UPDATE SET payload = EXCLUDED.payload
 ),
 dropped_tag AS (DELETE FROM backwave.job_tag WHERE job_id = $2),
+pruned_tag AS (
+    DELETE FROM backwave.tag d
+    WHERE (d.key, d.value) IN (SELECT t.key, t.value FROM backwave.job_tag t WHERE t.job_id = $2)
+      AND (d.key, d.value) NOT IN (SELECT * FROM unnest($7::text[], $8::text[]))
+      AND NOT EXISTS (SELECT 1 FROM backwave.job_tag t WHERE t.key = d.key AND t.value = d.value AND t.job_id <> $2)
+),
 known_tag AS (
     INSERT INTO backwave.tag (key, value, folded, display)
     SELECT t.key, t.value, t.folded, t.display
@@ -146,6 +153,10 @@ func (s *Store) rewrite(ctx context.Context, q querier, p store.InsertManyParams
 	var wait, maxWait int64
 	if nj.Unique.Mode == store.UniqueDebounce {
 		wait, maxWait = micros(nj.Unique.Wait), micros(nj.Unique.MaxWait)
+	}
+	err = q.query(ctx, s.sql(purgeTagLockSQL), []any{[]int64{int64(holder)}}, func(scan scanFunc) error { return nil })
+	if err != nil {
+		return fmt.Errorf("rewrite job %d: lock its Tags: %w", holder, err)
 	}
 	var dueAt time.Time
 	var due bool

@@ -37,17 +37,22 @@ const (
 	sqlBindUnique   = `UPDATE backwave_job_unique SET job_id = ?2 WHERE key = ?1`
 	sqlDropPayload  = `DELETE FROM backwave_job_payload WHERE job_id = ?`
 	sqlDropTags     = `DELETE FROM backwave_job_tag WHERE job_id = ?`
+	// sqlPruneTags drops from Tag Suggest's dictionary each Tag of job ?1
+	// no other job carries, before the job's Tags are replaced (as a purge
+	// does; the single writer makes the check exact).
+	sqlPruneTags = `DELETE FROM backwave_tag WHERE (key, value) IN (SELECT key, value FROM backwave_job_tag WHERE job_id = ?1)
+	AND NOT EXISTS (SELECT 1 FROM backwave_job_tag o WHERE o.key = backwave_tag.key AND o.value = backwave_tag.value AND o.job_id <> ?1)`
 )
 
 // uniqueQueries are the unique-key statements renamed to one Schema Name.
 type uniqueQueries struct {
-	take, holder, bind, dropPayload, dropTags string
+	take, holder, bind, dropPayload, dropTags, pruneTags string
 }
 
 func newUniqueQueries(n schemaName) uniqueQueries {
 	r := n.Rename
 	return uniqueQueries{take: r(sqlTakeUnique), holder: r(sqlUniqueHolder), bind: r(sqlBindUnique),
-		dropPayload: r(sqlDropPayload), dropTags: r(sqlDropTags)}
+		dropPayload: r(sqlDropPayload), dropTags: r(sqlDropTags), pruneTags: r(sqlPruneTags)}
 }
 
 // takeUnique takes u's key in tx at now for a job about to be inserted, or
@@ -124,7 +129,7 @@ func (s *Store) rewrite(ctx context.Context, tx *sql.Tx, p store.InsertManyParam
 	}
 	due := nj.Unique.RewriteDue(now, h.CreatedAt, nj.ScheduledAt)
 	id := int64(holder)
-	for _, q := range []string{s.q.unique.dropPayload, s.q.unique.dropTags} {
+	for _, q := range []string{s.q.unique.dropPayload, s.q.unique.pruneTags, s.q.unique.dropTags} {
 		if _, err := tx.ExecContext(ctx, q, id); err != nil {
 			return "", fmt.Errorf("rewrite job %d: %w", holder, err)
 		}

@@ -108,6 +108,10 @@ func testReplace(t *testing.T, s *suite) {
 		case j.State != job.StateScheduled || j.Attempt != 0 || j.WireName != "storetest.job" || j.Queue != "q" || j.MaxAttempts != 5:
 			t.Fatalf("holder %+v: a rewrite changed what it must keep", j)
 		}
+		// Tag Suggest "never offers a Tag no stored job carries".
+		if tags, err := e.s.TagSuggest(e.ctx, store.TagSuggestParams{Prefix: "old"}); err != nil || len(tags) != 0 {
+			t.Fatalf("TagSuggest(old) = %v, %v; want nothing: no job carries the Tag the rewrite replaced", tags, err)
+		}
 		if got := e.transitions(id); len(got) != len(log) {
 			t.Fatalf("Transition Log %v after the rewrite, want %v: a rewrite is no state change", got, log)
 		}
