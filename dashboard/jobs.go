@@ -284,6 +284,8 @@ type jobDetailData struct {
 	Payload         sensitive
 	Output          sensitive
 	Transitions     []transitionView
+	// Rewrites are the job's Replace and Debounce rewrites, oldest first.
+	Rewrites        []backwave.AuditEntry
 	Mode            string
 	Pending         int
 	Parents         []edgeView
@@ -314,6 +316,7 @@ func (s *server) jobDetail(r *http.Request, c Capabilities) (page, error) {
 		Reschedulable:   j.State == backwave.StateScheduled || j.State == backwave.StateAwaitingParent,
 		RescheduleValue: j.ScheduledAt.UTC().Format("2006-01-02T15:04"),
 		Pending:         deps.Pending,
+		Rewrites:        jd.Rewrites,
 	}
 	for _, t := range jd.Transitions {
 		d.Transitions = append(d.Transitions, transitionView{
