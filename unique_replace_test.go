@@ -13,6 +13,19 @@ import (
 	"github.com/backwave/backwave/vtime"
 )
 
+// virtualClient returns a Client over an In-Memory Store, both on one
+// Manual clock.
+func virtualClient(t *testing.T) (*vtime.Manual, *memstore.Store, *backwave.Client) {
+	t.Helper()
+	clock := vtime.NewManual(vtime.Epoch)
+	st := memstore.New(memstore.Options{Clock: clock})
+	c, err := backwave.NewClient(st, backwave.Config{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return clock, st, c
+}
+
 // UniqueScope.Replace: "an enqueue that finds the key held by a Scheduled
 // job … rewrites that job in place of storing its own"; "A holder that is
 // Running … is not rewritten: the enqueue fails with ErrHolderNotPending
@@ -20,12 +33,7 @@ import (
 func TestUniqueReplace(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	clock := vtime.NewManual(vtime.Epoch)
-	st := memstore.New(memstore.Options{Clock: clock})
-	c, err := backwave.NewClient(st, backwave.Config{Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
+	clock, st, c := virtualClient(t)
 	admin, err := backwave.NewAdmin(st, "test")
 	if err != nil {
 		t.Fatal(err)
@@ -80,12 +88,7 @@ func TestUniqueReplace(t *testing.T) {
 func TestUniqueDebounce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	clock := vtime.NewManual(vtime.Epoch)
-	st := memstore.New(memstore.Options{Clock: clock})
-	c, err := backwave.NewClient(st, backwave.Config{Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
+	clock, st, c := virtualClient(t)
 	key := backwave.WithUnique("reindex:42", backwave.UniqueWhileLive().Debounce(time.Minute, 5*time.Minute))
 	start := clock.Now()
 	var id backwave.JobID

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -259,32 +258,10 @@ func testReplace(t *testing.T, s *suite) {
 	// key, exactly one inserts, every other rewrites it, and the holder
 	// ends with one racer's payload, with one audit entry per rewrite.
 	s.run(t, "Race", func(t *testing.T, e *env) {
-		peer := e.peer()
-		results := make([]store.InsertResult, racers)
-		errs := make([]error, racers)
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for i := range racers {
-			st := e.s
-			if i%2 == 1 {
-				st = peer
-			}
-			wg.Go(func() {
-				<-start
-				var res []store.InsertResult
-				res, errs[i] = st.JobInsertManyResults(e.ctx, store.InsertManyParams{Jobs: []store.NewJob{replacing("q", "k", fmt.Sprint("racer-", i))}})
-				if len(res) == 1 {
-					results[i] = res[0]
-				}
-			})
-		}
-		close(start)
-		wg.Wait()
+		results := e.race("replace", e.peer(), func(i int) store.NewJob { return replacing("q", "k", fmt.Sprint("racer-", i)) })
 		inserted, replaced := 0, 0
 		for i := range racers {
 			switch r := results[i]; {
-			case errs[i] != nil:
-				t.Fatalf("racer %d: %v", i, errs[i])
 			case r.ID != results[0].ID || r.ID < 1 || r.Inserted == r.Replaced:
 				t.Fatalf("racers answered %+v, want one id, each inserted or replaced", results)
 			case r.Inserted:
