@@ -82,6 +82,11 @@ const (
 	// Quarantines — jobs it has no handler for while another live node
 	// has one (node).
 	FleetSkipsNothing Bug = "fleet-skips-nothing"
+	// ReplaceRewritesRunning: an insert in Replace or Debounce mode
+	// rewrites its unique key's holder while it is Running, under the
+	// Attempt that read the old payload (memstore; caught by the
+	// Conformance Suite's Replace/NotPendingHolderRefuses).
+	ReplaceRewritesRunning Bug = "replace-rewrites-running"
 )
 
 // All returns every planted bug, in a new slice.
@@ -89,6 +94,7 @@ func All() []Bug {
 	return []Bug{
 		FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly, WindowRefusesNewer,
 		CapacityForgetsBuffered, CoalesceEveryMissed, MintDropsOccurrence, ObserverAdvancesFirst, FleetSkipsNothing,
+		ReplaceRewritesRunning,
 	}
 }
 
@@ -99,7 +105,8 @@ func (b Bug) Known() bool { return b == None || slices.Contains(All(), b) }
 // store that can plant it) rather than in the Node Driver.
 func (b Bug) InStore() bool {
 	switch b {
-	case FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly, WindowRefusesNewer:
+	case FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly, WindowRefusesNewer,
+		ReplaceRewritesRunning:
 		return true
 	}
 	return false

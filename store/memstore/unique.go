@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/internal/plant"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
@@ -58,6 +59,8 @@ func (s *Store) pending(holder job.ID, u store.Unique) error {
 	switch {
 	case r == nil:
 		return fmt.Errorf("%w: unique key %q is held by job %d, which is purged", store.ErrHolderNotPending, u.Key, holder)
+	case r.job.State == job.StateRunning && s.planted(plant.ReplaceRewritesRunning):
+		return nil
 	case r.job.State != job.StateScheduled:
 		return fmt.Errorf("%w: unique key %q is held by job %d, which is %s", store.ErrHolderNotPending, u.Key, holder, r.job.State)
 	}
