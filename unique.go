@@ -104,6 +104,11 @@ func (s UniqueScope) String() string {
 // one stores its job. Inside the caller's own transaction (Transactional
 // Enqueue) the key is taken with the job: other enqueues of it wait for
 // that transaction to end, and a rollback frees it again.
+//
+// A scope in Replace or Debounce mode (UniqueScope.Replace,
+// UniqueScope.Debounce) makes a held key rewrite its holder instead, while
+// the holder is Scheduled, and answers ErrHolderNotPending otherwise (see
+// docs/job-shapes.md).
 func WithUnique(key string, scope UniqueScope) EnqueueOption {
 	return func(s *enqueueSettings) {
 		s.unique, s.hasUnique = store.Unique{Key: key, Scope: scope.scope, Period: scope.period,
