@@ -116,7 +116,26 @@ func (a *Admin) Job(ctx context.Context, id JobID) (JobDetail, error) {
 	if d.Output, err = a.store.JobOutput(ctx, id); err != nil {
 		return JobDetail{}, fmt.Errorf("backwave: job %d: output: %w", id, err)
 	}
+	if d.Rewrites, err = a.rewrites(ctx, id); err != nil {
+		return JobDetail{}, fmt.Errorf("backwave: job %d: rewrites: %w", id, err)
+	}
 	return d, nil
+}
+
+// rewrites reads the audit trail's Replace and Debounce rewrites of job id,
+// oldest first (JobDetail.Rewrites).
+func (a *Admin) rewrites(ctx context.Context, id JobID) ([]AuditEntry, error) {
+	entries, err := a.store.AuditList(ctx, store.AuditListParams{JobID: id, Limit: MaxPageLimit})
+	if err != nil {
+		return nil, err
+	}
+	var out []AuditEntry
+	for i := len(entries) - 1; i >= 0; i-- {
+		if e := entries[i]; e.Action == store.AuditUniqueReplace || e.Action == store.AuditUniqueDebounce {
+			out = append(out, auditEntryOf(e))
+		}
+	}
+	return out, nil
 }
 
 // Jobs lists the jobs p's filter keeps, newest first, one page at a time.

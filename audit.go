@@ -56,6 +56,14 @@ const (
 	// AuditWorkflowRetry is Admin.RetryWorkflow; Detail names the Workflow
 	// and the scope.
 	AuditWorkflowRetry AuditAction = AuditAction(store.AuditWorkflowRetry)
+	// AuditUniqueReplace is an enqueue in Replace mode (UniqueScope.Replace)
+	// rewriting the Scheduled holder of its unique key; Detail names the key
+	// and the new due time, and the Actor is ActorSystem.
+	AuditUniqueReplace AuditAction = AuditAction(store.AuditUniqueReplace)
+	// AuditUniqueDebounce is an enqueue in Debounce mode
+	// (UniqueScope.Debounce) rewriting the Scheduled holder of its unique
+	// key; Detail names the key and the new due time.
+	AuditUniqueDebounce AuditAction = AuditAction(store.AuditUniqueDebounce)
 )
 
 // String returns the stored name of the action, e.g. "queue_set_limit".

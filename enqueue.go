@@ -113,9 +113,13 @@ func (c *Client) enqueue(ctx context.Context, params []EnqueueParams) ([]store.I
 	}
 	if c.log.Enabled(ctx, levelDebug) {
 		for i, r := range res {
-			if r.Inserted {
+			switch {
+			case r.Inserted:
 				c.log.DebugContext(ctx, "job enqueued", "job", int64(r.ID), "queue", jobs[i].Queue, "wire_name", jobs[i].WireName)
-			} else {
+			case r.Replaced:
+				c.log.DebugContext(ctx, "job not enqueued: it rewrote the holder of its unique key", "job", int64(r.ID),
+					"queue", jobs[i].Queue, "wire_name", jobs[i].WireName, "unique_key", jobs[i].Unique.Key, "unique_mode", jobs[i].Unique.Mode.String())
+			default:
 				c.log.DebugContext(ctx, "job not enqueued: its unique key is held", "job", int64(r.ID), "queue", jobs[i].Queue,
 					"wire_name", jobs[i].WireName, "unique_key", jobs[i].Unique.Key)
 			}
@@ -125,7 +129,7 @@ func (c *Client) enqueue(ctx context.Context, params []EnqueueParams) ([]store.I
 	if slices.ContainsFunc(res, func(r store.InsertResult) bool { return !r.Inserted }) {
 		stored = nil
 		for i, r := range res {
-			if r.Inserted {
+			if r.Inserted || r.Replaced {
 				stored = append(stored, jobs[i])
 			}
 		}

@@ -36,6 +36,12 @@ var (
 	// ErrOverlap: a schedule with No-Overlap refused a trigger because the
 	// job it made last is still live.
 	ErrOverlap = store.ErrOverlap
+	// ErrHolderNotPending is the answer to an enqueue in Replace or
+	// Debounce mode (UniqueScope.Replace, UniqueScope.Debounce) whose
+	// unique key is held by a job that is not Scheduled: Running, Awaiting
+	// Parent or ended. Nothing of the enqueue is stored and the holder is
+	// untouched.
+	ErrHolderNotPending = store.ErrHolderNotPending
 	// ErrInvalidParams: the arguments break a documented precondition (a
 	// negative page limit, a zero due time, an invalid Actor or filter Tag).
 	// Nothing changed.

@@ -27,6 +27,12 @@ type JobDetail struct {
 	Transitions []Transition
 	// Output is the Job Output, nil if none.
 	Output []byte
+	// Rewrites are the job's rewrites by enqueues in Replace or Debounce
+	// mode (UniqueScope.Replace, UniqueScope.Debounce), oldest first: the
+	// audit trail's AuditUniqueReplace and AuditUniqueDebounce entries for
+	// the job, at most MaxPageLimit of the newest. A rewrite changes no
+	// state, so the Transition Log does not show it.
+	Rewrites []AuditEntry
 }
 
 // JobListParams filter and page Admin.Jobs.

@@ -14,6 +14,10 @@ import (
 type UniqueScope struct {
 	scope  store.UniqueScope
 	period time.Duration
+	// mode, wait and maxWait are what an enqueue of the key, held, does to
+	// the holder (Replace, Debounce).
+	mode          store.UniqueMode
+	wait, maxWait time.Duration
 }
 
 // UniqueWhileLive holds the key while the job that took it is not
@@ -31,15 +35,56 @@ func UniqueFor(d time.Duration) UniqueScope {
 	return UniqueScope{scope: store.UniquePeriod, period: d}
 }
 
-// String describes the scope: "while live", "for 1h0m0s" or "none".
+// Replace returns the scope in Replace mode: an enqueue that finds the key
+// held by a Scheduled job — waiting for its due time or for a retry —
+// rewrites that job in place of storing its own: the holder takes the new
+// job's payload (args), Tags and due time (WithRunAt or WithDelay, or now), and
+// keeps its id, Queue, Wire Name, attempt ceiling, Attempt count and
+// Transition Log. Each rewrite is recorded in the audit trail
+// (AuditUniqueReplace), not in the Transition Log: it changes no state.
+// A holder that is Running, Awaiting Parent or ended (a UniqueFor key
+// outlives its job) is not rewritten: the enqueue fails with
+// ErrHolderNotPending and stores nothing, since the Attempt under way read
+// the old args already. A job in Replace mode names no parents.
+func (s UniqueScope) Replace() UniqueScope {
+	s.mode, s.wait, s.maxWait = store.UniqueReplace, 0, 0
+	return s
+}
+
+// Debounce returns the scope in Debounce mode: Replace, except that the due
+// time is the debounce's, never the job's own. The job that takes the free
+// key is due wait after its enqueue; each later enqueue while it is still
+// Scheduled rewrites it (args, Tags) and moves its due time to wait after
+// that enqueue, but never past maxWait after the first: a burst runs once,
+// wait after its last enqueue, and a burst that never pauses still runs
+// maxWait after it began. wait must be positive and maxWait at least wait;
+// WithRunAt and WithDelay are refused beside it. Each rewrite is recorded as
+// AuditUniqueDebounce; a Running holder refuses the enqueue as for Replace.
+func (s UniqueScope) Debounce(wait, maxWait time.Duration) UniqueScope {
+	s.mode, s.wait, s.maxWait = store.UniqueDebounce, wait, maxWait
+	return s
+}
+
+// String describes the scope: "while live", "for 1h0m0s" or "none", with
+// its mode: "while live, replace", "for 1h0m0s, debounce 1m0s up to
+// 10m0s".
 func (s UniqueScope) String() string {
+	var out string
 	switch s.scope {
 	case store.UniqueWhileLive:
-		return "while live"
+		out = "while live"
 	case store.UniquePeriod:
-		return "for " + s.period.String()
+		out = "for " + s.period.String()
+	default:
+		return "none"
 	}
-	return "none"
+	switch s.mode {
+	case store.UniqueReplace:
+		out += ", replace"
+	case store.UniqueDebounce:
+		out += ", debounce " + s.wait.String() + " up to " + s.maxWait.String()
+	}
+	return out
 }
 
 // WithUnique gives the job a unique key: the job is stored only if no
@@ -59,9 +104,15 @@ func (s UniqueScope) String() string {
 // one stores its job. Inside the caller's own transaction (Transactional
 // Enqueue) the key is taken with the job: other enqueues of it wait for
 // that transaction to end, and a rollback frees it again.
+//
+// A scope in Replace or Debounce mode (UniqueScope.Replace,
+// UniqueScope.Debounce) makes a held key rewrite its holder instead, while
+// the holder is Scheduled, and answers ErrHolderNotPending otherwise (see
+// docs/job-shapes.md).
 func WithUnique(key string, scope UniqueScope) EnqueueOption {
 	return func(s *enqueueSettings) {
-		s.unique, s.hasUnique = store.Unique{Key: key, Scope: scope.scope, Period: scope.period}, true
+		s.unique, s.hasUnique = store.Unique{Key: key, Scope: scope.scope, Period: scope.period,
+			Mode: scope.mode, Wait: scope.wait, MaxWait: scope.maxWait}, true
 	}
 }
 
@@ -76,6 +127,14 @@ func (s *enqueueSettings) uniqueKey() (store.Unique, error) {
 		return store.Unique{}, fmt.Errorf("%w: WithUnique(%q) without a scope (use UniqueWhileLive or UniqueFor)", ErrInvalidJob, u.Key)
 	case u.Scope == store.UniquePeriod && u.Period <= 0:
 		return store.Unique{}, fmt.Errorf("%w: WithUnique(%q, UniqueFor(%v)): the period must be positive", ErrInvalidJob, u.Key, u.Period)
+	case u.Mode == store.UniqueDebounce && u.Wait <= 0:
+		return store.Unique{}, fmt.Errorf("%w: WithUnique(%q, ….Debounce(%v, %v)): the wait must be positive", ErrInvalidJob, u.Key, u.Wait, u.MaxWait)
+	case u.Mode == store.UniqueDebounce && u.MaxWait < u.Wait:
+		return store.Unique{}, fmt.Errorf("%w: WithUnique(%q, ….Debounce(%v, %v)): the max wait must be at least the wait", ErrInvalidJob, u.Key, u.Wait, u.MaxWait)
+	case u.Mode == store.UniqueDebounce && (!s.runAt.IsZero() || s.hasDelay):
+		return store.Unique{}, fmt.Errorf("%w: WithUnique(%q, ….Debounce(%v, %v)) decides the due time; drop WithRunAt and WithDelay", ErrInvalidJob, u.Key, u.Wait, u.MaxWait)
+	case u.Mode.Rewrites() && len(s.parents) > 0:
+		return store.Unique{}, fmt.Errorf("%w: WithUnique(%q) in %s mode names parents, which a rewrite of its holder could not keep", ErrInvalidJob, u.Key, u.Mode)
 	}
 	if err := s.unique.Validate(); err != nil {
 		return store.Unique{}, fmt.Errorf("%w: %w", ErrInvalidJob, err)
@@ -92,6 +151,10 @@ type EnqueueResult struct {
 	// nothing was stored for it. A job without a unique key is always
 	// inserted.
 	Inserted bool
+	// Replaced is true when the key was held and the job's Replace or
+	// Debounce mode rewrote the holder, ID, with the job's args, Tags and a
+	// new due time.
+	Replaced bool
 }
 
 // EnqueueUnique is Enqueue that also says whether the job was stored: a job
@@ -114,7 +177,7 @@ func (c *Client) EnqueueManyUnique(ctx context.Context, params []EnqueueParams) 
 	}
 	out := make([]EnqueueResult, len(res))
 	for i, r := range res {
-		out[i] = EnqueueResult{ID: r.ID, Inserted: r.Inserted}
+		out[i] = EnqueueResult{ID: r.ID, Inserted: r.Inserted, Replaced: r.Replaced}
 	}
 	return out, nil
 }

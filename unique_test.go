@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/backwave/backwave"
-	"github.com/backwave/backwave/store/memstore"
-	"github.com/backwave/backwave/vtime"
 )
 
 // WithUnique: "A held key is not an error. Enqueue and EnqueueMany then
@@ -64,12 +62,7 @@ func TestUniqueEnqueue(t *testing.T) {
 func TestUniqueFor(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	clock := vtime.NewManual(vtime.Epoch)
-	st := memstore.New(memstore.Options{Clock: clock})
-	c, err := backwave.NewClient(st, backwave.Config{Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
+	clock, st, c := virtualClient(t)
 	admin, err := backwave.NewAdmin(st, "test")
 	if err != nil {
 		t.Fatal(err)

@@ -294,6 +294,8 @@ type jobDetailData struct {
 	// when the job has none.
 	Cursor          *cursorView
 	Transitions     []transitionView
+	// Rewrites are the job's Replace and Debounce rewrites, oldest first.
+	Rewrites        []backwave.AuditEntry
 	Mode            string
 	Pending         int
 	Parents         []edgeView
@@ -324,6 +326,7 @@ func (s *server) jobDetail(r *http.Request, c Capabilities) (page, error) {
 		Reschedulable:   j.State == backwave.StateScheduled || j.State == backwave.StateAwaitingParent,
 		RescheduleValue: j.ScheduledAt.UTC().Format("2006-01-02T15:04"),
 		Pending:         deps.Pending,
+		Rewrites:        jd.Rewrites,
 	}
 	if cur := j.Cursor; cur != nil {
 		d.Cursor = &cursorView{Attempt: cur.Attempt, At: cur.At, Value: gate(c, cur.Value)}

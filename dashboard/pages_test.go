@@ -36,7 +36,11 @@ func seed(t *testing.T, f *fixture) seeded {
 	s.succeeded = f.enqueue(okJob{Out: secretOutput, Secret: secretPayload}, backwave.WithTags(backwave.Label("urgent"), backwave.Keyed("tenant", "acme")))
 	s.deadLettered = f.enqueue(failJob{Detail: secretDetail, Secret: secretPayload}, backwave.WithTags(backwave.Keyed("tenant", "acme")))
 	s.quarantined = f.enqueue(anyJob{W: "test.unrouted", Data: secretPayload})
-	s.waiting = f.enqueue(anyJob{W: "test.mail", Data: secretPayload}, backwave.WithQueue("mail"), backwave.WithTags(backwave.Keyed("tenant", "globex")))
+	latest := backwave.WithUnique("mail:globex", backwave.UniqueWhileLive().Replace())
+	s.waiting = f.enqueue(anyJob{W: "test.mail", Data: "first"}, backwave.WithQueue("mail"), latest)
+	if again := f.enqueue(anyJob{W: "test.mail", Data: secretPayload}, backwave.WithQueue("mail"), backwave.WithTags(backwave.Keyed("tenant", "globex")), latest); again != s.waiting {
+		t.Fatalf("a Replace of the held key answered job %d, want the holder %d", again, s.waiting)
+	}
 	s.parent = f.enqueue(anyJob{W: "test.mail", Data: secretPayload}, backwave.WithQueue("mail"))
 	s.child = f.enqueue(anyJob{W: "test.mail", Data: secretPayload}, backwave.WithQueue("mail"), backwave.WithParents(backwave.OnSuccess, s.parent))
 	f.waitState(s.succeeded, backwave.StateSucceeded)
@@ -97,6 +101,7 @@ func testPagesRender(t *testing.T, f *fixture) {
 		{idPath(ids.deadLettered), []string{"Failure Detail", secretDetail, "Requeue", "Transition Log", "dead-lettered"}},
 		{idPath(ids.succeeded), []string{secretOutput, secretPayload, secretCursor, "Saved by Attempt 1", "urgent"}},
 		{idPath(ids.parent), []string{idPath(ids.child)}},
+		{idPath(ids.waiting), []string{"Rewrites", "unique_replace", "key &#34;mail:globex&#34;", "tenant=globex"}},
 		{idPath(ids.child), []string{idPath(ids.parent), "when every parent succeeded", "awaiting parent"}},
 		{"/backwave/queues", []string{"mail", "0 / 3", "Pause", "0 of 50 started per 1m0s"}},
 		{"/backwave/schedules", []string{"nightly-report", "30 2 * * 1-5", "at 02:30 on Monday to Friday, Europe/Paris time", "UTC (20", "No-Overlap: on", "Trigger now"}},

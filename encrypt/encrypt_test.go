@@ -168,6 +168,15 @@ func TestNoPlaintextAtRest(t *testing.T) {
 			if again, err := s.JobInsertManyResults(ctx, store.InsertManyParams{Jobs: []store.NewJob{u}}); err != nil || again[0].Inserted {
 				t.Fatalf("a held unique key inserted again: %+v, %v", again, err)
 			}
+			// A Replace rewrites the holder's payload: sealed like any
+			// other, bound to the holder's id.
+			r := newJob("q", "SECRET-replaced")
+			r.Unique = store.Unique{Key: "invoice:1", Scope: store.UniqueWhileLive, Mode: store.UniqueReplace}
+			if again, err := s.JobInsertManyResults(ctx, store.InsertManyParams{Jobs: []store.NewJob{r}}); err != nil ||
+				again[0] != (store.InsertResult{ID: res[1].ID, Replaced: true}) {
+				t.Fatalf("a Replace of the held key: %+v, %v; want job %d replaced", again, err, res[1].ID)
+			}
+			want[res[1].ID] = "SECRET-replaced"
 			if o.beginTx != nil {
 				tx, commit := o.beginTx(t)
 				ids, err := s.(store.TxInserter).JobInsertManyInTx(ctx, tx, store.InsertManyParams{Jobs: []store.NewJob{newJob("q", "SECRET-tx")}})
@@ -178,6 +187,16 @@ func TestNoPlaintextAtRest(t *testing.T) {
 					t.Fatal(err)
 				}
 				want[ids[0]] = "SECRET-tx"
+				r.Payload = []byte("SECRET-tx-replaced")
+				tx, commit = o.beginTx(t)
+				if ids, err := s.(store.TxInserter).JobInsertManyInTx(ctx, tx, store.InsertManyParams{Jobs: []store.NewJob{r}}); err != nil ||
+					ids[0] != res[1].ID {
+					t.Fatalf("JobInsertManyInTx of a Replace: %v, %v; want the holder %d", ids, err, res[1].ID)
+				}
+				if err := commit(); err != nil {
+					t.Fatal(err)
+				}
+				want[res[1].ID] = "SECRET-tx-replaced"
 			} else if _, ok := s.(store.TxInserter); ok {
 				t.Fatal("the wrapped store offers Transactional Enqueue its store does not have")
 			}

@@ -168,6 +168,13 @@ const (
 	// AuditWorkflowRetry is WorkflowRetry (Detail names the Workflow and
 	// the scope).
 	AuditWorkflowRetry
+	// AuditUniqueReplace is an insert in UniqueReplace mode rewriting the
+	// Scheduled holder of its unique key (Detail is RewriteDetail). The
+	// Actor is the system: an enqueue names none.
+	AuditUniqueReplace
+	// AuditUniqueDebounce is an insert in UniqueDebounce mode rewriting
+	// the Scheduled holder of its unique key (Detail is RewriteDetail).
+	AuditUniqueDebounce
 )
 
 var auditNames = [...]string{
@@ -188,6 +195,9 @@ var auditNames = [...]string{
 	AuditWorkflowCancel:  "workflow_cancel",
 	AuditWorkflowRestart: "workflow_restart",
 	AuditWorkflowRetry:   "workflow_retry",
+
+	AuditUniqueReplace:  "unique_replace",
+	AuditUniqueDebounce: "unique_debounce",
 }
 
 // String returns the stored name of the action.
@@ -249,6 +259,21 @@ func (p AuditListParams) PageLimit() int {
 
 // RescheduleDetail is the Detail of a reschedule to t.
 func RescheduleDetail(t time.Time) string { return "scheduled_at " + t.UTC().Format(time.RFC3339Nano) }
+
+// RewriteAction is the audit action of a rewrite in mode m (UniqueReplace
+// or UniqueDebounce).
+func RewriteAction(m UniqueMode) AuditAction {
+	if m == UniqueDebounce {
+		return AuditUniqueDebounce
+	}
+	return AuditUniqueReplace
+}
+
+// RewriteDetail is the Detail of a unique key's holder rewritten: the key
+// and the holder's new due time.
+func RewriteDetail(key string, due time.Time) string {
+	return "key " + strconv.Quote(key) + " " + RescheduleDetail(due)
+}
 
 // LimitDetail is the Detail of setting a Concurrency Limit.
 func LimitDetail(limit int) string { return "limit " + strconv.Itoa(limit) }

@@ -155,6 +155,20 @@ type Inserter interface {
 	// conflicts with it. Once free, a key is free for good:
 	// an operator requeue brings a job back without the key it held.
 	//
+	// A job whose Unique.Mode rewrites (UniqueReplace, UniqueDebounce)
+	// and finds its key held rewrites the holder instead, in the same
+	// atomic step: a Scheduled holder takes the job's payload (through
+	// PayloadFor under the holder's id), its Tags (as a set, replacing the
+	// holder's) and the due time Unique.RewriteDue gives from the holder's
+	// insert time, and the result is the holder's id with Replaced true.
+	// Its state, Attempt, Queue, Wire Name, attempt ceiling, trace context
+	// and Transition Log are kept: a rewrite is no state change, and the
+	// Core reads nothing of it but the due time. A holder in any other
+	// state fails the whole insert with ErrHolderNotPending: nothing is
+	// written. A later job of the same batch with the key rewrites the
+	// earlier one. Racing rewrites of one key apply one after the other in
+	// the store's commit order: the last to commit wins.
+	//
 	// The rule holds under every concurrency: of any number of inserts of
 	// one free key racing on any store instances over the same data,
 	// exactly one inserts its job. Adapters enforce it by a unique index,

@@ -23,12 +23,16 @@ func enqueueCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "enqueue",
 		Usage:     "insert one job (creating and migrating the store if it is missing)",
-		UsageText: "backwave enqueue --db URI --wire-name NAME [--payload JSON|@FILE|-] [--raw] [--queue Q] [--max-attempts N] [--delay D] [--label TEXT]… [--tag KEY=VALUE]… [-q]",
+		UsageText: "backwave enqueue --db URI --wire-name NAME [--payload JSON|@FILE|-] [--raw] [--queue Q] [--max-attempts N] [--delay D] [--label TEXT]… [--tag KEY=VALUE]… [--unique KEY [--unique-for D] [--replace | --debounce D --max-wait D]] [-q]",
 		Description: "Prints \"enqueued job 42 (send_email, queue default)\", or the id alone with -q. The payload is\n" +
 			"the job's args: a JSON object, given inline, read from a file (@FILE) or from standard input\n" +
 			"(-), up to " + strconv.Itoa(store.MaxPayloadBytes) + " bytes. Any other JSON value (a string, an array) is refused unless\n" +
 			"--raw: a handler decoding args into a struct would quarantine it. A Queue the store has never\n" +
-			"seen is warned about on stderr: the job waits there until a Worker Group serves that Queue.",
+			"seen is warned about on stderr: the job waits there until a Worker Group serves that Queue.\n" +
+			"--unique KEY stores the job only if no live job holds KEY (for D from its enqueue with --unique-for);\n" +
+			"a held key prints the holder. --replace rewrites a Scheduled holder's payload, Tags and due time\n" +
+			"instead; --debounce D moves its due time to D from now, never past --max-wait after its first\n" +
+			"enqueue. A holder that is Running refuses both, and nothing is stored.",
 		Flags: append([]cli.Flag{
 			dbFlag(),
 			&cli.StringFlag{Name: "wire-name", Usage: "the job type's Wire Name (required)"},
@@ -38,6 +42,11 @@ func enqueueCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-attempts", Value: backwave.DefaultMaxAttempts, Usage: "the attempt budget"},
 			&cli.DurationFlag{Name: "delay", Usage: "run no earlier than this long from now"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the new job's id"},
+			&cli.StringFlag{Name: "unique", Usage: "a unique key: store the job only if no live job holds it"},
+			&cli.DurationFlag{Name: "unique-for", Usage: "hold the unique key for this long from the enqueue, not while the job is live"},
+			&cli.BoolFlag{Name: "replace", Usage: "rewrite the Scheduled holder of the unique key with this job's payload, Tags and due time"},
+			&cli.DurationFlag{Name: "debounce", Usage: "rewrite the Scheduled holder of the unique key and make it due this long from now"},
+			&cli.DurationFlag{Name: "max-wait", Usage: "with --debounce: the holder is due no later than this long after its first enqueue"},
 		}, tagFlags("tag the job with")...),
 		Action: enqueue,
 	}
@@ -87,6 +96,11 @@ func enqueue(ctx context.Context, cmd *cli.Command) error {
 	if len(tags) > 0 {
 		opts = append(opts, backwave.WithTags(tags...))
 	}
+	unique, err := uniqueOf(cmd)
+	if err != nil {
+		return err
+	}
+	opts = append(opts, unique...)
 
 	t, err := targetOf(cmd)
 	if err != nil {
@@ -120,15 +134,21 @@ func enqueue(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	id, err := client.Enqueue(ctx, args, opts...)
+	res, err := client.EnqueueUnique(ctx, args, opts...)
 	if errors.Is(err, backwave.ErrInvalidJob) {
 		return usageError{err}
 	} else if err != nil {
 		return err
 	}
-	if cmd.Bool("quiet") {
+	id := res.ID
+	switch {
+	case cmd.Bool("quiet"):
 		fmt.Fprintf(cmd.Root().Writer, "%d\n", id)
-	} else {
+	case res.Replaced:
+		fmt.Fprintf(cmd.Root().Writer, "rewrote job %d, the holder of unique key %q (%s, queue %s)\n", id, cmd.String("unique"), args.wire, queue)
+	case !res.Inserted:
+		fmt.Fprintf(cmd.Root().Writer, "job %d holds unique key %q: nothing enqueued\n", id, cmd.String("unique"))
+	default:
 		fmt.Fprintf(cmd.Root().Writer, "enqueued job %d (%s, queue %s)\n", id, args.wire, queue)
 	}
 	if hint, unseen := unseenQueue(queue, known); unseen {
@@ -253,4 +273,35 @@ func jsonProblem(text string) string {
 		return err.Error()
 	}
 	return "unexpected data"
+}
+
+// uniqueOf reads --unique and the flags of its scope and mode into the
+// WithUnique option, none without --unique. A flag that needs --unique (or
+// --debounce) without it, or --replace with --debounce, is a usage error;
+// the Client checks the durations themselves.
+func uniqueOf(cmd *cli.Command) ([]backwave.EnqueueOption, error) {
+	key := cmd.String("unique")
+	switch {
+	case key == "" && (cmd.IsSet("unique-for") || cmd.Bool("replace") || cmd.IsSet("debounce") || cmd.IsSet("max-wait")):
+		return nil, usagef("--unique-for, --replace, --debounce and --max-wait need --unique")
+	case cmd.Bool("replace") && cmd.IsSet("debounce"):
+		return nil, usagef("--replace and --debounce are two modes; give one")
+	case cmd.IsSet("max-wait") != cmd.IsSet("debounce"):
+		return nil, usagef("--debounce and --max-wait go together")
+	case cmd.IsSet("debounce") && cmd.IsSet("delay"):
+		return nil, usagef("--debounce decides the due time; drop --delay")
+	case key == "":
+		return nil, nil
+	}
+	scope := backwave.UniqueWhileLive()
+	if cmd.IsSet("unique-for") {
+		scope = backwave.UniqueFor(cmd.Duration("unique-for"))
+	}
+	switch {
+	case cmd.Bool("replace"):
+		scope = scope.Replace()
+	case cmd.IsSet("debounce"):
+		scope = scope.Debounce(cmd.Duration("debounce"), cmd.Duration("max-wait"))
+	}
+	return []backwave.EnqueueOption{backwave.WithUnique(key, scope)}, nil
 }

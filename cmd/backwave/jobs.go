@@ -176,6 +176,9 @@ func jobsShow(ctx context.Context, cmd *cli.Command) error {
 	j, output, log := d.Job, d.Output, transitionsOf(d.Transitions)
 	v := viewOf(&j)
 	v.Transitions = log
+	for _, e := range d.Rewrites {
+		v.Rewrites = append(v.Rewrites, rewriteView{At: stampJSON(e.At), Action: e.Action.String(), Detail: e.Detail})
+	}
 	if v.Dependency, err = dependencyViewOf(ctx, a, id); err != nil {
 		return err
 	}
@@ -227,7 +230,25 @@ func jobsShow(ctx context.Context, cmd *cli.Command) error {
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%s\n", stamp(t.At), from, t.State, t.Via, t.Attempt, dash(firstLine(t.FailureDetail)))
 	}
+	if err := tw.Flush(); err != nil || len(d.Rewrites) == 0 {
+		return err
+	}
+	// A rewrite changes no state: it is in the audit trail, not the log.
+	fmt.Fprintln(w, "\nrewrites (unique key replace and debounce):")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  AT\tACTION\tDETAIL")
+	for _, e := range d.Rewrites {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", stamp(e.At), e.Action, e.Detail)
+	}
 	return tw.Flush()
+}
+
+// rewriteView is one entry of a job's rewrites as jobs show prints it in
+// JSON.
+type rewriteView struct {
+	At     string `json:"at"`
+	Action string `json:"action"`
+	Detail string `json:"detail"`
 }
 
 // retryCauseLabel names the Retry Cause row of jobs show: where the cause
@@ -282,6 +303,7 @@ type jobView struct {
 	Output          json.RawMessage `json:"output,omitempty"`
 	Cursor          *cursorView     `json:"cursor,omitempty"`
 	Transitions     []transition    `json:"transitions,omitempty"`
+	Rewrites        []rewriteView   `json:"rewrites,omitempty"`
 	Dependency      *dependencyView `json:"dependency,omitempty"`
 }
 

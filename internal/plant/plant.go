@@ -86,6 +86,11 @@ const (
 	// Quarantines — jobs it has no handler for while another live node
 	// has one (node).
 	FleetSkipsNothing Bug = "fleet-skips-nothing"
+	// ReplaceRewritesRunning: an insert in Replace or Debounce mode
+	// rewrites its unique key's holder while it is Running, under the
+	// Attempt that read the old payload (memstore; caught by the
+	// Conformance Suite's Replace/NotPendingHolderRefuses).
+	ReplaceRewritesRunning Bug = "replace-rewrites-running"
 )
 
 // All returns every planted bug, in a new slice.
@@ -93,6 +98,7 @@ func All() []Bug {
 	return []Bug{
 		FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly, WindowRefusesNewer, CursorIgnoresFence,
 		CapacityForgetsBuffered, CoalesceEveryMissed, MintDropsOccurrence, ObserverAdvancesFirst, FleetSkipsNothing,
+		ReplaceRewritesRunning,
 	}
 }
 
@@ -103,7 +109,8 @@ func (b Bug) Known() bool { return b == None || slices.Contains(All(), b) }
 // store that can plant it) rather than in the Node Driver.
 func (b Bug) InStore() bool {
 	switch b {
-	case FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly, WindowRefusesNewer, CursorIgnoresFence:
+	case FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly, WindowRefusesNewer, CursorIgnoresFence,
+		ReplaceRewritesRunning:
 		return true
 	}
 	return false

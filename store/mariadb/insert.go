@@ -54,6 +54,12 @@ func (w *wtx) insertMany(p store.InsertManyParams, workflow int64) ([]store.Inse
 		}
 		if held {
 			ids[i], res[i] = holder, store.InsertResult{ID: holder}
+			if nj.Unique.Mode.Rewrites() {
+				if err := w.rewrite(p, i, holder); err != nil {
+					return nil, fmt.Errorf("jobs[%d]: %w", i, err)
+				}
+				res[i].Replaced = true
+			}
 			continue
 		}
 		w.jobSeq++
@@ -74,7 +80,7 @@ func (w *wtx) insertMany(p store.InsertManyParams, workflow int64) ([]store.Inse
 		parents := nj.Dependency.ParentIDs(ids)
 		r := &jrow{job: job.Job{
 			ID: id, WireName: nj.WireName, Queue: nj.Queue, MaxAttempts: nj.MaxAttempts,
-			ScheduledAt: core.DueAt(w.now, nj.ScheduledAt).UTC().Truncate(time.Microsecond), CreatedAt: w.now,
+			ScheduledAt: nj.Unique.InsertDue(w.now, nj.ScheduledAt).UTC().Truncate(time.Microsecond), CreatedAt: w.now,
 		}, workflow: workflow, depPending: int64(len(parents))}
 		if nj.Unique.Scope == store.UniqueWhileLive {
 			r.uniqueKey = nj.Unique.Key
@@ -198,6 +204,41 @@ func (w *wtx) takeUnique(u store.Unique, id job.ID) (job.ID, bool, error) {
 		return 0, false, fmt.Errorf("unique key holder: %w", err)
 	}
 	return job.ID(holder), true, nil
+}
+
+// rewrite gives holder, the job holding job i's unique key, job i's payload
+// and Tags and the due time its mode decides (store.Unique.RewriteDue),
+// and records the rewrite in the audit trail, under the store's write
+// lock. A holder that is not Scheduled is store.ErrHolderNotPending, and
+// the transaction is rolled back (a caller's own must be).
+func (w *wtx) rewrite(p store.InsertManyParams, i int, holder job.ID) error {
+	nj := p.Jobs[i]
+	r, err := w.load(holder)
+	switch {
+	case err != nil:
+		return err
+	case r == nil:
+		return fmt.Errorf("%w: unique key %q is held by job %d, which is purged", store.ErrHolderNotPending, nj.Unique.Key, holder)
+	case r.job.State != job.StateScheduled:
+		return fmt.Errorf("%w: unique key %q is held by job %d, which is %s", store.ErrHolderNotPending, nj.Unique.Key, holder, r.job.State)
+	}
+	payload := nj.Payload
+	if p.PayloadFor != nil {
+		if payload, err = p.PayloadFor(i, holder); err != nil {
+			return fmt.Errorf("payload: %w", err)
+		}
+	}
+	due := nj.Unique.RewriteDue(w.now, r.job.CreatedAt, nj.ScheduledAt).UTC().Truncate(time.Microsecond)
+	if _, err := w.exec(`UPDATE backwave_job SET payload = ?, scheduled_at = ? WHERE id = ?`, nullBytes(payload), micros(due), int64(holder)); err != nil {
+		return fmt.Errorf("rewrite job %d: %w", holder, err)
+	}
+	if _, err := w.exec(`DELETE FROM backwave_job_tag WHERE job_id = ?`, int64(holder)); err != nil {
+		return fmt.Errorf("rewrite job %d: tags: %w", holder, err)
+	}
+	if err := w.addTags(holder, nj.Tags); err != nil {
+		return err
+	}
+	return w.record(store.ActorSystem, store.RewriteAction(nj.Unique.Mode), holder, r.job.Queue, store.RewriteDetail(nj.Unique.Key, due))
 }
 
 // releaseUnique frees r's while-live key as r first ends terminal.

@@ -75,6 +75,10 @@ func (s *Store) insertMany(p store.InsertManyParams, now time.Time, wf func() *w
 		id := job.ID(len(s.jobs) + 1)
 		if holder, held := s.takeUnique(nj.Unique, id, now); held {
 			ids[i], res[i] = holder, store.InsertResult{ID: holder}
+			if nj.Unique.Mode.Rewrites() {
+				s.rewrite(s.row(holder), nj, payloads[i], now, &hs)
+				res[i].Replaced = true
+			}
 			continue
 		}
 		r := &row{job: job.Job{
@@ -83,7 +87,7 @@ func (s *Store) insertMany(p store.InsertManyParams, now time.Time, wf func() *w
 			Queue:       nj.Queue,
 			Payload:     payloads[i],
 			MaxAttempts: nj.MaxAttempts,
-			ScheduledAt: core.DueAt(now, nj.ScheduledAt).Round(0),
+			ScheduledAt: nj.Unique.InsertDue(now, nj.ScheduledAt).Round(0),
 			CreatedAt:   now,
 			// The trace context is stored as given, none when empty.
 			TraceContext: store.NormalTraceContext(nj.TraceContext),
@@ -139,38 +143,54 @@ func (s *Store) insert(nj store.NewJob, now time.Time, hs *hintSet) *row {
 	return r
 }
 
-// payloadsFor returns the payload each job of p is stored with: a copy of
-// its own, or, when p.PayloadFor is set, what PayloadFor gives for the id
-// the job will get. It runs before the insert changes anything, so an
-// error from PayloadFor leaves the store as it was: the ids are worked out
-// ahead by the same rule the insert follows (ids continue the sequence in
-// InsertOrder, a job whose unique key is held taking none). The caller
-// holds s.mu.
+// payloadsFor returns the payload each job of p is stored with, inserted
+// or rewriting its unique key's holder: a copy of its own, or, when
+// p.PayloadFor is set, what PayloadFor gives for the id the job will get
+// (the holder's, for a rewrite). It runs before the insert changes
+// anything, so an error — from PayloadFor, or a rewrite whose holder is
+// not pending (store.ErrHolderNotPending) — leaves the store as it was: the
+// ids are worked out ahead by the same rule the insert follows (ids
+// continue the sequence in InsertOrder, a job whose unique key is held
+// taking none; a key first taken in the batch is held by a Scheduled job).
+// The caller holds s.mu.
 func (s *Store) payloadsFor(p store.InsertManyParams, now time.Time) ([][]byte, error) {
 	out := make([][]byte, len(p.Jobs))
-	if p.PayloadFor == nil {
-		for i, nj := range p.Jobs {
-			out[i] = bytes.Clone(nj.Payload)
-		}
-		return out, nil
-	}
 	next := job.ID(len(s.jobs) + 1)
-	taken := make(map[string]bool)
+	taken := make(map[string]job.ID)
 	for _, i := range p.InsertOrder() {
-		if k := p.Jobs[i].Unique.Key; k != "" {
-			if h, ok := s.holds[k]; taken[k] || ok && (h.until.IsZero() || now.Before(h.until)) {
+		nj := p.Jobs[i]
+		id := next
+		if k := nj.Unique.Key; k != "" {
+			holder, held := taken[k]
+			if h, ok := s.holds[k]; !held && ok && (h.until.IsZero() || now.Before(h.until)) {
+				holder, held = h.job, true
+				if err := s.pending(holder, nj.Unique); err != nil {
+					return nil, fmt.Errorf("memstore: insert: jobs[%d]: %w", i, err)
+				}
+			}
+			if held && !nj.Unique.Mode.Rewrites() {
 				continue
 			}
-			taken[k] = true
+			if held {
+				id = holder
+			} else {
+				taken[k] = id
+			}
 		}
-		b, err := p.PayloadFor(i, next)
+		if id == next {
+			next++
+		}
+		if p.PayloadFor == nil {
+			out[i] = bytes.Clone(nj.Payload)
+			continue
+		}
+		b, err := p.PayloadFor(i, id)
 		if err != nil {
 			return nil, fmt.Errorf("memstore: insert: jobs[%d]: payload: %w", i, err)
 		}
 		if len(b) > 0 {
 			out[i] = bytes.Clone(b)
 		}
-		next++
 	}
 	return out, nil
 }

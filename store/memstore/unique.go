@@ -1,8 +1,11 @@
 package memstore
 
 import (
+	"fmt"
 	"time"
 
+	"github.com/backwave/backwave/core"
+	"github.com/backwave/backwave/internal/plant"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
@@ -43,4 +46,41 @@ func (s *Store) release(r *row) {
 		delete(s.holds, r.unique)
 	}
 	r.unique = ""
+}
+
+// pending checks that a newcomer in u's mode may rewrite holder: always for
+// a mode that does not rewrite, and for Replace and Debounce only while the
+// holder is Scheduled. The caller holds s.mu.
+func (s *Store) pending(holder job.ID, u store.Unique) error {
+	if !u.Mode.Rewrites() {
+		return nil
+	}
+	r := s.row(holder)
+	switch {
+	case r == nil:
+		return fmt.Errorf("%w: unique key %q is held by job %d, which is purged", store.ErrHolderNotPending, u.Key, holder)
+	case r.job.State == job.StateRunning && s.planted(plant.ReplaceRewritesRunning):
+		return nil
+	case r.job.State != job.StateScheduled:
+		return fmt.Errorf("%w: unique key %q is held by job %d, which is %s", store.ErrHolderNotPending, u.Key, holder, r.job.State)
+	}
+	return nil
+}
+
+// rewrite gives the Scheduled holder r of a unique key the newcomer nj's
+// payload and Tags, and the due time nj's mode decides (store.Unique's
+// RewriteDue), adding r's Queue to hs if it is now claimable, and records
+// the rewrite in the audit trail. State, Attempt and Transition Log stay:
+// a rewrite is no state change. The
+// caller holds s.mu and checked r (pending).
+func (s *Store) rewrite(r *row, nj store.NewJob, payload []byte, now time.Time, hs *hintSet) {
+	r.job.Payload = payload
+	s.dropTags(r)
+	r.job.Tags = nil
+	s.addTags(r, nj.Tags)
+	r.job.ScheduledAt = nj.Unique.RewriteDue(now, r.job.CreatedAt, nj.ScheduledAt).Round(0)
+	s.record(now, store.ActorSystem, store.RewriteAction(nj.Unique.Mode), r.job.ID, r.job.Queue, store.RewriteDetail(nj.Unique.Key, r.job.ScheduledAt))
+	if core.Claimable(&r.job, now) {
+		hs.add(r.job.Queue)
+	}
 }

@@ -81,7 +81,8 @@ func (s *Store) JobInsertMany(ctx context.Context, p store.InsertManyParams) ([]
 	if err := s.enter(ctx); err != nil {
 		return nil, err
 	}
-	return s.insert(ctx, s.db, p)
+	res, err := s.JobInsertManyResults(ctx, p)
+	return store.ResultIDs(res), err
 }
 
 // JobInsertManyResults inserts every job in one statement and answers per
@@ -93,7 +94,18 @@ func (s *Store) JobInsertManyResults(ctx context.Context, p store.InsertManyPara
 	if err := s.enter(ctx); err != nil {
 		return nil, err
 	}
-	return s.insertResults(ctx, s.db, p)
+	if !rewrites(p) {
+		return s.insertResults(ctx, s.db, p)
+	}
+	// A rewrite runs statements after the insert's: one transaction makes
+	// them one atomic step, and a refused rewrite rolls the insert back.
+	var res []store.InsertResult
+	err := s.db.inTx(ctx, func(q querier) error {
+		var err error
+		res, err = s.insertResults(ctx, q, p)
+		return err
+	})
+	return res, err
 }
 
 // insert is insertResults returning only the ids.
@@ -108,7 +120,14 @@ func (s *Store) insertResults(ctx context.Context, q querier, p store.InsertMany
 	if err := checkInsert(p); err != nil {
 		return nil, err
 	}
-	return s.insertChecked(ctx, q, p)
+	res, err := s.insertChecked(ctx, q, p)
+	if err != nil || !rewrites(p) {
+		return res, err
+	}
+	if err := s.rewriteHeld(ctx, q, p, res); err != nil {
+		return nil, s.wrap("insert", err)
+	}
+	return res, nil
 }
 
 // checkInsert is the validation of an insert: p's own, and the Tag text

@@ -101,10 +101,20 @@ func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, own bool, p store.In
 			}
 			if holder != 0 {
 				ids[i], results[i] = holder, store.InsertResult{ID: holder}
+				if nj.Unique.Mode.Rewrites() {
+					q, err := s.rewrite(ctx, tx, p, i, holder, now, insPayload, insTag, knowTag)
+					if err != nil {
+						return nil, nil, fmt.Errorf("jobs[%d]: %w", i, err)
+					}
+					if q != "" && !slices.Contains(due, q) {
+						due = append(due, q)
+					}
+					results[i].Replaced = true
+				}
 				continue
 			}
 		}
-		dueAt := core.DueAt(now, nj.ScheduledAt)
+		dueAt := nj.Unique.InsertDue(now, nj.ScheduledAt)
 		parents := nj.Dependency.ParentIDs(ids)
 		var res sql.Result
 		if len(parents) == 0 {

@@ -237,6 +237,7 @@ func noParams[R any](fn func(store.Store, context.Context) (R, error)) func(stor
 var diffSentinels = []error{
 	store.ErrNotFound, store.ErrStaleLease, store.ErrInvalidParams, store.ErrClosed, store.ErrIllegalTransition,
 	store.ErrDependencyCycle, store.ErrUnknownParent, store.ErrNotAncestor, store.ErrOverlap,
+	store.ErrHolderNotPending,
 }
 
 // sameErr fails unless both calls succeeded or both failed wrapping the

@@ -44,6 +44,7 @@ func (d *differ) op() {
 		fn     func()
 	}{
 		{16, d.insert},
+		{6, d.uniqueInsert},
 		{16, d.claim},
 		{14, d.report},
 		{5, d.renew},
@@ -170,6 +171,70 @@ func (d *differ) insert() {
 		d.ids.pair(d, ref, got)
 		d.same("insert", ref, got)
 	}
+}
+
+// diffKeys are the unique keys a differential run's inserts share, few so
+// that they meet held keys in every mode.
+var diffKeys = []string{"u0", "u1", "U1"}
+
+// uniqueInsert inserts one to three jobs with unique keys of diffKeys,
+// while live or for a period, each keeping, replacing or debouncing a held
+// key's holder, and compares the answers: the jobs inserted, the holders
+// answered or rewritten, or a refusal (store.ErrHolderNotPending).
+func (d *differ) uniqueInsert() {
+	var p store.InsertManyParams
+	for range 1 + d.rng.IntN(3) {
+		nj := store.NewJob{WireName: "diff", Queue: d.queue(), MaxAttempts: 1 + d.rng.IntN(3), Payload: []byte{byte(d.step), 'u'}}
+		u := store.Unique{Key: diffKeys[d.rng.IntN(len(diffKeys))], Scope: store.UniqueWhileLive}
+		if d.rng.IntN(3) == 0 {
+			u.Scope, u.Period = store.UniquePeriod, d.micros(10*time.Minute)+time.Minute
+		}
+		switch d.rng.IntN(3) {
+		case 1:
+			u.Mode = store.UniqueReplace
+			if d.rng.IntN(2) == 0 {
+				nj.ScheduledAt = d.refClock.Now().Add(d.micros(2 * time.Minute))
+			}
+		case 2:
+			u.Mode, u.Wait = store.UniqueDebounce, d.micros(time.Minute)+time.Second
+			u.MaxWait = u.Wait + d.micros(3*time.Minute)
+		}
+		if d.rng.IntN(2) == 0 {
+			nj.Tags = d.tags()
+		}
+		nj.Unique = u
+		p.Jobs = append(p.Jobs, nj)
+	}
+	d.note("insert %d jobs with unique keys %s", len(p.Jobs), describeUnique(p))
+	ref, got, ok := call(d, "unique insert", p, store.Store.JobInsertManyResults)
+	if !ok {
+		return
+	}
+	for _, r := range ref {
+		switch {
+		case r.Replaced:
+			d.reached["unique holders rewritten"]++
+		case !r.Inserted:
+			d.reached["unique keys held"]++
+		}
+	}
+	var newRef, newGot []job.ID
+	for i := range ref {
+		if i < len(got) && ref[i].Inserted && got[i].Inserted {
+			newRef, newGot = append(newRef, ref[i].ID), append(newGot, got[i].ID)
+		}
+	}
+	d.ids.pair(d, newRef, newGot)
+	d.same("unique insert", ref, got)
+}
+
+// describeUnique renders a batch's unique keys and modes for the trail.
+func describeUnique(p store.InsertManyParams) string {
+	out := make([]string, len(p.Jobs))
+	for i, nj := range p.Jobs {
+		out[i] = fmt.Sprintf("%q %s %s", nj.Unique.Key, nj.Unique.Scope, nj.Unique.Mode)
+	}
+	return fmt.Sprint(out)
 }
 
 // dependency draws the parents of the batch's job i: recent stored jobs,

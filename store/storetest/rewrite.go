@@ -34,6 +34,13 @@ func testPayloadFor(t *testing.T, s *suite) {
 			u.Unique = store.Unique{Key: "pf-key", Scope: store.UniqueWhileLive}
 			return []store.NewJob{newJob("pf"), u}
 		}},
+		// InsertManyParams.PayloadFor "with the id the job is inserted
+		// under": a rewrite's payload goes under its holder's id.
+		{"Replace", func() []store.NewJob {
+			u := newJob("pf")
+			u.Unique = store.Unique{Key: "pf-replace", Scope: store.UniqueWhileLive, Mode: store.UniqueReplace}
+			return []store.NewJob{u, newJob("pf"), u}
+		}},
 	} {
 		s.run(t, "WritesWhatItGivesForTheAssignedID/"+tc.name, func(t *testing.T, e *env) {
 			jobs := tc.jobs()

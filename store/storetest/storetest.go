@@ -129,6 +129,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Graph", testGraph},
 		{"Validation", testValidation},
 		{"Unique", testUnique},
+		{"Replace", testReplace},
 		{"TimeRange", testTimeRange},
 		{"Schedule", testSchedule},
 		{"ScheduleDef", testScheduleDef},

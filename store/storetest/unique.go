@@ -60,6 +60,39 @@ func (e *env) held(nj store.NewJob, holder job.ID) {
 	}
 }
 
+// race inserts racers jobs at once, job(i) by racer i, half of them
+// through peer, and answers each racer's result; a racer's error fails the
+// test.
+func (e *env) race(round string, peer store.Store, job func(i int) store.NewJob) []store.InsertResult {
+	e.t.Helper()
+	results := make([]store.InsertResult, racers)
+	errs := make([]error, racers)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range racers {
+		st := e.s
+		if i%2 == 1 {
+			st = peer
+		}
+		wg.Go(func() {
+			<-start
+			var res []store.InsertResult
+			res, errs[i] = st.JobInsertManyResults(e.ctx, store.InsertManyParams{Jobs: []store.NewJob{job(i)}})
+			if len(res) == 1 {
+				results[i] = res[0]
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			e.t.Fatalf("%s: racer %d: %v", round, i, err)
+		}
+	}
+	return results
+}
+
 // testUnique checks unique keys, Inserter.JobInsertManyResults: "A job
 // whose NewJob.Unique names a key is inserted only if no job holds that
 // key, and then holds it itself".
@@ -313,31 +346,9 @@ func testUnique(t *testing.T, s *suite) {
 		peer := e.peer()
 		race := func(round string, nj store.NewJob) job.ID {
 			t.Helper()
-			results := make([]store.InsertResult, racers)
-			errs := make([]error, racers)
-			start := make(chan struct{})
-			var wg sync.WaitGroup
-			for i := range racers {
-				st := e.s
-				if i%2 == 1 {
-					st = peer
-				}
-				wg.Go(func() {
-					<-start
-					var res []store.InsertResult
-					res, errs[i] = st.JobInsertManyResults(e.ctx, store.InsertManyParams{Jobs: []store.NewJob{nj}})
-					if len(res) == 1 {
-						results[i] = res[0]
-					}
-				})
-			}
-			close(start)
-			wg.Wait()
+			results := e.race(round, peer, func(int) store.NewJob { return nj })
 			won := 0
 			for i := range racers {
-				if errs[i] != nil {
-					t.Fatalf("%s: racer %d: %v", round, i, errs[i])
-				}
 				if results[i].Inserted {
 					won++
 				}
