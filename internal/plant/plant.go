@@ -61,6 +61,10 @@ const (
 	// release behind that restarts during a rolling deploy never opens
 	// again (memstore).
 	WindowRefusesNewer Bug = "window-refuses-newer"
+	// SnoozeCharged: the store applies a snooze without moving the job's
+	// AttemptBase, so the snoozed Attempt is charged against the attempt
+	// budget and the job dead-letters early (memstore).
+	SnoozeCharged Bug = "snooze-charged"
 
 	// CapacityForgetsBuffered: the Driver's free-capacity math forgets
 	// buffered outcomes, whose Leases still occupy Workers, so a claim pass
@@ -87,7 +91,7 @@ const (
 // All returns every planted bug, in a new slice.
 func All() []Bug {
 	return []Bug{
-		FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly, WindowRefusesNewer,
+		FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly, WindowRefusesNewer, SnoozeCharged,
 		CapacityForgetsBuffered, CoalesceEveryMissed, MintDropsOccurrence, ObserverAdvancesFirst, FleetSkipsNothing,
 	}
 }
@@ -99,7 +103,7 @@ func (b Bug) Known() bool { return b == None || slices.Contains(All(), b) }
 // store that can plant it) rather than in the Node Driver.
 func (b Bug) InStore() bool {
 	switch b {
-	case FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly, WindowRefusesNewer:
+	case FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly, WindowRefusesNewer, SnoozeCharged:
 		return true
 	}
 	return false
