@@ -58,9 +58,12 @@ func migrations() []migration {
 		out = append(out, m)
 	}
 	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
+	// Versions start at 1 and only go up; a version may be left unused (as
+	// in the PostgreSQL adapter), and a schema records the versions it
+	// applied, so Migrate applies every migration above the recorded one.
 	for i, m := range out {
-		if m.version != i+1 {
-			panic(fmt.Sprintf("mariadb: migration versions skip: %d is at place %d", m.version, i+1))
+		if (i == 0 && m.version != 1) || (i > 0 && m.version == out[i-1].version) {
+			panic(fmt.Sprintf("mariadb: embedded migrations do not start at 1 or repeat version %d", m.version))
 		}
 	}
 	return out
@@ -87,7 +90,10 @@ func statements(text string) []string {
 }
 
 // latestVersion is the newest schema version this build knows.
-func latestVersion() int { return len(migrations()) }
+func latestVersion() int {
+	all := migrations()
+	return all[len(all)-1].version
+}
 
 // SchemaVersion is the schema version this build migrates to.
 func SchemaVersion() int { return latestVersion() }
@@ -170,13 +176,16 @@ func (s *Store) applyMigrations(ctx context.Context, q querier) (MigrateResult, 
 	}
 	res := MigrateResult{From: v, Version: v}
 	all := migrations()
-	if v > len(all) {
-		if err := s.checkWindow(ctx, v, len(all)); err != nil {
+	if latest := all[len(all)-1].version; v > latest {
+		if err := s.checkWindow(ctx, v, latest); err != nil {
 			return res, err
 		}
 		return res, nil
 	}
-	for _, m := range all[v:] {
+	for _, m := range all {
+		if m.version <= v {
+			continue
+		}
 		for _, st := range m.statements {
 			if _, err := q.ExecContext(ctx, st); err != nil {
 				return res, fmt.Errorf("mariadb: migrate: %03d_%s: %w", m.version, m.name, err)

@@ -3,6 +3,7 @@ package mariadb_test
 import (
 	"context"
 	"errors"
+	"os"
 	"sync"
 	"testing"
 
@@ -40,8 +41,12 @@ func TestConcurrentMigrate(t *testing.T) {
 			t.Errorf("migrator %d ended at version %d, want %d", i, results[i].Version, mariadb.SchemaVersion())
 		}
 	}
-	if applied != mariadb.SchemaVersion() {
-		t.Errorf("the migrators applied %d migrations between them, want %d (each once)", applied, mariadb.SchemaVersion())
+	files, err := os.ReadDir("migration") // a version may be left unused
+	if err != nil {
+		t.Fatal(err)
+	}
+	if applied != len(files) {
+		t.Errorf("the migrators applied %d migrations between them, want %d (each once)", applied, len(files))
 	}
 }
 
