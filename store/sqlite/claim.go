@@ -149,12 +149,12 @@ func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker j
 	for rows.Next() {
 		var (
 			id, attempt, maxAttempts, scheduled, created, rc, cc, attemptBase, snoozes int64
-			finalized                                                         sql.NullInt64
-			cancelRequested                                                   bool
-			payload                                                           []byte
-			trace, progressNote                                               sql.NullString
-			progressAttempt, progressAt                                       sql.NullInt64
-			progressFraction                                                  sql.NullFloat64
+			finalized                                                                  sql.NullInt64
+			cancelRequested                                                            bool
+			payload                                                                    []byte
+			trace, progressNote                                                        sql.NullString
+			progressAttempt, progressAt                                                sql.NullInt64
+			progressFraction                                                           sql.NullFloat64
 		)
 		if err := rows.Scan(&id, &wireName, &attempt, &maxAttempts, &scheduled, &created, &finalized,
 			&rc, &cc, &cancelRequested, &attemptBase, &snoozes, &payload, &trace,
