@@ -32,6 +32,7 @@ const (
 	tagRateAction
 	tagObserver
 	tagFleet
+	tagSnooze
 )
 
 // mix64 is the splitmix64 finalizer.

@@ -84,6 +84,7 @@ func (w *world) drainBound() (anchor time.Time, bound time.Duration) {
 	}
 	inflight := req + resp
 	backoff := time.Duration(float64(sc.Retry.Max.D()) * (1 + sc.Retry.Jitter))
+	backoff = max(backoff, sc.Handler.SnoozeMax.D()) // a snooze waits like a backoff
 	handler := sc.maxHandler() + sc.Handler.CancelReaction.D()
 
 	t1 := inflight + sc.Lease.D() + maint + poll + 2*skew + drain + 500*time.Millisecond
@@ -119,6 +120,10 @@ func (w *world) drainBound() (anchor time.Time, bound time.Duration) {
 			continue
 		}
 		left := max(j.Ceiling()-int(j.Attempt), 0)
+		if sc.Handler.Snooze > 0 {
+			// Each free snooze left is one more claim (snooze.go).
+			left += max(sc.freeSnoozes()-j.Snoozes, 0)
+		}
 		if j.State == job.StateRunning {
 			left++
 		}
