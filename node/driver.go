@@ -68,6 +68,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -360,6 +361,9 @@ func (d *Driver) claimDone(e ClaimDone, out []Command) []Command {
 		x := &execution{lease: j.Lease(), wireName: j.WireName, maxAttempts: j.Ceiling(),
 			snoozes: j.Snoozes, snoozeCap: d.cfg.snoozeCap(j.WireName),
 			timeout: d.cfg.attemptTimeout(j.WireName)}
+		if d.planted(plant.SnoozeIgnoresCap) {
+			x.snoozeCap = math.MaxInt
+		}
 		if x.timeout > 0 {
 			x.lapseAt = e.Now.Add(x.timeout + d.cfg.AttemptTimeoutGrace)
 		}

@@ -81,6 +81,10 @@ const (
 	// cursor past a batch before delivering it, so a failed delivery or a
 	// node stopping mid-batch loses the rest (node, Walker).
 	ObserverAdvancesFirst Bug = "observer-advances-first"
+	// SnoozeIgnoresCap: the Driver decides every snooze free whatever the
+	// job's snooze count, so a handler that always snoozes loops forever
+	// (node).
+	SnoozeIgnoresCap Bug = "snooze-ignores-cap"
 	// FleetSkipsNothing: the Driver stamps and reads the fleet registry
 	// but its claims skip no Wire Name, so a node claims — and
 	// Quarantines — jobs it has no handler for while another live node
@@ -92,7 +96,7 @@ const (
 func All() []Bug {
 	return []Bug{
 		FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly, WindowRefusesNewer, SnoozeCharged,
-		CapacityForgetsBuffered, CoalesceEveryMissed, MintDropsOccurrence, ObserverAdvancesFirst, FleetSkipsNothing,
+		CapacityForgetsBuffered, CoalesceEveryMissed, MintDropsOccurrence, ObserverAdvancesFirst, FleetSkipsNothing, SnoozeIgnoresCap,
 	}
 }
 
