@@ -164,7 +164,9 @@ func testSnooze(t *testing.T, s *suite) {
 		e.advance(lease + time.Second)
 		e.expire(0, "q")
 		e.wantState(id, job.StateScheduled)
-		j = e.claimOne(w1, "q")
+		if j = e.claimOne(w1, "q"); j.Attempt != 3 || j.Ceiling() != 3 {
+			t.Fatalf("claim after the expiry: Attempt %d, ceiling %d; want 3, 3", j.Attempt, j.Ceiling())
+		}
 		e.advance(lease + time.Second)
 		e.expire(0, "q")
 		e.wantState(id, job.StateDeadLettered)
