@@ -73,7 +73,8 @@ type Job[T JobArgs] struct {
 	// It is the job's attempt budget (MaxAttempts) above the Attempt the
 	// job stood at when an operator last requeued it: a job with a budget
 	// of 5 runs Attempts 1 to 5 under ceiling 5 and, requeued after
-	// Attempt 5, Attempts 6 to 10 under ceiling 10.
+	// Attempt 5, Attempts 6 to 10 under ceiling 10. Each free Snooze moves
+	// it up by one: the snoozed Attempt is not charged.
 	AttemptCeiling int
 	// Queue is the Queue the job was claimed from.
 	Queue string

@@ -103,6 +103,10 @@ const (
 	// AttemptUnroutable: no handler is registered for the Wire Name, or the
 	// payload does not decode; the job is Quarantined.
 	AttemptUnroutable AttemptResult = "unroutable"
+	// AttemptSnoozed: the handler returned Snooze; below the snooze cap the
+	// job is due again after the delay without the Attempt being charged,
+	// at the cap it is charged like a failure.
+	AttemptSnoozed AttemptResult = "snoozed"
 )
 
 func attemptResult(r core.Result) AttemptResult {
@@ -113,6 +117,8 @@ func attemptResult(r core.Result) AttemptResult {
 		return AttemptFailedPermanently
 	case core.ResultUnroutable:
 		return AttemptUnroutable
+	case core.ResultSnoozed:
+		return AttemptSnoozed
 	default:
 		return AttemptFailed
 	}

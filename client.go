@@ -234,6 +234,7 @@ func (c *Client) addGroup(p *pumpSet, g WorkerGroupOptions) error {
 		drv.RetryPolicies = p.retry
 		drv.WireNames, drv.HandlerGrace = p.wireNames, p.cfg.HandlerGrace
 		p.setAttemptTimeouts(&drv)
+		p.setSnoozeCaps(&drv)
 		var obs shell.Observer
 		if o := c.obs.forPump(g.Name, drv.Worker); o != nil {
 			obs = o

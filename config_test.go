@@ -83,6 +83,16 @@ func TestNewClientValidatesConfig(t *testing.T) {
 		{"a shorter Lease from DefaultWorkerGroup", withGroup(func(g *backwave.WorkerGroupOptions) { g.LeaseDuration = 3 * time.Second }), true},
 		{"worker queue served by no group", withGroup(func(g *backwave.WorkerGroupOptions) { g.Policy = backwave.Strict("other") }), false},
 		{"groups without workers", func(c *backwave.Config) { c.Handlers = nil }, false},
+		{"no free snoozes", func(c *backwave.Config) { c.SnoozeCap = backwave.NoFreeSnoozes }, true},
+		{"snooze cap below NoFreeSnoozes", func(c *backwave.Config) { c.SnoozeCap = -2 }, false},
+		{"a Wire Name's snooze cap of 0", func(c *backwave.Config) {
+			c.Handlers = backwave.NewHandlers()
+			_ = backwave.AddHandlerFunc(c.Handlers, nop[mailArgs], backwave.WithSnoozeCap(0))
+		}, true},
+		{"a negative Wire Name snooze cap", func(c *backwave.Config) {
+			c.Handlers = backwave.NewHandlers()
+			_ = backwave.AddHandlerFunc(c.Handlers, nop[mailArgs], backwave.WithSnoozeCap(-1))
+		}, false},
 		{"duplicate wire names", func(c *backwave.Config) {
 			_ = backwave.AddHandlerFunc(c.Handlers, nop[otherMailArgs]) // error ignored: NewClient still refuses
 		}, false},

@@ -3,7 +3,9 @@ package backwave
 import (
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/node"
 	"github.com/backwave/backwave/shell"
@@ -91,6 +93,44 @@ func IsPermanent(err error) bool {
 	var p *permanentError
 	return errors.As(err, &p)
 }
+
+// snoozeError is a handler's request to run the job again after a delay.
+type snoozeError struct{ delay time.Duration }
+
+func (e *snoozeError) Error() string { return fmt.Sprintf("backwave: snoozed for %v", e.delay) }
+
+// Snooze returns the error a handler returns to say "not yet, try again in
+// d": the job goes back to Scheduled, due d after the store applies the
+// outcome, and the Attempt it used is not charged against its attempt
+// budget (MaxAttempts). Zero means due again at once. A job gets
+// Config.SnoozeCap free snoozes over its whole existence
+// (WithSnoozeCap per Wire Name); a snooze past the cap is charged like a
+// failure, so a handler that snoozes forever still dead-letters. A negative
+// d, or one above MaxSnoozeDelay, fails the Attempt with Failure Detail
+// naming the problem. A handler may wrap the error (fmt.Errorf("%w")); an
+// error marked with FailPermanently dead-letters even if it wraps a Snooze.
+//
+// The snooze is recorded in the job's Transition Log (via snooze) with the
+// error's text as its detail; JobInfo.Snoozes counts them.
+func Snooze(d time.Duration) error { return &snoozeError{delay: d} }
+
+// SnoozeDelay reports whether err, or an error it wraps, came from Snooze,
+// and the delay it asked for.
+func SnoozeDelay(err error) (time.Duration, bool) {
+	var s *snoozeError
+	if !errors.As(err, &s) {
+		return 0, false
+	}
+	return s.delay, true
+}
+
+func isSnooze(err error) bool {
+	_, ok := SnoozeDelay(err)
+	return ok
+}
+
+// MaxSnoozeDelay is the longest delay a Snooze may ask for.
+const MaxSnoozeDelay = core.MaxSnoozeDelay
 
 // actionErr wraps a store's error for an Admin read or action; what names
 // the action and its subject ("requeue job 42"). A not-found is said once:

@@ -25,8 +25,13 @@ type JobInfo struct {
 	// Ceiling is the Attempt number at which the current life is spent: an
 	// Attempt at or past it that fails dead-letters the job. It is
 	// MaxAttempts above the Attempt the job stood at when an operator last
-	// requeued it (or MaxAttempts, if never).
+	// requeued it (or MaxAttempts, if never), plus one for each Snooze since:
+	// a snoozed Attempt is not charged.
 	Ceiling int
+	// Snoozes is how many times the job's handler returned Snooze and the
+	// snooze was applied without charging the Attempt, over the job's whole
+	// existence (a requeue does not reset it; the snooze cap counts it).
+	Snoozes int
 	// ScheduledAt is the due time: a Scheduled job is claimable once the
 	// store's clock reaches it.
 	ScheduledAt time.Time
@@ -66,6 +71,7 @@ func jobInfoOf(s job.Job) JobInfo {
 		Attempt:         s.Attempt,
 		MaxAttempts:     s.MaxAttempts,
 		Ceiling:         s.Ceiling(),
+		Snoozes:         s.Snoozes,
 		ScheduledAt:     s.ScheduledAt,
 		CreatedAt:       s.CreatedAt,
 		FinalizedAt:     s.FinalizedAt,

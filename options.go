@@ -177,6 +177,11 @@ type Config struct {
 	// attempt timeout with its Lease still renewed; after it the job is
 	// left to run again elsewhere (DefaultAttemptTimeoutGrace if 0).
 	AttemptTimeoutGrace time.Duration
+	// SnoozeCap is how many times a job of a Wire Name registered without
+	// WithSnoozeCap may return Snooze without its Attempt being charged,
+	// over its whole existence; a Snooze past it is charged like a failure
+	// (DefaultSnoozeCap if 0; NoFreeSnoozes for none).
+	SnoozeCap int
 	// HandlerGrace is how long a Pump still counts as a handler of its
 	// Wire Names after its last stamp in the fleet registry. Every Pump
 	// stamps the Wire Names its Client has handlers for on its maintenance

@@ -158,6 +158,9 @@ const (
 	// ViaWorkflowRetry is Workflow Retry reanimating a terminal member of a
 	// Workflow (Admin.RetryWorkflow).
 	ViaWorkflowRetry Via = Via(core.ViaWorkflowRetry)
+	// ViaSnooze applies a snoozed Attempt (Snooze): the job is due again
+	// after the delay its handler asked for, the Attempt not charged.
+	ViaSnooze Via = Via(core.ViaSnooze)
 )
 
 // String returns the action's name, e.g. "requeue".

@@ -53,6 +53,8 @@ type registration struct {
 	retry *RetryPolicy
 	// timeout is the Wire Name's own attempt timeout (WithAttemptTimeout).
 	timeout *time.Duration
+	// snoozeCap is the Wire Name's own snooze cap (WithSnoozeCap).
+	snoozeCap *int
 	// run decodes one claimed job and runs the handler inside the
 	// executor's middleware.
 	run func(ctx context.Context, j job.Job, e *executor) shell.Result
@@ -197,6 +199,9 @@ func resultOf(err error, output []byte, tags []job.Tag, maxOutput int) shell.Res
 		return shell.Result{Result: core.ResultSucceeded, Output: output, TagDelta: tags}
 	case IsPermanent(err):
 		return shell.Result{Result: core.ResultFailedPermanently, FailureDetail: err.Error(), TagDelta: tags}
+	case isSnooze(err):
+		d, _ := SnoozeDelay(err) // Pump refuses a bad delay (core.CheckSnoozeDelay)
+		return shell.Result{Result: core.ResultSnoozed, Snooze: d, FailureDetail: err.Error(), TagDelta: tags}
 	default:
 		return shell.Result{Result: core.ResultFailed, FailureDetail: err.Error(), TagDelta: tags}
 	}

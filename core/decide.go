@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/backwave/backwave/job"
@@ -21,6 +22,9 @@ const (
 	// ResultUnroutable means the Shell could not run the job: no handler is
 	// registered for its Wire Name, or its payload does not decode.
 	ResultUnroutable
+	// ResultSnoozed means the handler asked to be run again later
+	// (AttemptInfo.SnoozeDelay) without spending an Attempt of the budget.
+	ResultSnoozed
 )
 
 var resultNames = [...]string{
@@ -28,6 +32,7 @@ var resultNames = [...]string{
 	ResultFailed:            "failed",
 	ResultFailedPermanently: "failed_permanently",
 	ResultUnroutable:        "unroutable",
+	ResultSnoozed:           "snoozed",
 }
 
 // String returns the result's name.
@@ -65,6 +70,14 @@ type AttemptInfo struct {
 	// CancelRequested is true once the Driver has signalled the handler to
 	// stop because an operator cancelled the job.
 	CancelRequested bool
+	// Snoozes is how many snoozes the job had applied before this Attempt
+	// (job.Job.Snoozes as the claim read it), and MaxSnoozes the cap on
+	// them: a snooze at the cap is charged like a failure (SnoozeCapped).
+	Snoozes    int
+	MaxSnoozes int
+	// SnoozeDelay is, for ResultSnoozed, how long after the store applies
+	// the outcome the job is due again (CheckSnoozeDelay bounds it).
+	SnoozeDelay time.Duration
 }
 
 // Decide turns a finished Attempt into its Outcome, as the Driver sees it:
@@ -75,9 +88,23 @@ type AttemptInfo struct {
 //     asked);
 //   - permanent failure, or failure at the attempt ceiling → Dead-Lettered;
 //   - otherwise failure → Scheduled after policy.Delay, Retry Cause
-//     handler failed.
+//     handler failed;
+//   - snooze after a cancel request → Cancelled, like a failure;
+//   - snooze below the cap (SnoozeCapped) → Scheduled after SnoozeDelay via
+//     ViaSnooze, the Attempt not charged and the Retry Cause kept;
+//   - snooze at the cap → exactly what a failure would be: the Attempt is
+//     charged, so a handler that snoozes forever dead-letters after its
+//     MaxSnoozes free snoozes and its MaxAttempts charged ones.
 func Decide(a AttemptInfo, r Result, policy RetryPolicy) Outcome {
 	o := Outcome{Lease: a.Lease}
+	if r == ResultSnoozed {
+		if !a.CancelRequested && !SnoozeCapped(a.Snoozes, a.MaxSnoozes) {
+			o.State, o.Via = job.StateScheduled, ViaSnooze
+			o.RetryDelay = max(a.SnoozeDelay, 0)
+			return o
+		}
+		r = ResultFailed
+	}
 	switch r {
 	case ResultSucceeded:
 		o.State, o.Via = job.StateSucceeded, ViaSucceed
@@ -96,6 +123,33 @@ func Decide(a AttemptInfo, r Result, policy RetryPolicy) Outcome {
 		}
 	}
 	return o
+}
+
+// MaxSnoozeDelay is the longest delay a snooze may ask for. A longer one is
+// bad input (CheckSnoozeDelay): a job that means to wait that long wants a
+// due time at enqueue, not a snooze.
+const MaxSnoozeDelay = 30 * 24 * time.Hour
+
+// CheckSnoozeDelay returns an error naming d if a snooze may not ask for it:
+// negative, or above MaxSnoozeDelay. Zero is allowed and means "due again at
+// once".
+func CheckSnoozeDelay(d time.Duration) error {
+	switch {
+	case d < 0:
+		return fmt.Errorf("core: snooze delay %v is negative (want 0 for at once, or a positive delay)", d)
+	case d > MaxSnoozeDelay:
+		return fmt.Errorf("core: snooze delay %v is above the maximum %v", d, MaxSnoozeDelay)
+	}
+	return nil
+}
+
+// SnoozeCapped reports whether a job that already had snoozes snoozes may
+// not snooze again for free: its cap maxSnoozes is reached. A maxSnoozes
+// below 0 is treated as 0 (no free snooze). The count covers the job's
+// whole existence: an operator requeue gives a new Attempt budget, not new
+// snoozes, so a job cannot snooze forever whatever operators do.
+func SnoozeCapped(snoozes, maxSnoozes int) bool {
+	return snoozes >= max(maxSnoozes, 0)
 }
 
 // AtCeiling reports whether a job whose last charged Attempt is attempt has
@@ -168,6 +222,8 @@ func UnderCancel(o Outcome, cancelRequested bool) Outcome {
 // that reschedules (lease expired) set one; only a requeue clears it; every
 // other move — a claim, a Relinquish, a cancel, any terminal outcome,
 // including an expiry that dead-letters at the ceiling — leaves it as it was.
+// A snooze leaves it too: the handler asked for the delay, no Attempt went
+// wrong, and the job is not in the Retrying view for it.
 func RetryCauseAfter(e Edge, before job.RetryCause) job.RetryCause {
 	switch {
 	case e.Via == ViaRetry:

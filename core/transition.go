@@ -56,6 +56,10 @@ const (
 	// out of Succeeded and Cancelled, and the only path that reverses a
 	// Cancelled job.
 	ViaWorkflowRetry
+	// ViaSnooze applies a snoozed Attempt: the handler asked to be run
+	// again after a delay, and the Attempt it used is not charged against
+	// the job's attempt budget (Decide, Snooze in job-shapes.md).
+	ViaSnooze
 )
 
 var viaNames = [...]string{
@@ -72,6 +76,7 @@ var viaNames = [...]string{
 	ViaRelease:       "release",
 	ViaParentFailure: "parent_failure",
 	ViaWorkflowRetry: "workflow_retry",
+	ViaSnooze:        "snooze",
 }
 
 // String returns the action's name.
@@ -110,6 +115,7 @@ var Edges = []Edge{
 
 	{job.StateRunning, job.StateSucceeded, ViaSucceed},
 	{job.StateRunning, job.StateScheduled, ViaRetry},
+	{job.StateRunning, job.StateScheduled, ViaSnooze},
 	{job.StateRunning, job.StateDeadLettered, ViaDeadLetter},
 	{job.StateRunning, job.StateScheduled, ViaExpire},
 	{job.StateRunning, job.StateDeadLettered, ViaExpire},

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -40,6 +41,12 @@ type failJob struct {
 }
 
 func (failJob) WireName() string { return "test.fail" }
+
+// snoozeJob snoozes its first Attempt (due again at once) and succeeds on
+// the next.
+type snoozeJob struct{}
+
+func (snoozeJob) WireName() string { return "test.snooze" }
 
 // anyJob has the Wire Name its W says: without a handler it is Quarantined
 // on a served Queue and waits on any other.
@@ -95,6 +102,14 @@ func newFixtureOn(t *testing.T, st backwave.Store, moved chan struct{}) *fixture
 	}
 	if err := backwave.AddHandlerFunc(hs, func(_ context.Context, j *backwave.Job[failJob]) error {
 		return backwave.FailPermanently(errors.New(j.Args.Detail))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := backwave.AddHandlerFunc(hs, func(_ context.Context, j *backwave.Job[snoozeJob]) error {
+		if j.Attempt == 1 {
+			return fmt.Errorf("waiting for the upstream: %w", backwave.Snooze(0))
+		}
+		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}

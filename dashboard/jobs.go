@@ -284,6 +284,7 @@ type cursorView struct {
 type jobDetailData struct {
 	Row             jobRow
 	MaxAttempts     int
+	Snoozes         int
 	CancelCause     string
 	CancelRequested bool
 	Worker          string
@@ -320,7 +321,7 @@ func (s *server) jobDetail(r *http.Request, c Capabilities) (page, error) {
 	}
 	j := jd.Job
 	d := jobDetailData{
-		Row: s.row(j), MaxAttempts: j.MaxAttempts, CancelCause: j.CancelCause.String(),
+		Row: s.row(j), MaxAttempts: j.MaxAttempts, Snoozes: j.Snoozes, CancelCause: j.CancelCause.String(),
 		CancelRequested: j.CancelRequested, Worker: j.Worker, LeaseExpiresAt: j.LeaseExpiresAt,
 		Payload: gate(c, j.Payload), Output: gate(c, jd.Output),
 		Reschedulable:   j.State == backwave.StateScheduled || j.State == backwave.StateAwaitingParent,

@@ -315,3 +315,24 @@ func TestServe(t *testing.T) {
 		}
 	}
 }
+
+// The job page of a snoozed job shows the snooze count and the snooze's
+// Transition Log entry, its detail labelled as a snooze (docs/job-shapes.md,
+// Snooze).
+func TestJobPageShowsSnooze(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	id := f.enqueue(snoozeJob{})
+	f.waitState(id, backwave.StateSucceeded)
+	_, ts := f.serve(Options{Policy: allowAll()})
+	status, body := get(t, ts, idPath(id))
+	if status != http.StatusOK {
+		t.Fatalf("GET job page: status %d\n%s", status, body)
+	}
+	for _, want := range []string{`<span id="job-snoozes">snoozed 1 time</span>`, `<span class="via">snooze</span>`,
+		`<span class="label">Snooze</span>`, "waiting for the upstream"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("job page lacks %q:\n%s", want, body)
+		}
+	}
+}

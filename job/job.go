@@ -136,10 +136,16 @@ type Job struct {
 	// tries it gets before it dead-letters.
 	MaxAttempts int
 	// AttemptBase is the Attempt the job stood at when an operator last
-	// requeued it (0 if never): the current life's budget counts Attempts
-	// above it. Attempt numbers are never reused, so a requeue moves the
-	// base instead of resetting the counter.
+	// requeued it (0 if never), plus one for each snooze since: the
+	// current life's budget counts the charged Attempts above it. Attempt
+	// numbers are never reused, so a requeue moves the base instead of
+	// resetting the counter, and a snooze moves it up by one so the
+	// Attempt it used is not charged.
 	AttemptBase Attempt
+	// Snoozes is how many snoozes the store applied to the job over its
+	// whole existence (an operator requeue does not reset it); the Driver
+	// holds it to the Wire Name's cap.
+	Snoozes int
 	// ScheduledAt is the due time: a Scheduled job is claimable once the
 	// store's clock reaches it.
 	ScheduledAt time.Time

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/store"
 )
 
 // The Require helpers read the Client's store the way the Monitor does
@@ -213,4 +214,32 @@ func sameJSON(a, b []byte) bool {
 		return bytes.Equal(a, b)
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// RequireSnoozed requires the job to have been snoozed exactly want times
+// (its handler returned backwave.Snooze and the snooze was applied without
+// charging the Attempt): JobInfo.Snoozes is want and the Transition Log
+// holds want entries via snooze (fewer only when the log reached its cap
+// and dropped the oldest, or records nothing under the Job History Policy
+// off). It returns the job. A Snooze past the snooze cap is charged like
+// a failure and is not counted here: it is a retry in the log.
+func RequireSnoozed(t testing.TB, c *Client, id backwave.JobID, want int) backwave.JobInfo {
+	t.Helper()
+	d, err := c.admin.Job(context.Background(), id)
+	if err != nil {
+		t.Fatalf("jobtest: RequireSnoozed: job %d: %v", id, err)
+		return backwave.JobInfo{}
+	}
+	logged := 0
+	for _, tr := range d.Transitions {
+		if tr.Via == backwave.ViaSnooze {
+			logged++
+		}
+	}
+	partial := len(d.Transitions) == 0 || len(d.Transitions) >= store.TransitionLogCap
+	if d.Job.Snoozes != want || logged > want || (logged < want && !partial) {
+		t.Fatalf("jobtest: RequireSnoozed: job %d counts %d snoozes with %d in its Transition Log, want %d (at %s); its Transition Log:\n%s",
+			id, d.Job.Snoozes, logged, want, c.Now().Format(time.RFC3339), renderLog(d.Transitions))
+	}
+	return d.Job
 }

@@ -75,6 +75,7 @@ type jobView struct {
 	Attempt         int32      `json:"attempt" jsonschema:"the last Attempt charged; 0 if the job was never claimed. Attempt numbers are never reused"`
 	MaxAttempts     int        `json:"max_attempts" jsonschema:"the attempt budget of one life of the job"`
 	Ceiling         int        `json:"ceiling" jsonschema:"the Attempt number at which the current life is spent: a failing Attempt at or past it dead-letters the job"`
+	Snoozes         int        `json:"snoozes,omitempty" jsonschema:"how many times the handler snoozed the job without its Attempt being charged, over the job's whole existence"`
 	ScheduledAt     time.Time  `json:"scheduled_at" jsonschema:"the due time: a Scheduled job is claimable once the store's clock reaches it"`
 	CreatedAt       time.Time  `json:"created_at" jsonschema:"when the job was enqueued"`
 	FinalizedAt     time.Time  `json:"finalized_at,omitzero" jsonschema:"when the job reached its terminal state; absent while it is live"`
@@ -105,6 +106,7 @@ func jobViewOf(j backwave.JobInfo, sensitive bool) jobView {
 		Attempt:         int32(j.Attempt),
 		MaxAttempts:     j.MaxAttempts,
 		Ceiling:         j.Ceiling,
+		Snoozes:         j.Snoozes,
 		ScheduledAt:     j.ScheduledAt,
 		CreatedAt:       j.CreatedAt,
 		FinalizedAt:     j.FinalizedAt,

@@ -335,7 +335,10 @@ func (c Report) String() string {
 	fmt.Fprintf(&b, "report op=%d", c.Op)
 	for _, o := range c.Outcomes {
 		fmt.Fprintf(&b, " %s:%s", o.Lease, o.State)
-		if o.State == job.StateScheduled {
+		switch {
+		case o.Via == core.ViaSnooze:
+			fmt.Fprintf(&b, "+%v(snooze)", o.RetryDelay)
+		case o.State == job.StateScheduled:
 			fmt.Fprintf(&b, "+%v(%s)", o.RetryDelay, o.RetryCause)
 		}
 	}

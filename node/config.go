@@ -156,6 +156,17 @@ type Config struct {
 	// return (DefaultAttemptTimeoutGrace if zero).
 	AttemptTimeoutGrace time.Duration
 
+	// SnoozeCap is how many snoozes a job of every Wire Name not in
+	// SnoozeCaps gets free over its whole existence: a snooze below the
+	// cap goes back to Scheduled without charging its Attempt, one at the
+	// cap is charged like a failure (core.Decide), so a handler cannot
+	// snooze forever. Zero means DefaultSnoozeCap; NoFreeSnoozes gives
+	// none.
+	SnoozeCap int
+	// SnoozeCaps are the Wire Names' own snooze caps, in place of
+	// SnoozeCap; an entry of zero gives that Wire Name no free snooze.
+	SnoozeCaps map[string]int
+
 	// Schedules makes the maintenance beat load Recurring Schedules and
 	// mint their jobs. Minting is idempotent, so any number of Drivers may
 	// do it; one per process is enough.
@@ -236,6 +247,9 @@ func (c Config) WithDefaults() Config {
 	if c.AttemptTimeoutGrace == 0 {
 		c.AttemptTimeoutGrace = DefaultAttemptTimeoutGrace
 	}
+	if c.SnoozeCap == 0 {
+		c.SnoozeCap = DefaultSnoozeCap
+	}
 	if c.HandlerGrace == 0 {
 		c.HandlerGrace = max(DefaultHandlerGrace, 3*c.MaintenanceInterval)
 	}
@@ -278,12 +292,19 @@ func (c Config) Validate() error {
 		return invalid("AttemptTimeout %v (want ≥ 0; 0 is no timeout)", c.AttemptTimeout)
 	case c.AttemptTimeoutGrace < 0:
 		return invalid("AttemptTimeoutGrace %v (want ≥ 0)", c.AttemptTimeoutGrace)
+	case c.SnoozeCap < NoFreeSnoozes:
+		return invalid("SnoozeCap %d (want ≥ 0, or NoFreeSnoozes)", c.SnoozeCap)
 	case c.HandlerGrace <= c.MaintenanceInterval:
 		return invalid("HandlerGrace %v (want above MaintenanceInterval %v, or a live Pump would look dead between its stamps)",
 			c.HandlerGrace, c.MaintenanceInterval)
 	}
 	if err := validateWireNames(c.WireNames); err != nil {
 		return err
+	}
+	for name, n := range c.SnoozeCaps {
+		if n < 0 {
+			return invalid("SnoozeCap of wire name %q: %d (want ≥ 0)", name, n)
+		}
 	}
 	for name, d := range c.AttemptTimeouts {
 		if d < 0 {
@@ -314,6 +335,14 @@ func (c *Config) retryPolicy(wireName string) core.RetryPolicy {
 		return p
 	}
 	return c.RetryPolicy
+}
+
+// snoozeCap returns the free snoozes a job of wireName gets (0: none).
+func (c *Config) snoozeCap(wireName string) int {
+	if n, ok := c.SnoozeCaps[wireName]; ok {
+		return n
+	}
+	return max(c.SnoozeCap, 0)
 }
 
 // attemptTimeout returns the attempt timeout of wireName's Attempts (zero:

@@ -33,6 +33,12 @@ const (
 	DefaultHandlerGrace = time.Minute
 	// DefaultPurgeBatch is the RetentionPolicy.Batch used when it is 0.
 	DefaultPurgeBatch = 1000
+	// DefaultSnoozeCap is the SnoozeCap of a Config that sets none: the
+	// free snoozes one job gets over its whole existence.
+	DefaultSnoozeCap = 25
+	// NoFreeSnoozes is the SnoozeCap that gives no free snooze: every
+	// snooze is charged like a failure.
+	NoFreeSnoozes = -1
 
 	// DefaultPollInterval is the PollInterval of a Pacing that sets none.
 	DefaultPollInterval = time.Second

@@ -68,6 +68,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -83,6 +84,9 @@ type execution struct {
 	lease       job.Lease
 	wireName    string
 	maxAttempts int
+	// snoozes is the job's snooze count as the claim read it, snoozeCap
+	// the free snoozes its Wire Name gets.
+	snoozes, snoozeCap int
 	// cancelSignalled is set once SignalCancel was emitted for it.
 	cancelSignalled bool
 	// timeout is the Attempt's attempt timeout (zero: none).
@@ -355,7 +359,11 @@ func (d *Driver) claimDone(e ClaimDone, out []Command) []Command {
 			out = append(out, Abandon{Lease: old.lease, Reason: AbandonLeaseLost})
 		}
 		x := &execution{lease: j.Lease(), wireName: j.WireName, maxAttempts: j.Ceiling(),
+			snoozes: j.Snoozes, snoozeCap: d.cfg.snoozeCap(j.WireName),
 			timeout: d.cfg.attemptTimeout(j.WireName)}
+		if d.planted(plant.SnoozeIgnoresCap) {
+			x.snoozeCap = math.MaxInt
+		}
 		if x.timeout > 0 {
 			x.lapseAt = e.Now.Add(x.timeout + d.cfg.AttemptTimeoutGrace)
 		}
@@ -487,6 +495,9 @@ func (d *Driver) jobDone(e JobDone, out []Command) []Command {
 		Lease:           x.lease,
 		MaxAttempts:     x.maxAttempts,
 		CancelRequested: x.cancelSignalled,
+		Snoozes:         x.snoozes,
+		MaxSnoozes:      x.snoozeCap,
+		SnoozeDelay:     e.Snooze,
 	}, e.Result, d.cfg.retryPolicy(x.wireName)))
 	if len(d.buffer) >= d.cfg.MaxOutcomeBatch || len(d.executing) == 0 {
 		out = d.flush(out)

@@ -71,6 +71,10 @@ type JobDone struct {
 	Now    time.Time
 	Lease  job.Lease
 	Result core.Result
+	// Snooze is, for core.ResultSnoozed, the delay the handler asked for;
+	// the Shell checked it (core.CheckSnoozeDelay) and reports a bad one
+	// as a failure.
+	Snooze time.Duration
 }
 
 // ReportDone reports the result of a Report command: which outcomes the store

@@ -234,7 +234,7 @@ func (e *env) run(directive string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		ev = JobDone{Now: e.now, Lease: job.Lease{ID: id, Attempt: attempt}, Result: r}
+		ev = JobDone{Now: e.now, Lease: job.Lease{ID: id, Attempt: attempt}, Result: r, Snooze: dur(args["snooze"])}
 	case "reported":
 		op := OpID(atoi(args["op"]))
 		stale := idSet(args["stale"])
@@ -303,6 +303,16 @@ func (e *env) configure(args map[string]string) error {
 		MissedAfter:         dur(args["missed-after"]),
 		AttemptTimeout:      dur(args["timeout"]),
 		AttemptTimeoutGrace: dur(args["grace"]),
+	}
+	if v, ok := args["snooze-cap"]; ok {
+		cfg.SnoozeCap = atoi(v)
+	}
+	if cs, ok := args["snooze-caps"]; ok {
+		cfg.SnoozeCaps = map[string]int{}
+		for _, part := range strings.Split(cs, ",") {
+			wire, n, _ := strings.Cut(part, "=")
+			cfg.SnoozeCaps[wire] = atoi(n)
+		}
 	}
 	if ts, ok := args["timeouts"]; ok {
 		cfg.AttemptTimeouts = map[string]time.Duration{}
@@ -393,7 +403,7 @@ func parseJobs(s string) ([]job.Job, error) {
 	for _, part := range strings.Split(s, ",") {
 		idq, rest, ok := strings.Cut(part, "@")
 		if !ok {
-			return nil, fmt.Errorf("job %q: want ID@queue[:attempt[:max]]", part)
+			return nil, fmt.Errorf("job %q: want ID@queue[:attempt[:max[:snoozes]]]", part)
 		}
 		cancel := strings.HasSuffix(rest, "!")
 		rest, wire, ok := strings.Cut(strings.TrimSuffix(rest, "!"), "/")
@@ -407,6 +417,9 @@ func parseJobs(s string) ([]job.Job, error) {
 		}
 		if len(f) > 2 {
 			j.MaxAttempts = atoi(f[2])
+		}
+		if len(f) > 3 {
+			j.Snoozes = atoi(f[3])
 		}
 		jobs = append(jobs, j)
 	}
@@ -476,6 +489,8 @@ func parseResult(s string) (core.Result, error) {
 		return core.ResultFailedPermanently, nil
 	case "unroutable":
 		return core.ResultUnroutable, nil
+	case "snoozed":
+		return core.ResultSnoozed, nil
 	}
 	return 0, fmt.Errorf("result %q", s)
 }

@@ -59,6 +59,10 @@ type Result struct {
 	// Tags that fail job.Tag.Validate are dropped (and logged) so they
 	// cannot make the whole outcome batch invalid.
 	TagDelta []job.Tag
+	// Snooze is, for core.ResultSnoozed, how long the job waits before it
+	// is due again. A delay core.CheckSnoozeDelay refuses makes the Pump
+	// report a failed Attempt naming the problem instead.
+	Snooze time.Duration
 }
 
 // Executor runs the handler of one claimed Attempt. Execute is called on the

@@ -301,6 +301,13 @@ func (p *Pump) finish(f finished) {
 			r.FailureDetail = "executor returned no result"
 		}
 	}
+	if r.Result == core.ResultSnoozed {
+		if err := core.CheckSnoozeDelay(r.Snooze); err != nil {
+			// Bad input from the handler: a failed Attempt that says so,
+			// never a silent default delay.
+			r.Result, r.FailureDetail = core.ResultFailed, "invalid snooze: "+err.Error()
+		}
+	}
 	if !p.cfg.FailureDetailOff && r.FailureDetail != "" {
 		a.detail = TruncateDetail(r.FailureDetail, p.cfg.FailureDetailLimit)
 	}
@@ -312,7 +319,7 @@ func (p *Pump) finish(f finished) {
 		}
 		a.tags = append(a.tags, t)
 	}
-	p.step(node.JobDone{Now: p.now(), Lease: f.lease, Result: r.Result})
+	p.step(node.JobDone{Now: p.now(), Lease: f.lease, Result: r.Result, Snooze: r.Snooze})
 }
 
 // attrs returns the canonical log keys of one Attempt followed by extra.

@@ -226,6 +226,14 @@ type Worker interface {
 	// input order. A job's Cursor outlives every outcome, a lost Lease and
 	// a Relinquish alike: only a later Attempt's fenced save replaces it.
 	//
+	// A snooze (core.ViaSnooze) becomes due at the store's now + RetryDelay
+	// like a retry, keeps the Retry Cause, adds one to the job's Snoozes and
+	// one to its AttemptBase, so the Attempt it used is not charged against
+	// the attempt budget (job.Job.Ceiling moves up by one); a snooze whose
+	// delay core.CheckSnoozeDelay refuses fails the call with
+	// ErrInvalidParams. A recorded cancel wins over a snooze as over any
+	// outcome.
+	//
 	// A recorded cancel wins: if an operator's cancel of the job was
 	// recorded (CancelRequested) before the outcome applies, the job ends
 	// Cancelled with cancel cause operator whatever the outcome says —

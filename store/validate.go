@@ -235,6 +235,10 @@ func (p ReportParams) Validate() error {
 func checkOutcome(o core.Outcome) error {
 	switch o.Via {
 	case core.ViaSucceed, core.ViaRetry, core.ViaDeadLetter, core.ViaQuarantine, core.ViaCancel:
+	case core.ViaSnooze:
+		if err := core.CheckSnoozeDelay(o.RetryDelay); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidParams, err)
+		}
 	default:
 		return fmt.Errorf("%w: %s is not an outcome", ErrInvalidParams, o.Via)
 	}

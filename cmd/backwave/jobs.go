@@ -196,6 +196,7 @@ func jobsShow(ctx context.Context, cmd *cli.Command) error {
 	row("queue", j.Queue)
 	row("state", j.State)
 	row("attempt", fmt.Sprintf("%d (ceiling %d, budget %d)", j.Attempt, j.Ceiling, j.MaxAttempts))
+	row("snoozes", j.Snoozes)
 	row("scheduled at", stamp(j.ScheduledAt))
 	row("created at", stamp(j.CreatedAt))
 	row("finalized at", stamp(j.FinalizedAt))

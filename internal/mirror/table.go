@@ -52,7 +52,11 @@ claimed). Attempt numbers are never reused.`},
 					Doc: `Ceiling is the Attempt number at which the current life is spent: an
 Attempt at or past it that fails dead-letters the job. It is
 MaxAttempts above the Attempt the job stood at when an operator last
-requeued it (or MaxAttempts, if never).`},
+requeued it (or MaxAttempts, if never), plus one for each Snooze since:
+a snoozed Attempt is not charged.`},
+				{Name: "Snoozes", Doc: `Snoozes is how many times the job's handler returned Snooze and the
+snooze was applied without charging the Attempt, over the job's whole
+existence (a requeue does not reset it; the snooze cap counts it).`},
 				{Name: "ScheduledAt", Doc: `ScheduledAt is the due time: a Scheduled job is claimable once the
 store's clock reaches it.`},
 				{Name: "CreatedAt"},
@@ -127,6 +131,7 @@ change it: it is the job's own.`},
 				"Tags":            "the Monitor's (Client.JobGet); a handler adds Tags through its Job",
 				"Progress":        "the handler reports progress (Job.ReportProgress); it does not read it back",
 				"Cursor":          "the handler reads it through its Job (Job.Cursor), never a middleware",
+				"Snoozes":         "the Monitor's (Client.JobGet); the Driver holds it to the snooze cap",
 			},
 		},
 		{

@@ -65,6 +65,10 @@ const (
 	// it carries for a Lease it did not renew or apply, so a Cursor saved
 	// by a stale Attempt replaces the one the job holds (memstore).
 	CursorIgnoresFence Bug = "cursor-ignores-fence"
+	// SnoozeCharged: the store applies a snooze without moving the job's
+	// AttemptBase, so the snoozed Attempt is charged against the attempt
+	// budget and the job dead-letters early (memstore).
+	SnoozeCharged Bug = "snooze-charged"
 
 	// CapacityForgetsBuffered: the Driver's free-capacity math forgets
 	// buffered outcomes, whose Leases still occupy Workers, so a claim pass
@@ -81,6 +85,10 @@ const (
 	// cursor past a batch before delivering it, so a failed delivery or a
 	// node stopping mid-batch loses the rest (node, Walker).
 	ObserverAdvancesFirst Bug = "observer-advances-first"
+	// SnoozeIgnoresCap: the Driver decides every snooze free whatever the
+	// job's snooze count, so a handler that always snoozes loops forever
+	// (node).
+	SnoozeIgnoresCap Bug = "snooze-ignores-cap"
 	// FleetSkipsNothing: the Driver stamps and reads the fleet registry
 	// but its claims skip no Wire Name, so a node claims — and
 	// Quarantines — jobs it has no handler for while another live node
@@ -96,8 +104,8 @@ const (
 // All returns every planted bug, in a new slice.
 func All() []Bug {
 	return []Bug{
-		FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly, WindowRefusesNewer, CursorIgnoresFence,
-		CapacityForgetsBuffered, CoalesceEveryMissed, MintDropsOccurrence, ObserverAdvancesFirst, FleetSkipsNothing,
+		FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly, WindowRefusesNewer, CursorIgnoresFence, SnoozeCharged,
+		CapacityForgetsBuffered, CoalesceEveryMissed, MintDropsOccurrence, ObserverAdvancesFirst, FleetSkipsNothing, SnoozeIgnoresCap,
 		ReplaceRewritesRunning,
 	}
 }
@@ -110,7 +118,7 @@ func (b Bug) Known() bool { return b == None || slices.Contains(All(), b) }
 func (b Bug) InStore() bool {
 	switch b {
 	case FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly, WindowRefusesNewer, CursorIgnoresFence,
-		ReplaceRewritesRunning:
+		ReplaceRewritesRunning, SnoozeCharged:
 		return true
 	}
 	return false

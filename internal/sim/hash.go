@@ -33,6 +33,7 @@ const (
 	tagObserver
 	tagFleet
 	tagCursor
+	tagSnooze
 )
 
 // mix64 is the splitmix64 finalizer.

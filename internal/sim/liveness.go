@@ -21,7 +21,8 @@ import (
 // handler (a long handler outlives up to three Leases) plus its cancel
 // reaction, F = max over nodes of min(P, H) for the longest an outcome waits
 // in a Driver's buffer (a Poll or a Heartbeat flushes it, as do a full batch
-// and going idle), and B = Retry.Max × (1 + Jitter) for the longest backoff.
+// and going idle), and B = max(Retry.Max × (1 + Jitter), SnoozeMax) for the
+// longest backoff or snooze.
 //
 // Recovery, T1 = X + L + M + P + 2S + T + 500ms. A Lease held by a node that
 // crashed, or that an isolated node believed it held, was renewed at the
@@ -36,8 +37,9 @@ import (
 // Work, T2 = Σ_q ⌈W_q / c_q⌉ × (P + D + F) + W × (B + P). Every claim
 // charges an Attempt and no job is claimed past its attempt ceiling, so a
 // job has at most W_j = MaxAttempts − Attempt claims left (plus the one it
-// is Running under); W_q sums W_j over the live jobs of Queue q and W over
-// all. One Attempt occupies a Worker for at most P (the claim waits for a
+// is Running under), plus its free snoozes left when handlers snooze (each
+// is one more claim, and a snooze waits at most SnoozeMax, counted in B);
+// W_q sums W_j over the live jobs of Queue q and W over all. One Attempt occupies a Worker for at most P (the claim waits for a
 // Poll) + D (the handler) + F (the flush). At most c_q Attempts of q run at
 // once: its Concurrency Limit, or the pools of the nodes serving q that are
 // not lost.
@@ -84,6 +86,7 @@ func (w *world) drainBound() (anchor time.Time, bound time.Duration) {
 	}
 	inflight := req + resp
 	backoff := time.Duration(float64(sc.Retry.Max.D()) * (1 + sc.Retry.Jitter))
+	backoff = max(backoff, sc.Handler.SnoozeMax.D()) // a snooze waits like a backoff
 	handler := sc.maxHandler() + sc.Handler.CancelReaction.D()
 
 	t1 := inflight + sc.Lease.D() + maint + poll + 2*skew + drain + 500*time.Millisecond
@@ -119,6 +122,10 @@ func (w *world) drainBound() (anchor time.Time, bound time.Duration) {
 			continue
 		}
 		left := max(j.Ceiling()-int(j.Attempt), 0)
+		if sc.Handler.Snooze > 0 {
+			// Each free snooze left is one more claim (snooze.go).
+			left += max(sc.freeSnoozes()-j.Snoozes, 0)
+		}
 		if j.State == job.StateRunning {
 			left++
 		}

@@ -127,7 +127,11 @@ func (n *simNode) handle(ev *event) {
 			return // abandoned, or already returned: the result is dropped
 		}
 		a.done, a.result = true, ev.result
-		n.step(node.JobDone{Now: n.now(), Lease: ev.lease, Result: ev.result})
+		done := node.JobDone{Now: n.now(), Lease: ev.lease, Result: ev.result}
+		if ev.result == core.ResultSnoozed {
+			done.Snooze = a.plan.snooze
+		}
+		n.step(done)
 	case evOpApply:
 		n.pendingApply--
 		n.apply(ev.op)

@@ -33,7 +33,7 @@ import (
 // isOutcome reports whether an edge out of Running is an applied outcome.
 func isOutcome(v core.Via) bool {
 	switch v {
-	case core.ViaSucceed, core.ViaRetry, core.ViaDeadLetter, core.ViaQuarantine, core.ViaCancel:
+	case core.ViaSucceed, core.ViaRetry, core.ViaDeadLetter, core.ViaQuarantine, core.ViaCancel, core.ViaSnooze:
 		return true
 	}
 	return false
@@ -102,7 +102,7 @@ func (w *world) onTransition(id job.ID, e core.Edge, a job.Attempt) {
 			w.failf(ClassSafety, InvAttemptMonotonic, "job %d claimed at Attempt %d after Attempt %d", id, a, js.maxAttempt)
 		}
 		js.maxAttempt = a
-		if ceiling := int(js.baseOf(a)) + w.wl.jobs[w.byID[id-1]].maxAttempts; int(a) > ceiling {
+		if ceiling := js.ceilingOf(a, w.wl.jobs[w.byID[id-1]].maxAttempts); int(a) > ceiling {
 			w.failf(ClassSafety, InvAttemptCeiling, "job %d claimed at Attempt %d past its ceiling %d", id, a, ceiling)
 		}
 		if js.due.After(w.storeNow()) {
@@ -248,16 +248,27 @@ func (w *world) checkDecision(n *simNode, oc core.Outcome) {
 	if a == nil || !a.done {
 		return
 	}
-	maxAttempts := int(w.job(oc.Lease.ID).baseOf(oc.Lease.Attempt)) + w.wl.jobs[w.byID[oc.Lease.ID-1]].maxAttempts
+	js := w.job(oc.Lease.ID)
+	maxAttempts := js.ceilingOf(oc.Lease.Attempt, w.wl.jobs[w.byID[oc.Lease.ID-1]].maxAttempts)
+	result := a.result
+	if result == core.ResultSnoozed {
+		if w.checkSnoozeDecision(js, a, oc) {
+			return
+		}
+		result = core.ResultFailed // at the cap, or after a cancel signal: charged like a failure
+	}
+	if oc.Via == core.ViaSnooze {
+		w.failf(ClassSafety, InvSnoozeCap, "%s: handler returned %s (signalled=%v) and the outcome is a free snooze", oc.Lease, a.result, a.signalled)
+	}
 	var want job.State
 	switch {
-	case a.result == core.ResultSucceeded:
+	case result == core.ResultSucceeded:
 		want = job.StateSucceeded
-	case a.result == core.ResultUnroutable:
+	case result == core.ResultUnroutable:
 		want = job.StateQuarantined
 	case a.signalled:
 		want = job.StateCancelled
-	case a.result == core.ResultFailedPermanently || int(oc.Lease.Attempt) >= maxAttempts:
+	case result == core.ResultFailedPermanently || int(oc.Lease.Attempt) >= maxAttempts:
 		want = job.StateDeadLettered
 	default:
 		want = job.StateScheduled

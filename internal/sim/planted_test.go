@@ -30,6 +30,8 @@ func TestPlantedBugsAreFound(t *testing.T) {
 		{plant.FleetSkipsNothing, Pristine, InvFleetQuarantine, 200},
 		{plant.WindowRefusesNewer, Pristine, InvMigrationLiveness, 200},
 		{plant.CursorIgnoresFence, Recoverable, InvCursorFenced, 200},
+		{plant.SnoozeCharged, Pristine, InvSnoozeUncharged, 50},
+		{plant.SnoozeIgnoresCap, Pristine, InvSnoozeCap, 50},
 	} {
 		t.Run(string(tc.mutation), func(t *testing.T) {
 			t.Parallel()

@@ -38,6 +38,9 @@ type Scenario struct {
 	// MissedAfter is every node's node.Config.MissedAfter when there are
 	// Schedules.
 	MissedAfter Dur `json:"missed_after,omitempty"`
+	// SnoozeCap is every node's node.Config.SnoozeCap (0: the default;
+	// node.NoFreeSnoozes: none free).
+	SnoozeCap int `json:"snooze_cap,omitempty"`
 	// MintLookahead is every node's node.Config.MintLookahead (0: the
 	// default, its maintenance interval).
 	MintLookahead Dur `json:"mint_lookahead,omitempty"`
@@ -138,6 +141,10 @@ type HandlerProfile struct {
 	Fail         float64 `json:"fail"`
 	Permanent    float64 `json:"permanent"`
 	IgnoreCancel float64 `json:"ignore_cancel"`
+	// Snooze is the weight of a handler returning Snooze, with a delay
+	// drawn in [0, SnoozeMax] (snooze.go).
+	Snooze    float64 `json:"snooze,omitempty"`
+	SnoozeMax Dur     `json:"snooze_max,omitempty"`
 	// CancelReaction bounds how long a handler takes to stop once
 	// signalled.
 	CancelReaction Dur `json:"cancel_reaction"`
@@ -216,6 +223,7 @@ func NewScenario(seed uint64, level Level, size Size) Scenario {
 	drawRates(&sc)
 	drawObservers(&sc)
 	drawFleet(&sc)
+	drawSnooze(&sc)
 	return sc
 }
 
@@ -327,6 +335,7 @@ func (sc *Scenario) nodeConfig(i int, worker job.WorkerID) node.Config {
 		MaintenanceInterval: ns.Maintenance.D(),
 		ExpireBatch:         ns.ExpireBatch,
 		RetryPolicy:         sc.Retry.policy(),
+		SnoozeCap:           sc.SnoozeCap,
 	}
 	plantDriver(&cfg, sc.Mutation)
 	sc.maintenanceConfig(i, &cfg)

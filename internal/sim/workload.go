@@ -117,6 +117,8 @@ type attemptPlan struct {
 	result       core.Result
 	ignoreCancel bool
 	reaction     time.Duration
+	// snooze is the delay a snoozing handler asks for.
+	snooze time.Duration
 }
 
 func planAttempt(sc *Scenario, idx int, attempt int32) attemptPlan {
@@ -133,6 +135,9 @@ func planAttempt(sc *Scenario, idx int, attempt int32) attemptPlan {
 		p.result = core.ResultFailed
 	case u < h.Succeed+h.Fail+h.Permanent:
 		p.result = core.ResultFailedPermanently
+	case u < h.Succeed+h.Fail+h.Permanent+h.Snooze:
+		p.result = core.ResultSnoozed
+		p.snooze = planSnooze(sc, idx, attempt)
 	default:
 		p.result = core.ResultUnroutable
 	}

@@ -138,6 +138,9 @@ type jobState struct {
 	// Workflow Retry (0 if never retried): an outcome of any Attempt up to
 	// it is of a life the retry ended.
 	retriedAbove job.Attempt
+	// snoozed lists, oldest first, the Attempts whose snooze the store
+	// applied (snooze.go).
+	snoozed []job.Attempt
 }
 
 // baseOf returns the base of the life Attempt a was charged in: the last

@@ -55,6 +55,7 @@ var Vias = map[core.Via]int64{
 	core.ViaRelease:       11,
 	core.ViaParentFailure: 12,
 	core.ViaWorkflowRetry: 13,
+	core.ViaSnooze:        14,
 }
 
 // Encode returns the stored code of v; ok is false for a value without one,

@@ -189,6 +189,11 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 			switch applied.State {
 			case job.StateScheduled:
 				r.job.ScheduledAt = w.now.Add(applied.RetryDelay)
+				if applied.Via == core.ViaSnooze {
+					// The snoozed Attempt is not charged: the base moves up.
+					r.job.Snoozes++
+					r.job.AttemptBase++
+				}
 			case job.StateCancelled:
 				r.job.CancelCause = job.CancelCauseOperator
 			case job.StateSucceeded:

@@ -61,6 +61,9 @@ func migrations() []migration {
 		out = append(out, m)
 	}
 	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
+	// Versions start at 1 and only go up; a version may be left unused (as
+	// in the PostgreSQL adapter), and a schema records the versions it
+	// applied, so Migrate applies every migration above the recorded one.
 	for i, m := range out {
 		if (i == 0 && m.version != 1) || (i > 0 && m.version <= out[i-1].version) {
 			panic(fmt.Sprintf("mariadb: migration %03d_%s is out of order", m.version, m.name))

@@ -31,7 +31,7 @@ type jrow struct {
 const jobCols = `j.id, j.queue, j.wire_name, j.state, j.attempt, j.attempt_base, j.max_attempts, j.scheduled_at,
 	j.created_at, j.finalized_at, j.retry_cause, j.cancel_cause, j.worker, j.lease_expires_at, j.cancel_requested,
 	j.payload, j.trace_context, j.progress_attempt, j.progress_fraction, j.progress_note, j.progress_at,
-	j.unique_key, j.dep_mode, j.dep_pending, j.workflow_id, j.schedule_name, j.output IS NOT NULL,
+	j.unique_key, j.dep_mode, j.dep_pending, j.workflow_id, j.schedule_name, j.output IS NOT NULL, j.snoozes,
 	j.cursor_attempt, j.cursor_value, j.cursor_at`
 
 type scanner interface{ Scan(dest ...any) error }
@@ -54,7 +54,7 @@ func scanJob(sc scanner) (*jrow, error) {
 	)
 	if err := sc.Scan(&id, &queue, &wire, &state, &attempt, &base, &maxA, &sched, &created, &fin, &rc, &cc,
 		&worker, &lease, &cancelReq, &payload, &trace, &pAttempt, &pFrac, &pNote, &pAt,
-		&ukey, &r.depMode, &r.depPending, &r.workflow, &schedName, &r.hasOutput,
+		&ukey, &r.depMode, &r.depPending, &r.workflow, &schedName, &r.hasOutput, &r.job.Snoozes,
 		&cAttempt, &cValue, &cAt); err != nil {
 		return nil, err
 	}
@@ -146,11 +146,11 @@ func (w *wtx) save(r *jrow) error {
 	_, err := w.exec(`UPDATE backwave_job SET state = ?, attempt = ?, attempt_base = ?, scheduled_at = ?, finalized_at = ?,
 		retry_cause = ?, cancel_cause = ?, worker = ?, lease_expires_at = ?, cancel_requested = ?,
 		progress_attempt = ?, progress_fraction = ?, progress_note = ?, progress_at = ?,
-		unique_key = ?, dep_pending = ?
+		unique_key = ?, dep_pending = ?, snoozes = ?
 		WHERE id = ?`,
 		stateCode(j.State), int64(j.Attempt), int64(j.AttemptBase), micros(j.ScheduledAt), fin,
 		encode(retryCauseCodes, j.RetryCause), encode(cancelCauseCodes, j.CancelCause), string(j.Worker), lease, j.CancelRequested,
-		pAttempt, pFrac, pNote, pAt, r.uniqueKey, r.depPending, int64(j.ID))
+		pAttempt, pFrac, pNote, pAt, r.uniqueKey, r.depPending, j.Snoozes, int64(j.ID))
 	if err != nil {
 		return fmt.Errorf("write job %d: %w", j.ID, err)
 	}

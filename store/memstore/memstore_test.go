@@ -78,7 +78,8 @@ func mustClaim(t *testing.T, s *memstore.Store, w job.WorkerID, limit int, queue
 }
 
 func outcome(j job.Job, r core.Result) store.Outcome {
-	info := core.AttemptInfo{Lease: j.Lease(), MaxAttempts: j.MaxAttempts, CancelRequested: j.CancelRequested}
+	info := core.AttemptInfo{Lease: j.Lease(), MaxAttempts: j.MaxAttempts, CancelRequested: j.CancelRequested,
+		Snoozes: j.Snoozes, MaxSnoozes: 2, SnoozeDelay: time.Second}
 	return store.Outcome{Outcome: core.Decide(info, r, core.RetryPolicy{Initial: time.Second, Max: time.Second, Multiplier: 1})}
 }
 

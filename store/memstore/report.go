@@ -15,7 +15,9 @@ import (
 // moves the job to the outcome's state (a retry is due at the store's now
 // plus RetryDelay), applies the Retry Cause rule (core.RetryCauseAfter),
 // records the Transition Log entry with the Failure Detail, stores the Job
-// Output, merges the Tag delta and frees the Queue's slot. A stale outcome
+// Output, merges the Tag delta and frees the Queue's slot. A snooze also
+// counts itself in Snoozes and moves AttemptBase up by one, so the Attempt
+// it used is not charged. A stale outcome
 // mutates nothing and is answered Applied=false. An outcome that is not a
 // legal outcome edge out of Running fails the whole call with
 // store.ErrInvalidParams before anything is written.
@@ -49,6 +51,12 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 		switch applied.State {
 		case job.StateScheduled:
 			r.job.ScheduledAt = now.Add(applied.RetryDelay)
+			if applied.Via == core.ViaSnooze {
+				r.job.Snoozes++
+				if !s.planted(plant.SnoozeCharged) {
+					r.job.AttemptBase++ // the snoozed Attempt is not charged
+				}
+			}
 		case job.StateCancelled:
 			r.job.CancelCause = job.CancelCauseOperator
 		case job.StateSucceeded:

@@ -95,7 +95,7 @@ func workload(t *testing.T, s *memstore.Store, clock *vtime.Manual, seed uint64)
 			if cur, err := s.JobGet(ctx, j.ID); err == nil && cur.Worker == w && cur.Attempt == j.Attempt {
 				j.CancelRequested = cur.CancelRequested
 			}
-			r := []core.Result{core.ResultSucceeded, core.ResultFailed, core.ResultFailedPermanently, core.ResultUnroutable}[rng.IntN(4)]
+			r := []core.Result{core.ResultSucceeded, core.ResultFailed, core.ResultFailedPermanently, core.ResultUnroutable, core.ResultSnoozed}[rng.IntN(5)]
 			o := outcome(j, r)
 			o.FailureDetail = fmt.Sprintf("step %d", step)
 			logf("report %s %v", w, mustReport(t, s, w, o))

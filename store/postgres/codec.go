@@ -19,7 +19,7 @@ import (
 // each key and value builds).
 const jobColumns = `j.id, j.queue, j.wire_name, j.state, j.attempt, j.max_attempts,
     j.scheduled_at, j.created_at, j.finalized_at, j.retry_cause, j.cancel_cause,
-    j.worker, j.lease_expires_at, j.cancel_requested, j.attempt_base,
+    j.worker, j.lease_expires_at, j.cancel_requested, j.attempt_base, j.snoozes,
     (SELECT p.payload FROM backwave.job_payload p WHERE p.job_id = j.id),
     (SELECT json_agg(json_build_array(t.key, t.value))::text FROM backwave.job_tag t WHERE t.job_id = j.id),
     (SELECT c.trace_context FROM backwave.job_trace c WHERE c.job_id = j.id),
@@ -56,7 +56,7 @@ func (r *jobRow) dest(extra ...any) []any {
 	return append([]any{
 		&r.j.ID, &t[0], &t[1], &t[2], &r.j.Attempt, &r.j.MaxAttempts,
 		&r.j.ScheduledAt, &r.j.CreatedAt, &r.finalizedAt, &t[3], &t[4],
-		&t[5], &r.leaseExpiry, &r.j.CancelRequested, &r.j.AttemptBase,
+		&t[5], &r.leaseExpiry, &r.j.CancelRequested, &r.j.AttemptBase, &r.j.Snoozes,
 		&r.j.Payload, &r.tags, &r.trace, &r.progress, &r.cursor,
 	}, extra...)
 }

@@ -48,6 +48,8 @@ applied AS (
         scheduled_at = CASE WHEN i.state = 'scheduled' AND NOT j.cancel_requested
             THEN now.t + i.delay * interval '1 microsecond' ELSE j.scheduled_at END,
         retry_cause = CASE WHEN i.retry_cause <> '' AND NOT j.cancel_requested THEN i.retry_cause ELSE j.retry_cause END,
+        attempt_base = CASE WHEN i.via = 'snooze' AND NOT j.cancel_requested THEN j.attempt_base + 1 ELSE j.attempt_base END,
+        snoozes = CASE WHEN i.via = 'snooze' AND NOT j.cancel_requested THEN j.snoozes + 1 ELSE j.snoozes END,
         cancel_cause = CASE WHEN i.state = 'cancelled' OR j.cancel_requested THEN 'operator' ELSE j.cancel_cause END,
         finalized_at = CASE WHEN i.state = 'scheduled' AND NOT j.cancel_requested THEN j.finalized_at ELSE now.t END,
         output = CASE WHEN j.cancel_requested THEN j.output ELSE coalesce(i.output, j.output) END,
@@ -93,8 +95,9 @@ SELECT a.ord, (SELECT count(*) FROM hint) FROM applied a`
 
 // OutcomeReport applies, in one statement, each outcome whose Lease
 // p.Worker still holds, and answers every outcome in input order. An applied
-// outcome moves the job to the outcome's state (a retry is due at the
-// store's now plus RetryDelay), sets the Retry Cause if the outcome carries
+// outcome moves the job to the outcome's state (a retry or a snooze is due
+// at the store's now plus RetryDelay; a snooze also counts itself in
+// snoozes and moves attempt_base up by one), sets the Retry Cause if the outcome carries
 // one and keeps it otherwise, records the Transition Log entry with the
 // Failure Detail, stores the Job Output, merges the Tag delta and frees the
 // Queue's slot (the Running count drops with the row). A stale outcome

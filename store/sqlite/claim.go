@@ -148,18 +148,18 @@ func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker j
 	leaseExpires := fromMicros(expires)
 	for rows.Next() {
 		var (
-			id, attempt, maxAttempts, scheduled, created, rc, cc, attemptBase int64
-			finalized                                                         sql.NullInt64
-			cancelRequested                                                   bool
-			payload                                                           []byte
-			trace, progressNote                                               sql.NullString
-			progressAttempt, progressAt                                       sql.NullInt64
-			progressFraction                                                  sql.NullFloat64
-			cursorAttempt, cursorAt                                           sql.NullInt64
-			cursor                                                            []byte
+			id, attempt, maxAttempts, scheduled, created, rc, cc, attemptBase, snoozes int64
+			finalized                                                                  sql.NullInt64
+			cancelRequested                                                            bool
+			payload                                                                    []byte
+			trace, progressNote                                                        sql.NullString
+			progressAttempt, progressAt                                                sql.NullInt64
+			progressFraction                                                           sql.NullFloat64
+			cursorAttempt, cursorAt                                                    sql.NullInt64
+			cursor                                                                     []byte
 		)
 		if err := rows.Scan(&id, &wireName, &attempt, &maxAttempts, &scheduled, &created, &finalized,
-			&rc, &cc, &cancelRequested, &attemptBase, &payload, &trace,
+			&rc, &cc, &cancelRequested, &attemptBase, &snoozes, &payload, &trace,
 			&progressAttempt, &progressFraction, &progressNote, &progressAt,
 			&cursorAttempt, &cursor, &cursorAt); err != nil {
 			return nil, err
@@ -171,7 +171,7 @@ func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker j
 			ID: job.ID(id), Queue: queue, State: job.StateRunning, Attempt: job.Attempt(attempt + 1),
 			MaxAttempts: int(maxAttempts), ScheduledAt: fromMicros(scheduled), CreatedAt: fromMicros(created),
 			Worker: worker, LeaseExpiresAt: leaseExpires, CancelRequested: cancelRequested,
-			AttemptBase: job.Attempt(attemptBase), Payload: payload,
+			AttemptBase: job.Attempt(attemptBase), Snoozes: int(snoozes), Payload: payload,
 		}
 		// The Wire Name repeats from job to job: share the string.
 		if n := len(out); n > 0 && out[n-1].WireName == string(wireName) {

@@ -246,7 +246,7 @@ func scanJob(rows *sql.Rows) (job.Job, error) {
 		attemptBase                                    int64
 	)
 	err := rows.Scan(&id, &j.Queue, &j.WireName, &state, &attempt, &j.MaxAttempts, &scheduled, &created,
-		&finalized, &rc, &cc, &worker, &leaseExpires, &cancelRequested, &attemptBase)
+		&finalized, &rc, &cc, &worker, &leaseExpires, &cancelRequested, &attemptBase, &j.Snoozes)
 	if err != nil {
 		return j, err
 	}

@@ -8,7 +8,7 @@ package sqlite
 // jobColumns are the hot-row columns every job read selects, in scanJob's
 // order.
 const jobColumns = `id, queue, wire_name, state, attempt, max_attempts, scheduled_at, created_at,
-	finalized_at, retry_cause, cancel_cause, worker, lease_expires_at, cancel_requested, attempt_base`
+	finalized_at, retry_cause, cancel_cause, worker, lease_expires_at, cancel_requested, attempt_base, snoozes`
 
 const (
 	sqlInsertJob = `INSERT INTO backwave_job (queue, wire_name, state, max_attempts, scheduled_at, created_at)
@@ -43,7 +43,7 @@ const (
 	// leases exactly those with sqlClaim, in the same write transaction.
 	// scanClaimed reads the rows.
 	sqlClaimDue = `SELECT j.id, j.wire_name, j.attempt, j.max_attempts, j.scheduled_at, j.created_at, j.finalized_at,
-		j.retry_cause, j.cancel_cause, j.cancel_requested, j.attempt_base, p.payload, t.trace_context,
+		j.retry_cause, j.cancel_cause, j.cancel_requested, j.attempt_base, j.snoozes, p.payload, t.trace_context,
 		g.attempt, g.fraction, g.note, g.at, c.attempt, c.value, c.at
 	FROM backwave_job j LEFT JOIN backwave_job_payload p ON p.job_id = j.id
 		LEFT JOIN backwave_job_trace t ON t.job_id = j.id
@@ -85,11 +85,15 @@ const (
 	FROM (SELECT CAST(key AS INTEGER) AS id, value AS attempt FROM json_each(?1)) AS o
 	WHERE j.id = o.id AND j.state = 3 AND j.worker = ?2 AND j.attempt = o.attempt
 	RETURNING id, attempt, queue, cancel_requested, state`
-	// sqlApplyRetries is sqlApplyOutcomes for retries: ?1 maps job id to
-	// [Attempt, due time], and the job is due again then.
+	// sqlApplyRetries is sqlApplyOutcomes for retries and snoozes: ?1 maps
+	// job id to [Attempt, due time], and the job is due again then. ?10 is
+	// 1 for a snooze, 0 for a retry: a snooze counts itself in snoozes and
+	// moves attempt_base up by one, so its Attempt is not charged.
 	sqlApplyRetries = `UPDATE backwave_job AS j
 	SET state = CASE WHEN j.cancel_requested THEN ?3 ELSE ?6 END,
 		scheduled_at = CASE WHEN j.cancel_requested THEN j.scheduled_at ELSE o.due END,
+		attempt_base = CASE WHEN j.cancel_requested THEN j.attempt_base ELSE j.attempt_base + ?10 END,
+		snoozes = CASE WHEN j.cancel_requested THEN j.snoozes ELSE j.snoozes + ?10 END,
 		retry_cause = CASE WHEN j.cancel_requested THEN j.retry_cause ELSE COALESCE(?7, j.retry_cause) END,
 		cancel_cause = CASE WHEN j.cancel_requested THEN ?4 ELSE COALESCE(?8, j.cancel_cause) END,
 		finalized_at = CASE WHEN j.cancel_requested THEN ?5 ELSE ?9 END,

@@ -244,9 +244,17 @@ func (s *Store) applyKind(ctx context.Context, tx *sql.Tx, worker job.WorkerID, 
 	if k.state.Terminal() {
 		finalizedAt = micros(now)
 	}
-	rows, err := s.query(ctx, tx, query, batch.String(), string(worker),
+	args := []any{batch.String(), string(worker),
 		stateCode(job.StateCancelled), encode(cancelCauseCodes, job.CancelCauseOperator), micros(now),
-		stateCode(k.state), retryCauseArg(k.state, k.via), cancelCause, finalizedAt)
+		stateCode(k.state), retryCauseArg(k.state, k.via), cancelCause, finalizedAt}
+	if k.state == job.StateScheduled {
+		snooze := 0 // a retry charges its Attempt; a snooze does not
+		if k.via == core.ViaSnooze {
+			snooze = 1
+		}
+		args = append(args, snooze)
+	}
+	rows, err := s.query(ctx, tx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("apply outcomes: %w", err)
 	}

@@ -173,6 +173,8 @@ type heldLease struct {
 	lease  job.Lease
 	// ceiling is the job's attempt ceiling at the claim (job.Ceiling).
 	ceiling int
+	// snoozes is the job's snooze count at the claim.
+	snoozes int
 }
 
 // sut returns the adapter store that takes the next call. It moves to the

@@ -295,7 +295,7 @@ func (d *differ) claim() {
 		d.reached["claims a Rate Limit stopped"]++
 	}
 	for _, j := range jobs {
-		d.held = append(d.held, heldLease{worker: p.Worker, lease: j.Lease(), ceiling: j.Ceiling()})
+		d.held = append(d.held, heldLease{worker: p.Worker, lease: j.Lease(), ceiling: j.Ceiling(), snoozes: j.Snoozes})
 		d.told[j.Lease()] = j.CancelRequested
 	}
 }
@@ -342,7 +342,7 @@ func (d *differ) someLeases(n int) (job.WorkerID, []heldLease) {
 	for range 1 + d.rng.IntN(n) {
 		if len(live) > 0 && d.rng.IntN(4) != 0 {
 			j := live[d.rng.IntN(len(live))]
-			out = append(out, heldLease{worker: w, lease: j.Lease(), ceiling: j.Ceiling()})
+			out = append(out, heldLease{worker: w, lease: j.Lease(), ceiling: j.Ceiling(), snoozes: j.Snoozes})
 		} else {
 			out = append(out, d.held[d.rng.IntN(len(d.held))])
 		}
@@ -355,10 +355,14 @@ func (d *differ) report() {
 	p := store.ReportParams{Worker: w}
 	for _, h := range picked {
 		r := []core.Result{core.ResultSucceeded, core.ResultSucceeded, core.ResultFailed, core.ResultFailed,
-			core.ResultFailedPermanently, core.ResultUnroutable}[d.rng.IntN(6)]
+			core.ResultFailedPermanently, core.ResultUnroutable, core.ResultSnoozed}[d.rng.IntN(7)]
 		policy := core.RetryPolicy{Initial: d.micros(20 * time.Second), Max: time.Minute, Multiplier: 2}
-		o := store.Outcome{Outcome: core.Decide(core.AttemptInfo{Lease: h.lease, MaxAttempts: h.ceiling, CancelRequested: d.told[h.lease]}, r, policy)}
+		info := core.AttemptInfo{Lease: h.lease, MaxAttempts: h.ceiling, CancelRequested: d.told[h.lease],
+			Snoozes: h.snoozes, MaxSnoozes: 2, SnoozeDelay: d.micros(10 * time.Second)}
+		o := store.Outcome{Outcome: core.Decide(info, r, policy)}
 		switch {
+		case r == core.ResultSnoozed:
+			o.FailureDetail = fmt.Sprintf("snoozed at step %d", d.step)
 		case r != core.ResultSucceeded:
 			o.FailureDetail = fmt.Sprintf("failure at step %d: Ünicode ✓", d.step)
 		case d.rng.IntN(4) == 0:
@@ -379,6 +383,9 @@ func (d *differ) report() {
 	for i, r := range res {
 		if r.Applied {
 			d.reached["applied "+p.Outcomes[i].State.String()]++
+			if p.Outcomes[i].Via == core.ViaSnooze {
+				d.reached["applied snooze"]++
+			}
 		} else {
 			d.reached["stale outcomes"]++
 		}

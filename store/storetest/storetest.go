@@ -109,6 +109,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Claim", testClaim},
 		{"Renew", testRenew},
 		{"Report", testReport},
+		{"Snooze", testSnooze},
 		{"Expire", testExpire},
 		{"Relinquish", testRelinquish},
 		{"Cancel", testCancel},
