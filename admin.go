@@ -69,7 +69,10 @@ func jobGet(ctx context.Context, s store.Monitor, id JobID) (JobInfo, error) {
 func (a *Admin) Actor() Actor { return a.actor }
 
 // Job returns one job's detail: the row, its Transition Log and its Job
-// Output.
+// Output. Behind the encrypt wrapper, a payload or Job Output that no
+// longer opens (its key purged, the bytes damaged) is returned as stored,
+// an envelope, beside the job's state and log: one unreadable value never
+// hides the rest of the detail.
 func (a *Admin) Job(ctx context.Context, id JobID) (JobDetail, error) {
 	var d JobDetail
 	var err error
