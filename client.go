@@ -347,7 +347,9 @@ func (c *Client) Start(ctx context.Context) error {
 // claims, running handlers get Config.DrainTimeout to finish, then the rest
 // are cancelled (cause ErrShutdown) and their Leases relinquished, best
 // effort. If ctx is done first the drain is cut short and Stop returns its
-// error. Stop on a Client that never started returns nil, and a stopped
+// error. If the store refused to take the Leases back, Stop returns an error
+// wrapping the store's: those jobs stay Running until their Leases lapse,
+// and the lapse counts as a failed Attempt. Stop on a Client that never started returns nil, and a stopped
 // Client cannot start again.
 func (c *Client) Stop(ctx context.Context) error {
 	c.mu.Lock()
