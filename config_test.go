@@ -3,8 +3,8 @@ package backwave_test
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"

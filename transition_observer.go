@@ -51,7 +51,7 @@ type ObservedTransition struct {
 // It needs the store's Job History Policy to record the Transition Log
 // (transitions or transitions+detail): NewClient refuses a store opened
 // with history=off. A new Name starts at the beginning of the Transition
-// Log the store holds. While a Name is registered, retention keeps every
+// Log the store holds, or at its end with StartFromNow. While a Name is registered, retention keeps every
 // job holding a transition it was not yet delivered; remove a Name you no
 // longer register with Admin.RemoveTransitionObserver, or it is considered
 // removed once no node has walked for it for store.ObserverRemoveAfter (a
@@ -84,6 +84,13 @@ type TransitionObserver struct {
 	// it is off unless asked for. It is empty under a Job History Policy
 	// without detail.
 	FailureDetail bool
+	// StartFromNow starts a new Name at the end of the Transition Log
+	// rather than at its beginning: it is delivered only transitions made
+	// after its first walk, not every one the store retains (a new
+	// notifier does not replay old dead-letters). A Name already
+	// registered carries on from its cursor either way; after
+	// Admin.RemoveTransitionObserver it is new again.
+	StartFromNow bool
 }
 
 // Defaults of a TransitionObserver's knobs: package node's, the one
@@ -107,7 +114,7 @@ func (o TransitionObserver) walkerConfig() node.WalkerConfig {
 	for i, s := range o.States {
 		states[i] = job.State(s)
 	}
-	return node.WalkerConfig{Observer: o.Name, States: states, Interval: o.Interval, LeaseDuration: o.LeaseDuration}
+	return node.WalkerConfig{Observer: o.Name, States: states, Interval: o.Interval, LeaseDuration: o.LeaseDuration, StartAtEnd: o.StartFromNow}
 }
 
 // newTransitionObservers checks the Config's Transition Observers and makes
