@@ -213,7 +213,7 @@ func (a *Admin) Audit(ctx context.Context, p AuditListParams) (Page[AuditEntry],
 func (a *Admin) Requeue(ctx context.Context, id JobID) (JobInfo, error) {
 	j, err := a.store.JobRequeue(ctx, store.JobRequeueParams{ID: id, Actor: store.Actor(a.actor)})
 	if err != nil {
-		return JobInfo{}, actionErr(fmt.Sprintf("requeue job %d", id), err)
+		return JobInfo{}, a.jobActionErr(ctx, actionRequeue, id, err)
 	}
 	return jobInfoOf(j), nil
 }
@@ -225,7 +225,7 @@ func (a *Admin) Requeue(ctx context.Context, id JobID) (JobInfo, error) {
 func (a *Admin) Cancel(ctx context.Context, id JobID) (JobInfo, error) {
 	j, err := a.store.JobCancel(ctx, store.JobCancelParams{ID: id, Actor: store.Actor(a.actor)})
 	if err != nil {
-		return JobInfo{}, actionErr(fmt.Sprintf("cancel job %d", id), err)
+		return JobInfo{}, a.jobActionErr(ctx, actionCancel, id, err)
 	}
 	return jobInfoOf(j), nil
 }
@@ -239,7 +239,7 @@ func (a *Admin) Cancel(ctx context.Context, id JobID) (JobInfo, error) {
 func (a *Admin) Reschedule(ctx context.Context, id JobID, at time.Time) (JobInfo, error) {
 	j, err := a.store.JobReschedule(ctx, store.JobRescheduleParams{ID: id, Actor: store.Actor(a.actor), ScheduledAt: at})
 	if err != nil {
-		return JobInfo{}, actionErr(fmt.Sprintf("reschedule job %d", id), err)
+		return JobInfo{}, a.jobActionErr(ctx, actionReschedule, id, err)
 	}
 	return jobInfoOf(j), nil
 }

@@ -199,7 +199,7 @@ func TestCommands(t *testing.T) {
 	if got := ok(t, "jobs", "cancel", "--db", db, id); !strings.Contains(got, "cancelled") {
 		t.Fatalf("jobs cancel: %s", got)
 	}
-	if r := runCLI(t, "jobs", "cancel", "--db", db, id); r.code == 0 || !strings.Contains(r.stderr, "illegal transition") {
+	if r := runCLI(t, "jobs", "cancel", "--db", db, id); r.code == 0 || !strings.Contains(r.stderr, "it is cancelled; only scheduled, awaiting-parent or running jobs can be cancelled") {
 		t.Fatalf("cancelling a cancelled job: exit %d, %q", r.code, r.stderr)
 	}
 }
