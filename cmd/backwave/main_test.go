@@ -90,7 +90,7 @@ func TestBadInput(t *testing.T) {
 		{"UnknownJob", []string{"jobs", "show", "--db", db, "7"}, "no such job 7"},
 		{"UnknownCommand", []string{"frobnicate"}, "unknown command"},
 		{"UnknownFlag", []string{"jobs", "list", "--frob"}, "unknown flag --frob"},
-		{"UnknownSubcommand", []string{"jobs", "lst", "--db", db}, `unknown command "lst" for backwave jobs (its commands: list, show,`},
+		{"UnknownSubcommand", []string{"jobs", "lst", "--db", db}, `unknown command "lst" for backwave jobs (did you mean "list"? its commands: list, show,`},
 		{"BadDuration", []string{"demo", "--for", "soon"}, "invalid"},
 		{"NegativeDuration", []string{"demo", "--for", "-1s"}, "negative"},
 		{"BadLimit", []string{"queues", "limit", "--db", db, "q", "-3"}, "non-negative"},
