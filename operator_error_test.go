@@ -20,8 +20,8 @@ func TestOperatorActionRefusalSaysWhatIsAllowed(t *testing.T) {
 	st := newStore()
 	ids, err := st.JobInsertMany(ctx, store.InsertManyParams{Jobs: []store.NewJob{
 		{WireName: "w", Queue: "q", MaxAttempts: 3, ScheduledAt: time.Now().Add(time.Hour)}, // stays scheduled
-		{WireName: "w", Queue: "q", MaxAttempts: 3}, // runs and succeeds
-		{WireName: "w", Queue: "r", MaxAttempts: 3}, // left running
+		{WireName: "w", Queue: "q", MaxAttempts: 3},                                         // runs and succeeds
+		{WireName: "w", Queue: "r", MaxAttempts: 3},                                         // left running
 	}})
 	if err != nil {
 		t.Fatal(err)
