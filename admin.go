@@ -101,7 +101,10 @@ func jobGet(ctx context.Context, s store.Monitor, id JobID) (JobInfo, error) {
 func (a *Admin) Actor() Actor { return a.actor }
 
 // Job returns one job's detail: the row, its Transition Log and its Job
-// Output.
+// Output. Behind the encrypt wrapper, a payload or Job Output that no
+// longer opens (its key purged, the bytes damaged) is returned as stored,
+// an envelope, beside the job's state and log: one unreadable value never
+// hides the rest of the detail.
 func (a *Admin) Job(ctx context.Context, id JobID) (JobDetail, error) {
 	var d JobDetail
 	var err error
@@ -261,7 +264,7 @@ func (a *Admin) Audit(ctx context.Context, p AuditListParams) (Page[AuditEntry],
 func (a *Admin) Requeue(ctx context.Context, id JobID) (JobInfo, error) {
 	j, err := a.store.JobRequeue(ctx, store.JobRequeueParams{ID: id, Actor: store.Actor(a.actor)})
 	if err != nil {
-		return JobInfo{}, actionErr(fmt.Sprintf("requeue job %d", id), err)
+		return JobInfo{}, a.jobActionErr(ctx, actionRequeue, id, err)
 	}
 	return jobInfoOf(j), nil
 }
@@ -273,7 +276,7 @@ func (a *Admin) Requeue(ctx context.Context, id JobID) (JobInfo, error) {
 func (a *Admin) Cancel(ctx context.Context, id JobID) (JobInfo, error) {
 	j, err := a.store.JobCancel(ctx, store.JobCancelParams{ID: id, Actor: store.Actor(a.actor)})
 	if err != nil {
-		return JobInfo{}, actionErr(fmt.Sprintf("cancel job %d", id), err)
+		return JobInfo{}, a.jobActionErr(ctx, actionCancel, id, err)
 	}
 	return jobInfoOf(j), nil
 }
@@ -287,7 +290,7 @@ func (a *Admin) Cancel(ctx context.Context, id JobID) (JobInfo, error) {
 func (a *Admin) Reschedule(ctx context.Context, id JobID, at time.Time) (JobInfo, error) {
 	j, err := a.store.JobReschedule(ctx, store.JobRescheduleParams{ID: id, Actor: store.Actor(a.actor), ScheduledAt: at})
 	if err != nil {
-		return JobInfo{}, actionErr(fmt.Sprintf("reschedule job %d", id), err)
+		return JobInfo{}, a.jobActionErr(ctx, actionReschedule, id, err)
 	}
 	return jobInfoOf(j), nil
 }

@@ -68,10 +68,13 @@ type Client struct {
 // a vtime.Manual clock takes no other (see Config.Clock). Configuration
 // problems — a negative
 // size or duration, a HeartbeatInterval not below LeaseDuration, an invalid
-// Dispatch Policy or retry policy, duplicate group names or Wire Names, a
-// registered worker whose default Queue no group serves, groups without
-// workers — are errors wrapping ErrInvalidConfig that name the knob and its
-// value. A Worker Group's knobs are checked once, by the layer that owns
+// Dispatch Policy or retry policy, duplicate group names or Wire Names,
+// groups without workers — are errors wrapping ErrInvalidConfig that name
+// the knob and its value. A Client serves the Queues of its own Worker
+// Groups; a handler whose default Queue none of them serves is allowed (it
+// is logged once, at Info): the Client enqueues its jobs, for use by an
+// enqueue-only node or one split by Queue, and they run on whichever node
+// serves that Queue. A Worker Group's knobs are checked once, by the layer that owns
 // them (node.Config, node.Pacing, shell.Config), and the error says which
 // group they belong to.
 func NewClient(s Store, cfg Config) (*Client, error) {
@@ -165,8 +168,9 @@ func NewClient(s Store, cfg Config) (*Client, error) {
 			return nil, fmt.Errorf("worker group %q: %w", g.Name, err)
 		}
 	}
-	if err := checkServed(cfg.Groups, regs); err != nil {
-		return nil, err
+	for _, u := range unserved(cfg.Groups, regs) {
+		cfg.Logger.Info("no worker group of this client serves the default queue of a registered wire name: "+
+			"its jobs are enqueued here and run on a node that serves the queue", "wire_name", u.wire, "queue", u.queue)
 	}
 	return c, nil
 }
@@ -273,26 +277,28 @@ func (c *Client) addGroup(p *pumpSet, g WorkerGroupOptions) error {
 	return nil
 }
 
-// checkServed checks that every registered worker's default Queue is served
-// by some group's policy.
-func checkServed(groups []WorkerGroupOptions, regs map[string]*registration) error {
+// unservedQueue is a registered Wire Name whose default Queue no Worker
+// Group of the Client serves.
+type unservedQueue struct{ wire, queue string }
+
+// unserved lists, by Wire Name, the registered workers whose default Queue
+// no group's policy serves. That is allowed: a Client enqueues into any
+// Queue, and the jobs run on the nodes that serve it.
+func unserved(groups []WorkerGroupOptions, regs map[string]*registration) []unservedQueue {
 	served := make(map[string]bool)
 	for _, g := range groups {
 		for _, q := range g.Policy.QueueNames() {
 			served[q] = true
 		}
 	}
-	wires := make([]string, 0, len(regs))
-	for w := range regs {
-		wires = append(wires, w)
-	}
-	slices.Sort(wires)
-	for _, w := range wires {
-		if q := regs[w].queue; !served[q] {
-			return fmt.Errorf("%w: the default queue %q of wire name %q is served by no worker group's policy", ErrInvalidConfig, q, w)
+	var out []unservedQueue
+	for w, r := range regs {
+		if !served[r.queue] {
+			out = append(out, unservedQueue{w, r.queue})
 		}
 	}
-	return nil
+	slices.SortFunc(out, func(a, b unservedQueue) int { return strings.Compare(a.wire, b.wire) })
+	return out
 }
 
 // defaultNodeID is the host name and a random suffix, so two processes on one
@@ -348,7 +354,9 @@ func (c *Client) Start(ctx context.Context) error {
 // claims, running handlers get Config.DrainTimeout to finish, then the rest
 // are cancelled (cause ErrShutdown) and their Leases relinquished, best
 // effort. If ctx is done first the drain is cut short and Stop returns its
-// error. Stop on a Client that never started returns nil, and a stopped
+// error. If the store refused to take the Leases back, Stop returns an error
+// wrapping the store's: those jobs stay Running until their Leases lapse,
+// and the lapse counts as a failed Attempt. Stop on a Client that never started returns nil, and a stopped
 // Client cannot start again.
 func (c *Client) Stop(ctx context.Context) error {
 	c.mu.Lock()

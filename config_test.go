@@ -1,8 +1,10 @@
 package backwave_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +83,8 @@ func TestNewClientValidatesConfig(t *testing.T) {
 		}), true},
 		{"several Pumps", withGroup(func(g *backwave.WorkerGroupOptions) { g.PoolSize, g.Pumps = 2, 3 }), true},
 		{"a shorter Lease from DefaultWorkerGroup", withGroup(func(g *backwave.WorkerGroupOptions) { g.LeaseDuration = 3 * time.Second }), true},
-		{"worker queue served by no group", withGroup(func(g *backwave.WorkerGroupOptions) { g.Policy = backwave.Strict("other") }), false},
+		// A handler whose default Queue no group serves is for enqueue-only use.
+		{"worker queue served by no group", withGroup(func(g *backwave.WorkerGroupOptions) { g.Policy = backwave.Strict("other") }), true},
 		{"groups without workers", func(c *backwave.Config) { c.Handlers = nil }, false},
 		{"no free snoozes", func(c *backwave.Config) { c.SnoozeCap = backwave.NoFreeSnoozes }, true},
 		{"snooze cap below NoFreeSnoozes", func(c *backwave.Config) { c.SnoozeCap = -2 }, false},
@@ -313,5 +316,36 @@ func TestAddWorkerPointerArgs(t *testing.T) {
 	t.Parallel()
 	if err := backwave.AddHandlerFunc(backwave.NewHandlers(), nop[*ptrArgs]); err != nil {
 		t.Fatalf("pointer args: %v", err)
+	}
+}
+
+// A Client serves the Queues of its own Worker Groups: a handler whose
+// default Queue none of them serves is for enqueue-only use. NewClient
+// accepts it, says so once in the log, and its jobs are enqueued into their
+// Queue for another node to run.
+func TestClientEnqueuesForAQueueItDoesNotServe(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	cfg := validConfig(t)
+	cfg.Groups[0].Policy = backwave.Strict("other")
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	s := newStore()
+	c, err := backwave.NewClient(s, cfg)
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	if got := logs.String(); !strings.Contains(got, "wire_name=test.mail queue=mail") {
+		t.Errorf("NewClient logged %q, want a line naming test.mail and its Queue mail", got)
+	}
+	id, err := c.Enqueue(t.Context(), mailArgs{To: "a@example.com"})
+	if err != nil {
+		t.Fatalf("Enqueue: %v", err)
+	}
+	j, err := s.JobGet(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Queue != "mail" || j.State.String() != "scheduled" {
+		t.Errorf("the enqueued job is %s in Queue %q, want Scheduled in mail", j.State, j.Queue)
 	}
 }

@@ -167,7 +167,8 @@ type Config struct {
 	// store never reaches would never come due.
 	Clock Clock
 	// RetryPolicy applies to every Wire Name without its own
-	// (DefaultRetryPolicy() if zero).
+	// (DefaultRetryPolicy() if zero: with DefaultMaxAttempts, about 13 h
+	// of retries before a job is Dead-Lettered; docs/retries.md).
 	RetryPolicy RetryPolicy
 	// AttemptTimeout bounds each Attempt of every handler registered
 	// without WithAttemptTimeout; zero (the default) means no timeout. See

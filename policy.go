@@ -26,7 +26,11 @@ type RetryPolicy struct {
 }
 
 // DefaultRetryPolicy returns the policy used when Config.RetryPolicy is zero:
-// 1s, 2s, 4s, … capped at 1h, ±20%.
+// 1s, 2s, 4s, … capped at 1h, ±20%. With DefaultMaxAttempts (25) a job
+// that keeps failing is Dead-Lettered about 13 h 8 m after its first
+// failure — shorter than Sidekiq's and River's weeks on purpose, since a
+// Dead-Letter here is kept, alertable and requeued in one action; see
+// docs/retries.md for the reasoning and a longer policy.
 func DefaultRetryPolicy() RetryPolicy { return RetryPolicy(core.DefaultRetryPolicy()) }
 
 // Delay returns the backoff before the Attempt after failed Attempt attempt

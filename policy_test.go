@@ -36,3 +36,19 @@ func TestRetryPolicyDelay(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultRetryHorizon: the default horizon docs/retries.md and
+// DefaultRetryPolicy's doc state — the sum of the waits between
+// DefaultMaxAttempts Attempts, without jitter — is what the policy gives.
+func TestDefaultRetryHorizon(t *testing.T) {
+	t.Parallel()
+	p := backwave.DefaultRetryPolicy()
+	p.Jitter = 0
+	var sum time.Duration
+	for a := 1; a < backwave.DefaultMaxAttempts; a++ {
+		sum += p.Delay(1, backwave.Attempt(a))
+	}
+	if want := 13*time.Hour + 8*time.Minute + 15*time.Second; sum != want {
+		t.Errorf("the default horizon is %v; docs/retries.md and DefaultRetryPolicy's doc say %v", sum, want)
+	}
+}

@@ -2,9 +2,11 @@ package backwave
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/node"
 	"github.com/backwave/backwave/shell"
@@ -12,8 +14,9 @@ import (
 )
 
 // ObservedTransition is one Transition Log entry as a Transition Observer
-// is delivered it: job JobID of WireName in Queue made the Transition (its
-// FailureDetail is always empty: the walk reads none). Seq is the entry's
+// is delivered it: job JobID of WireName in Queue made the Transition. Its
+// FailureDetail is empty unless the observer asked for it
+// (TransitionObserver.FailureDetail). Seq is the entry's
 // Transition Log sequence number; with JobID it names the entry, so a
 // subscriber can recognise a redelivery.
 type ObservedTransition struct {
@@ -48,7 +51,7 @@ type ObservedTransition struct {
 // It needs the store's Job History Policy to record the Transition Log
 // (transitions or transitions+detail): NewClient refuses a store opened
 // with history=off. A new Name starts at the beginning of the Transition
-// Log the store holds. While a Name is registered, retention keeps every
+// Log the store holds, or at its end with StartFromNow. While a Name is registered, retention keeps every
 // job holding a transition it was not yet delivered; remove a Name you no
 // longer register with Admin.RemoveTransitionObserver, or it is considered
 // removed once no node has walked for it for store.ObserverRemoveAfter (a
@@ -71,6 +74,23 @@ type TransitionObserver struct {
 	// (DefaultObserverLeaseDuration if 0). A node that stops without
 	// releasing it holds the walk that long.
 	LeaseDuration time.Duration
+	// FailureDetail asks for the Failure Detail of each delivered
+	// transition made by a failed Attempt, a lapsed Lease, a quarantine or
+	// a parent's failure: it is read from the job's Transition Log, one
+	// more store read per such transition (a failed read delivers the
+	// transition again later, as a failed Observe does). Failure Detail is
+	// sensitive — a handler's error may quote its arguments, and the
+	// dashboard shows it only with the ViewSensitiveData Permission — so
+	// it is off unless asked for. It is empty under a Job History Policy
+	// without detail.
+	FailureDetail bool
+	// StartFromNow starts a new Name at the end of the Transition Log
+	// rather than at its beginning: it is delivered only transitions made
+	// after its first walk, not every one the store retains (a new
+	// notifier does not replay old dead-letters). A Name already
+	// registered carries on from its cursor either way; after
+	// Admin.RemoveTransitionObserver it is new again.
+	StartFromNow bool
 }
 
 // Defaults of a TransitionObserver's knobs: package node's, the one
@@ -94,7 +114,7 @@ func (o TransitionObserver) walkerConfig() node.WalkerConfig {
 	for i, s := range o.States {
 		states[i] = job.State(s)
 	}
-	return node.WalkerConfig{Observer: o.Name, States: states, Interval: o.Interval, LeaseDuration: o.LeaseDuration}
+	return node.WalkerConfig{Observer: o.Name, States: states, Interval: o.Interval, LeaseDuration: o.LeaseDuration, StartAtEnd: o.StartFromNow}
 }
 
 // newTransitionObservers checks the Config's Transition Observers and makes
@@ -118,7 +138,7 @@ func (c *Client) newTransitionObservers(s Store, cfg Config, nodeID string) erro
 			return fmt.Errorf("%w: Transition Observer %q has no Observe func", ErrInvalidConfig, o.Name)
 		}
 		names[o.Name] = true
-		observe := o.Observe
+		observe, withDetail := o.Observe, o.FailureDetail
 		p, err := shell.NewWalkPump(shell.WalkPumpConfig{
 			Walker:            o.walkerConfig(),
 			Worker:            job.WorkerID(nodeID + "/observer/" + o.Name),
@@ -128,6 +148,13 @@ func (c *Client) newTransitionObservers(s Store, cfg Config, nodeID string) erro
 			RelinquishTimeout: cfg.RelinquishTimeout,
 			Logger:            cfg.Logger,
 			Deliver: func(ctx context.Context, t store.ObservedTransition) error {
+				if withDetail && carriesDetail(t.Via) {
+					d, err := failureDetail(ctx, s, t)
+					if err != nil {
+						return err
+					}
+					t.FailureDetail = d
+				}
 				return observe(ctx, ObservedTransition{
 					Seq: t.Position.Seq, JobID: t.Job, WireName: t.WireName, Queue: t.Queue,
 					Transition: observedOf(t),
@@ -158,4 +185,37 @@ func observedOf(t store.ObservedTransition) Transition {
 	tr := transitionsOf([]store.Transition{t.Transition})[0]
 	tr.Seq = t.Position.Seq
 	return tr
+}
+
+// carriesDetail reports whether an entry made via v may record a Failure
+// Detail: the edges of a failed Attempt, a lapsed Lease, a quarantine and
+// a parent's failure.
+func carriesDetail(v core.Via) bool {
+	switch v {
+	case core.ViaRetry, core.ViaDeadLetter, core.ViaExpire, core.ViaQuarantine, core.ViaParentFailure:
+		return true
+	case core.ViaInsert, core.ViaClaim, core.ViaSucceed, core.ViaRelinquish, core.ViaCancel,
+		core.ViaRequeue, core.ViaRelease, core.ViaWorkflowRetry:
+		return false
+	}
+	return false
+}
+
+// failureDetail reads the Failure Detail of the observed entry from its
+// job's Transition Log, matched by Seq. A job or entry no longer held (a
+// purge, the log's cap) has none: its transition is delivered without.
+func failureDetail(ctx context.Context, s Store, t store.ObservedTransition) (string, error) {
+	log, err := s.JobTransitions(ctx, t.Job)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("backwave: transition observer: read the failure detail of job %d: %w", t.Job, err)
+	}
+	for _, e := range log {
+		if e.Seq == t.Position.Seq {
+			return e.FailureDetail, nil
+		}
+	}
+	return "", nil
 }

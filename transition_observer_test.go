@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 	"github.com/backwave/backwave/store/memstore"
 	"github.com/backwave/backwave/store/postgres"
@@ -346,5 +348,165 @@ func TestRemoveTransitionObserver(t *testing.T) {
 	}
 	if err := admin.RemoveTransitionObserver(ctx, "audit"); !errors.Is(err, backwave.ErrNotFound) {
 		t.Fatalf("removing it again: %v, want ErrNotFound", err)
+	}
+}
+
+type declined struct{ Card string }
+
+func (declined) WireName() string { return "test.declined" }
+
+// TransitionObserver.FailureDetail: an observer that asks for it is
+// delivered the Failure Detail of a dead-letter; one that does not ask is
+// delivered none (Failure Detail is a sensitive read).
+func TestTransitionObserverFailureDetail(t *testing.T) {
+	t.Parallel()
+	for _, st := range observerStores {
+		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			s, _, _ := st.open(t, store.HistoryTransitionsWithDetail)
+			h := backwave.NewHandlers()
+			if err := backwave.AddHandlerFunc(h, func(_ context.Context, j *backwave.Job[declined]) error {
+				return errors.New("card " + j.Args.Card + " declined\nsecond line")
+			}); err != nil {
+				t.Fatal(err)
+			}
+			type got struct{ detail, plain chan string }
+			g := got{make(chan string, 1), make(chan string, 1)}
+			observer := func(name string, detail bool, into chan string) backwave.TransitionObserver {
+				return backwave.TransitionObserver{
+					Name: name, States: []backwave.JobState{backwave.StateDeadLettered}, Interval: 20 * time.Millisecond,
+					FailureDetail: detail,
+					Observe: func(_ context.Context, tr backwave.ObservedTransition) error {
+						select {
+						case into <- tr.FailureDetail:
+						default:
+						}
+						return nil
+					},
+				}
+			}
+			c, err := backwave.NewClient(s, backwave.Config{
+				Handlers: h,
+				Groups:   []backwave.WorkerGroupOptions{backwave.DefaultWorkerGroup("g", backwave.Strict(backwave.DefaultQueue))},
+				Logger:   slog.New(slog.DiscardHandler),
+				TransitionObservers: []backwave.TransitionObserver{
+					observer("with-detail", true, g.detail), observer("without", false, g.plain),
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = c.Stop(context.WithoutCancel(ctx)) }()
+			if _, err := c.Enqueue(ctx, declined{Card: "4111"}, backwave.WithMaxAttempts(1)); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range []struct {
+				name string
+				ch   chan string
+				want func(string) bool
+			}{
+				{"with-detail", g.detail, func(d string) bool { return strings.Contains(d, "card 4111 declined") }},
+				{"without", g.plain, func(d string) bool { return d == "" }},
+			} {
+				select {
+				case d := <-w.ch:
+					if !w.want(d) {
+						t.Errorf("observer %s was delivered Failure Detail %q", w.name, d)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("observer %s was not delivered the dead-letter", w.name)
+				}
+			}
+		})
+	}
+}
+
+// TransitionObserver.StartFromNow: a new notifier is not delivered the
+// dead-letters retained from before its first walk, only the ones after.
+func TestTransitionObserverStartFromNow(t *testing.T) {
+	t.Parallel()
+	for _, st := range observerStores {
+		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			s, _, _ := st.open(t, store.HistoryTransitionsWithDetail)
+			h := backwave.NewHandlers()
+			if err := backwave.AddHandlerFunc(h, func(_ context.Context, j *backwave.Job[declined]) error {
+				return errors.New("declined")
+			}); err != nil {
+				t.Fatal(err)
+			}
+			newClient := func(observers ...backwave.TransitionObserver) *backwave.Client {
+				c, err := backwave.NewClient(s, backwave.Config{
+					Handlers:            h,
+					Groups:              []backwave.WorkerGroupOptions{backwave.DefaultWorkerGroup("g", backwave.Strict(backwave.DefaultQueue))},
+					Logger:              slog.New(slog.DiscardHandler),
+					TransitionObservers: observers,
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := c.Start(ctx); err != nil {
+					t.Fatal(err)
+				}
+				return c
+			}
+			deadLetter := func(c *backwave.Client, card string) backwave.JobID {
+				id, err := c.Enqueue(ctx, declined{Card: card}, backwave.WithMaxAttempts(1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for {
+					j, err := s.JobGet(ctx, id)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if j.State == job.StateDeadLettered {
+						return id
+					}
+					select {
+					case <-ctx.Done():
+						t.Fatalf("job %d did not dead-letter", id)
+					case <-time.After(10 * time.Millisecond):
+					}
+				}
+			}
+			before := newClient()
+			old := deadLetter(before, "old")
+			if err := before.Stop(ctx); err != nil {
+				t.Fatal(err)
+			}
+
+			delivered := make(chan backwave.JobID, 4)
+			c := newClient(backwave.TransitionObserver{
+				Name: "notifier", States: []backwave.JobState{backwave.StateDeadLettered}, Interval: 20 * time.Millisecond,
+				StartFromNow: true,
+				Observe: func(_ context.Context, tr backwave.ObservedTransition) error {
+					delivered <- tr.JobID
+					return nil
+				},
+			})
+			defer func() { _ = c.Stop(context.WithoutCancel(ctx)) }()
+			// Dead-letter recent jobs until one is delivered: those written
+			// before the first walk registered the name are skipped too,
+			// but the old one must never arrive.
+			var recent []backwave.JobID
+			for len(recent) < 50 {
+				recent = append(recent, deadLetter(c, "recent"))
+				select {
+				case id := <-delivered:
+					if !slices.Contains(recent, id) {
+						t.Fatalf("the notifier started from now was delivered job %d (old %d, recent %v)", id, old, recent)
+					}
+					return
+				case <-time.After(200 * time.Millisecond):
+				}
+			}
+			t.Fatalf("the notifier was delivered none of the recent dead-letters %v", recent)
+		})
 	}
 }

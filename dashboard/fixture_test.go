@@ -226,6 +226,13 @@ func get(t *testing.T, ts *httptest.Server, path string) (int, string) {
 // page would) without following the redirect.
 func post(t *testing.T, ts *httptest.Server, path string, form url.Values) *http.Response {
 	t.Helper()
+	resp, _ := postRead(t, ts, path, form)
+	return resp
+}
+
+// postRead is post returning the body it read too.
+func postRead(t *testing.T, ts *httptest.Server, path string, form url.Values) (*http.Response, string) {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, ts.URL+path, strings.NewReader(form.Encode()))
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +246,10 @@ func post(t *testing.T, ts *httptest.Server, path string, form url.Values) *http
 	if err != nil {
 		t.Fatalf("POST %s: %v", path, err)
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
+	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	return resp
+	if err != nil {
+		t.Fatalf("POST %s: read the body: %v", path, err)
+	}
+	return resp, string(body)
 }

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -166,8 +167,10 @@ func TestOperatorActions(t *testing.T) {
 		t.Errorf("requeued job ran Attempt %d, want 2", j.Attempt)
 	}
 
-	if resp := post(t, ts, idPath(ids.succeeded)+"/requeue", nil); resp.StatusCode != http.StatusConflict {
-		t.Errorf("requeue of a Succeeded job: status %d, want 409", resp.StatusCode)
+	// The one wording of a refused action, as the CLI and the MCP Server say it.
+	want := fmt.Sprintf("requeue job %d: it is succeeded; only dead-lettered or quarantined jobs can be requeued", ids.succeeded)
+	if resp, body := postRead(t, ts, idPath(ids.succeeded)+"/requeue", nil); resp.StatusCode != http.StatusConflict || !strings.Contains(body, want) {
+		t.Errorf("requeue of a Succeeded job: status %d, want 409 saying %q; page:\n%s", resp.StatusCode, want, body)
 	}
 	if resp := post(t, ts, idPath(ids.waiting)+"/reschedule", url.Values{"at": {"2031-05-06T07:08"}}); resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("reschedule: status %d", resp.StatusCode)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/encrypt"
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
@@ -114,6 +115,29 @@ func TestClientOverEncryptedStore(t *testing.T) {
 					t.Fatalf("a column holds the plaintext %q", s)
 				}
 			}
+			checkAdminUnopened(t, wrap(t, o.raw, ring(t, "k2")), ids[0])
 		})
+	}
+}
+
+// checkAdminUnopened: Admin.Job on a job whose payload and Job Output no
+// longer open (read under a key ring that lacks their key) still answers
+// its state and Transition Log, with the payload and the output as stored:
+// envelopes, never plaintext, never an error that hides the job.
+func checkAdminUnopened(t *testing.T, s backwave.Store, id job.ID) {
+	t.Helper()
+	a, err := backwave.NewAdmin(s, "test:operator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := a.Job(t.Context(), id)
+	if err != nil {
+		t.Fatalf("Admin.Job(%d) under a ring without its key: %v", id, err)
+	}
+	if d.Job.State != backwave.StateSucceeded || len(d.Transitions) == 0 {
+		t.Fatalf("Admin.Job(%d) = state %s, %d Transition Log entries; want Succeeded with its log", id, d.Job.State, len(d.Transitions))
+	}
+	if !encrypt.Sealed(d.Job.Payload) || !encrypt.Sealed(d.Output) {
+		t.Fatalf("Admin.Job(%d): payload %q, output %q; want both as stored envelopes", id, d.Job.Payload, d.Output)
 	}
 }

@@ -366,14 +366,19 @@ func (b *base) openOutput(ctx context.Context, id job.ID, v []byte) ([]byte, err
 	return out, nil
 }
 
-// JobOutput reads a job's Job Output, opened. One that does not open is an
-// error wrapping ErrUndecryptable.
+// JobOutput reads a job's Job Output, opened, for an operator. One that
+// does not open is left as stored — an envelope, which Sealed recognises —
+// as a payload is (readable), so the job's detail still reads; a handler
+// reads an output through JobAncestorOutput, which fails instead.
 func (b *base) JobOutput(ctx context.Context, id job.ID) ([]byte, error) {
 	v, err := b.Store.JobOutput(ctx, id)
 	if err != nil || v == nil {
 		return v, err
 	}
-	return b.openOutput(ctx, id, v)
+	if out, oerr := b.openOutput(ctx, id, v); oerr == nil {
+		return out, nil
+	}
+	return v, nil
 }
 
 // JobAncestorOutput reads an ancestor's Job Output, opened. One that does

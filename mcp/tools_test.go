@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -210,6 +211,8 @@ func TestToolErrors(t *testing.T) {
 		want string
 	}{
 		{"job_requeue", map[string]any{"id": f.succeeded}, "job_requeue"},
+		// The one wording of a refused action, as the CLI and the dashboard show it.
+		{"job_requeue", map[string]any{"id": f.succeeded}, fmt.Sprintf("requeue job %d: it is succeeded; only dead-lettered or quarantined jobs can be requeued", f.succeeded)},
 		{"job_reschedule", map[string]any{"id": f.dead, "at": "2031-01-02T03:04:05Z"}, "job_reschedule"},
 		{"job_get", map[string]any{"id": 999999}, "job_get"},
 		{"job_get", map[string]any{"id": 0}, "id"},

@@ -162,6 +162,7 @@ func (cl *Caller) Call(ctx context.Context, c StoreCommand) Reply {
 	case WalkClaim:
 		r.Walk, r.Err = cl.observers().ObserverClaim(ctx, store.ObserverClaimParams{
 			Observer: c.Observer, Holder: cl.Worker, LeaseDuration: c.LeaseDuration, States: c.States, Limit: c.Limit,
+			StartAtEnd: c.StartAtEnd,
 		})
 	case WalkAdvance:
 		r.Err = cl.observers().ObserverAdvance(ctx, store.ObserverAdvanceParams{

@@ -395,6 +395,9 @@ type WalkClaim struct {
 	States        []job.State
 	Limit         int
 	LeaseDuration time.Duration
+	// StartAtEnd registers a new Observer at the end of the Transition
+	// Log (store.ObserverClaimParams.StartAtEnd).
+	StartAtEnd bool
 }
 
 // WalkAdvance asks the Shell to call store ObserverAdvance for the node,
@@ -429,7 +432,11 @@ func (c WalkAdvance) OpID() OpID { return c.Op }
 
 // String renders the command for logs and scripts.
 func (c WalkClaim) String() string {
-	return fmt.Sprintf("walk-claim op=%d observer=%s limit=%d lease=%v", c.Op, c.Observer, c.Limit, c.LeaseDuration)
+	s := fmt.Sprintf("walk-claim op=%d observer=%s limit=%d lease=%v", c.Op, c.Observer, c.Limit, c.LeaseDuration)
+	if c.StartAtEnd {
+		s += " start=end"
+	}
+	return s
 }
 
 // String renders the command for logs and scripts.

@@ -375,6 +375,10 @@ type WalkerConfig struct {
 	MaxBackoff time.Duration
 	// Limit bounds the entries one claim reads (DefaultWalkLimit if zero).
 	Limit int
+	// StartAtEnd registers a new Observer at the end of the Transition
+	// Log, so its walk begins with the entries written after its first
+	// claim (store.ObserverClaimParams.StartAtEnd).
+	StartAtEnd bool
 
 	// plant is the known bug the Simulator's tests plant: set only by
 	// SetPlant, which only a build with the tag backwave_plant has.

@@ -198,7 +198,8 @@ func (w *Walker) tick(now time.Time, out []Command) []Command {
 func (w *Walker) claim(out []Command) []Command {
 	w.phase = walkClaiming
 	w.claimOp = w.op()
-	return append(out, WalkClaim{Op: w.claimOp, Observer: w.cfg.Observer, States: w.cfg.States, Limit: w.limit, LeaseDuration: w.cfg.LeaseDuration})
+	return append(out, WalkClaim{Op: w.claimOp, Observer: w.cfg.Observer, States: w.cfg.States, Limit: w.limit, LeaseDuration: w.cfg.LeaseDuration,
+		StartAtEnd: w.cfg.StartAtEnd})
 }
 
 // backoff is the wait after the failures-th consecutive failure.

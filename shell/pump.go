@@ -54,6 +54,10 @@ type Pump struct {
 	// handedBack keeps the Attempts abandoned at the end of the drain
 	// until the Relinquish that follows answers, for the Observer only.
 	handedBack map[job.Lease]*attempt
+	// unreturned is the error of a Relinquish that failed, the Leases it
+	// named left to lapse; Stop returns it. Written by the loop, read by
+	// Stop after the loop has exited.
+	unreturned error
 
 	stats stats
 }
@@ -175,8 +179,10 @@ func (p *Pump) Start(ctx context.Context) error {
 // of them is one report), then the rest are cancelled with
 // ErrShutdown and their Leases relinquished, best effort within
 // RelinquishTimeout. If ctx is done first, the drain is cut short the same
-// way and Stop returns ctx's error. Stop on a Pump that never started
-// returns nil.
+// way and Stop returns ctx's error. If the store refused the hand-back,
+// Stop returns an error wrapping the store's, the Leases left to lapse
+// (their Attempts then count as failed ones). Stop on a Pump that never
+// started returns nil.
 //
 // A store that never answers cannot hold Stop back: Stop returns within
 // DrainTimeout plus RelinquishTimeout of the start of the stop (or within
@@ -196,7 +202,10 @@ func (p *Pump) Stop(ctx context.Context) error {
 	unregister := context.AfterFunc(ctx, p.abort)
 	<-p.exited
 	if !unregister() && ctx.Err() != nil {
-		return fmt.Errorf("shell: stop %s: %w", p.cfg.Driver.Worker, ctx.Err())
+		return fmt.Errorf("shell: stop %s: %w", p.cfg.Driver.Worker, errors.Join(ctx.Err(), p.unreturned))
+	}
+	if p.unreturned != nil {
+		return fmt.Errorf("shell: stop %s: %w", p.cfg.Driver.Worker, p.unreturned)
 	}
 	return nil
 }

@@ -337,6 +337,44 @@ func TestPumpStopRelinquishesHangingHandler(t *testing.T) {
 	})
 }
 
+// refusingRelinquish is a store whose LeaseRelinquish fails.
+type refusingRelinquish struct {
+	*memstore.Store
+	err error
+}
+
+func (r refusingRelinquish) LeaseRelinquish(context.Context, store.RelinquishParams) (store.RelinquishResult, error) {
+	return store.RelinquishResult{}, r.err
+}
+
+// Graceful Stop that could not hand back the Leases says so: Stop returns an
+// error wrapping the store's, and the job keeps its Lease, to lapse.
+func TestPumpStopReportsFailedRelinquish(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		st := newStore()
+		id := insert(t, st, 1, 5)[0]
+		refused := errors.New("the database is gone")
+		running, release := make(chan struct{}), make(chan struct{})
+		p := newPump(t, refusingRelinquish{st, refused}, shell.ExecutorFunc(func(ctx context.Context, j job.Job) shell.Result {
+			close(running)
+			<-release // hangs, deaf to ctx
+			return shell.Result{Result: core.ResultSucceeded}
+		}), nil)
+		start(t, p)
+		<-running
+		err := p.Stop(context.Background())
+		if !errors.Is(err, refused) {
+			t.Errorf("Stop = %v, want an error wrapping the store's %q", err, refused)
+		}
+		if j := stateOf(t, st, id); j.State != job.StateRunning {
+			t.Errorf("after a refused hand-back the job is %s, want still running (its Lease to lapse)", j.State)
+		}
+		close(release)
+		synctest.Wait()
+	})
+}
+
 // Stop with handlers that finish within the drain period reports their
 // outcomes and returns as soon as the Driver is drained.
 func TestPumpStopDrainsRunningHandlers(t *testing.T) {

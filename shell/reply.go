@@ -1,6 +1,8 @@
 package shell
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -34,6 +36,7 @@ func (p *Pump) logReply(r node.Reply) {
 	case node.Relinquish:
 		if r.Err != nil {
 			p.log.Warn("relinquish failed: the leases will lapse instead", "leases", len(c.Leases), "error", r.Err)
+			p.unreturned = errors.Join(p.unreturned, fmt.Errorf("hand back %d leases (they will lapse instead): %w", len(c.Leases), r.Err))
 		} else {
 			p.log.Info("relinquished leases", "leases", len(c.Leases), "relinquished", len(r.Relinquished.Relinquished))
 		}

@@ -69,6 +69,12 @@ type ObserverClaimParams struct {
 	// Limit bounds how many entries past the cursor one claim reads
 	// (matching a declared state or not); at least 1.
 	Limit int
+	// StartAtEnd registers a new name at the end of the Transition Log
+	// instead of its beginning: its cursor starts on the newest entry the
+	// walk could read now, so it is delivered only entries written after.
+	// It changes nothing for a registered name, whose cursor stays where it
+	// is.
+	StartAtEnd bool
 }
 
 // ObserverClaimResult answers an ObserverClaim.
@@ -122,8 +128,11 @@ type ObserverAdvanceParams struct {
 // the next holder delivers those entries again).
 //
 // Registrations. An observer name is registered by its first ObserverClaim
-// and starts at the beginning of the Transition Log the store still holds:
-// its first walk is delivered every retained entry. Each claim and advance
+// and starts at the beginning of the Transition Log the store still holds
+// (its first walk is delivered every retained entry), or, with
+// ObserverClaimParams.StartAtEnd, at its end (only entries written after
+// the claim are delivered; on a store whose commit order is not Seq order,
+// entries of transactions still open at the claim may be delivered too). Each claim and advance
 // stamps the registration as seen at the store's now. A registration is
 // removed by ObserverRemove, or considered removed once it was not seen
 // for ObserverRemoveAfter: from then on it no longer holds retention back

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 
 	"github.com/backwave/backwave/job"
 )
@@ -25,8 +26,9 @@ type TxInserter interface {
 	// checks that tx is on its database before it writes.
 	//
 	// The store never commits or rolls back tx. The jobs become claimable
-	// when tx commits and vanish if it rolls back; whether a later insert
-	// may be given a rolled-back job's id is the adapter's to say. No
+	// when tx commits and vanish if it rolls back; no later insert is
+	// given a rolled-back job's id (job.ID: never reused). An adapter
+	// whose id counter rolls back with tx keeps an IDFloor. No
 	// Wake-Up Hint may announce them before the commit: an adapter whose
 	// hints ride on the transaction (PostgreSQL's NOTIFY) lets them go out
 	// at commit; any other announces nothing, and workers find the jobs at
@@ -38,4 +40,28 @@ type TxInserter interface {
 	// inserted. After any error the caller should roll tx back: a failed
 	// statement may have left it unusable.
 	JobInsertManyInTx(ctx context.Context, tx any, p InsertManyParams) ([]job.ID, error)
+}
+
+// IDFloor is the highest job id a store handed out inside callers'
+// transactions, for an adapter whose id counter is an ordinary row that
+// rolls back with the caller's transaction (SQLite's sqlite_sequence, a
+// counter row): the adapter raises the floor after each insert in a caller's
+// transaction and starts every later insert above it, so an id that rolled
+// back is never handed out again by that store. The zero value is no floor;
+// it is safe for concurrent use.
+type IDFloor struct{ top atomic.Int64 }
+
+// Load returns the floor, 0 if none was raised.
+func (f *IDFloor) Load() int64 { return f.top.Load() }
+
+// Raise lifts the floor to the highest of ids, if that is above it.
+func (f *IDFloor) Raise(ids ...job.ID) {
+	for _, id := range ids {
+		for {
+			cur := f.top.Load()
+			if int64(id) <= cur || f.top.CompareAndSwap(cur, int64(id)) {
+				break
+			}
+		}
+	}
 }

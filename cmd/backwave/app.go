@@ -37,6 +37,7 @@ func usagef(format string, args ...any) error {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
 	app.Reader = stdin
+	args = append(args[:1:1], normalizeArgs(app, args[1:])...)
 	err := checkCommandPath(app, args[1:])
 	if err == nil {
 		err = app.Run(ctx, args)
@@ -93,14 +94,17 @@ func commands() []*cli.Command {
 
 // newApp builds the command tree.
 func newApp(stdout, stderr io.Writer) *cli.Command {
-	onUsage := func(_ context.Context, _ *cli.Command, err error, _ bool) error { return usageError{flagSpelling(err)} }
+	onUsage := func(_ context.Context, cmd *cli.Command, err error, _ bool) error {
+		return usageError{flagSpelling(err, flagNames(cmd))}
+	}
 	app := &cli.Command{
 		Name:  "backwave",
 		Usage: "a background job system for Go: run the demo, migrate a store, look inside it, enqueue jobs",
 		Description: "Start with: backwave demo --for 20s\n" +
 			"--db takes a SQLite file path, sqlite:///path/jobs.db or postgres://user@host/db; it may also come\n" +
 			"from $BACKWAVE_DB. Only migrate, enqueue and demo create a store; the other commands refuse a\n" +
-			"missing or un-migrated one and say what to run. Every command has --help.",
+			"missing or un-migrated one and say what to run. Every command has --help (or: backwave help COMMAND);\n" +
+			"--db, --actor and --json may also come before the command.",
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
@@ -158,8 +162,8 @@ func checkCommandPath(cmd *cli.Command, args []string) error {
 					names = append(names, c.Name)
 				}
 			}
-			return usagef("unknown command %q for %s (its commands: %s; see %s --help)",
-				a, path, strings.Join(names, ", "), path)
+			return usagef("unknown command %q for %s (%sits commands: %s; see %s --help)",
+				a, path, didYouMean(a, names), strings.Join(names, ", "), path)
 		}
 		cmd, path = sub, path+" "+sub.Name
 	}
@@ -175,13 +179,17 @@ var (
 
 // flagSpelling rewrites the flag parser's messages to spell flags the way
 // the help does, with two dashes, and in plain words.
-func flagSpelling(err error) error {
+func flagSpelling(err error, flags []string) error {
 	msg := err.Error()
 	if m := invalidValue.FindStringSubmatch(msg); m != nil {
 		return fmt.Errorf("--%s %q is not a valid value (%s)", m[2], m[1], m[3])
 	}
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		return fmt.Errorf("unknown flag --%s", strings.TrimLeft(name, "-"))
+		name = strings.TrimLeft(name, "-")
+		if n, ok := nearest(name, flags); ok {
+			return fmt.Errorf("unknown flag --%s (did you mean --%s?)", name, n)
+		}
+		return fmt.Errorf("unknown flag --%s", name)
 	}
 	return errors.New(oneDashFlag.ReplaceAllString(msg, "$1 --$2"))
 }

@@ -166,21 +166,14 @@ func unseenQueue(queue string, known []backwave.QueueInfo) (hint string, unseen 
 		return "", false
 	}
 	names := make([]string, 0, len(known))
-	best, bestDist := "", 3 // suggest only a name within two edits
 	for _, q := range known {
 		names = append(names, q.Name)
-		if d := editDistance(queue, q.Name); d < bestDist {
-			best, bestDist = q.Name, d
-		}
 	}
+	mean := didYouMean(queue, names)
 	if len(names) > 10 {
 		names = append(names[:10], "…")
 	}
-	hint = "known: " + strings.Join(names, ", ")
-	if best != "" {
-		hint = fmt.Sprintf("did you mean %q? %s", best, hint)
-	}
-	return hint, true
+	return mean + "known: " + strings.Join(names, ", "), true
 }
 
 // editDistance is the Levenshtein distance between a and b, in bytes.

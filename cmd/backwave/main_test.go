@@ -90,7 +90,7 @@ func TestBadInput(t *testing.T) {
 		{"UnknownJob", []string{"jobs", "show", "--db", db, "7"}, "no such job 7"},
 		{"UnknownCommand", []string{"frobnicate"}, "unknown command"},
 		{"UnknownFlag", []string{"jobs", "list", "--frob"}, "unknown flag --frob"},
-		{"UnknownSubcommand", []string{"jobs", "lst", "--db", db}, `unknown command "lst" for backwave jobs (its commands: list, show,`},
+		{"UnknownSubcommand", []string{"jobs", "lst", "--db", db}, `unknown command "lst" for backwave jobs (did you mean "list"? its commands: list, show,`},
 		{"BadDuration", []string{"demo", "--for", "soon"}, "invalid"},
 		{"NegativeDuration", []string{"demo", "--for", "-1s"}, "negative"},
 		{"BadLimit", []string{"queues", "limit", "--db", db, "q", "-3"}, "non-negative"},
@@ -200,7 +200,7 @@ func TestCommands(t *testing.T) {
 	if got := ok(t, "jobs", "cancel", "--db", db, id); !strings.Contains(got, "cancelled") {
 		t.Fatalf("jobs cancel: %s", got)
 	}
-	if r := runCLI(t, "jobs", "cancel", "--db", db, id); r.code == 0 || !strings.Contains(r.stderr, "illegal transition") {
+	if r := runCLI(t, "jobs", "cancel", "--db", db, id); r.code == 0 || !strings.Contains(r.stderr, "it is cancelled; only scheduled, awaiting-parent or running jobs can be cancelled") {
 		t.Fatalf("cancelling a cancelled job: exit %d, %q", r.code, r.stderr)
 	}
 }

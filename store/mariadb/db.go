@@ -237,6 +237,7 @@ func (s *Store) lockWriter(ctx context.Context, tx querier) (*wtx, error) {
 		return nil, fmt.Errorf("lock the writer row: %w", err)
 	}
 	w.seq, w.jobSeq, w.occSeq, w.wfSeq = w.seq0, w.jobSeq0, w.occSeq0, w.wfSeq0
+	w.jobSeq = max(w.jobSeq, s.jobFloor.Load())
 	w.now = fromMicros(serverNow)
 	if s.opts.Now != nil {
 		w.now = s.opts.Now().UTC().Truncate(time.Microsecond)

@@ -73,8 +73,12 @@
 // gaps either. ObserverClaim reads entries past its cursor in sequence
 // order, at READ COMMITTED, and needs no horizon: no entry still to commit
 // can take a number below one it has read. ObserverPosition.Commit is
-// always 0. The same row makes job ids gap-free and ascending in insert
-// order, as the In-Memory Store's are.
+// always 0. The same row makes job ids ascending in insert order, as the
+// In-Memory Store's are, and gap-free but for one case: ids handed out in
+// a caller's transaction (JobInsertManyInTx) that then rolled back are
+// skipped, never given to another job (job.ID: never reused). The Store
+// remembers the highest such id (store.IDFloor) and starts every writer
+// above it.
 //
 // The price is throughput: writes do not run in parallel, on any number of
 // nodes. Each is a short transaction (a claim is a handful of statements

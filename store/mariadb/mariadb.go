@@ -79,6 +79,10 @@ type Store struct {
 	server Database
 	hints  store.HintHub
 	closed atomic.Bool
+	// jobFloor is the highest job id handed out inside a caller's
+	// transaction: the writer row's job_seq rolls back with it, so every
+	// writer starts its ids above the floor (job.ID: never reused).
+	jobFloor store.IDFloor
 }
 
 var (

@@ -119,6 +119,11 @@ func harness(t *testing.T) storetest.Harness {
 		Peer: func(t *testing.T) store.Store {
 			return openStore(t, mariadb.Options{Now: clock.Now, Schema: s.Schema()})
 		},
+		RolledBack: func(t *testing.T, fn func(tx any)) {
+			db := adminDB(t)
+			defer func() { _ = db.Close() }()
+			storetest.RollBackIn(t, db, fn)
+		},
 	}
 }
 

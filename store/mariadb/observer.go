@@ -24,7 +24,11 @@ func (s *Store) ObserverClaim(ctx context.Context, p store.ObserverClaimParams) 
 	var res store.ObserverClaimResult
 	err := s.write(ctx, "observer claim", func(w *wtx) error {
 		res = store.ObserverClaimResult{}
-		if _, err := w.exec(`INSERT IGNORE INTO backwave_observer (name, seen_at) VALUES (?, ?)`, p.Observer, micros(w.now)); err != nil {
+		var start int64 // a new registration's cursor
+		if p.StartAtEnd {
+			start = w.seq // the newest entry: sequence numbers are commit order
+		}
+		if _, err := w.exec(`INSERT IGNORE INTO backwave_observer (name, seen_at, cursor_seq) VALUES (?, ?, ?)`, p.Observer, micros(w.now), start); err != nil {
 			return err
 		}
 		var cursor, token, until int64

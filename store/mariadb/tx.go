@@ -76,6 +76,7 @@ func (s *Store) inTx(ctx context.Context, tx any, what string, validate func() e
 	if err := w.finish(); err != nil {
 		return s.fail(what, err)
 	}
+	s.jobFloor.Raise(job.ID(w.jobSeq))
 	return nil
 }
 

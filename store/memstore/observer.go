@@ -56,6 +56,9 @@ func (s *Store) ObserverClaim(ctx context.Context, p store.ObserverClaimParams) 
 	o := s.observers[p.Observer]
 	if o == nil {
 		o = &observerReg{}
+		if p.StartAtEnd && len(s.walk) > 0 {
+			o.cursor = s.walk[len(s.walk)-1].seq
+		}
 		s.observers[p.Observer] = o
 	}
 	o.seen = now

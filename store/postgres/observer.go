@@ -39,7 +39,15 @@ import (
 // Entries written before the xid column existed read as xid 0: all of them
 // committed before the migration's ALTER took its lock.
 const (
-	observerUpsertSQL = `INSERT INTO backwave.observer AS o (name, seen_at) VALUES ($2, coalesce($1::timestamptz, now()))
+	// observerUpsertSQL registers $2 if new — at the beginning of the log,
+	// or with $3 at its end: the last entry a walk could read now, below
+	// the horizon — and stamps it seen.
+	observerUpsertSQL = `WITH tail AS (
+    SELECT coalesce(t.xid, '0'::xid8) AS xid, t.seq FROM backwave.job_transition t
+    WHERE $3::boolean AND coalesce(t.xid, '0'::xid8) < pg_snapshot_xmin(pg_current_snapshot())
+    ORDER BY coalesce(t.xid, '0'::xid8) DESC, t.seq DESC LIMIT 1)
+INSERT INTO backwave.observer AS o (name, seen_at, cursor_xid, cursor_seq)
+SELECT $2, coalesce($1::timestamptz, now()), coalesce((SELECT xid FROM tail), '0'::xid8), coalesce((SELECT seq FROM tail), 0)
 ON CONFLICT (name) DO UPDATE SET seen_at = excluded.seen_at
 RETURNING o.cursor_xid::text, o.cursor_seq, o.holder, o.token, o.lease_expires_at, o.seen_at`
 	observerTakeSQL = `UPDATE backwave.observer SET holder = $2, token = $3,
@@ -87,7 +95,7 @@ func (s *Store) ObserverClaim(ctx context.Context, p store.ObserverClaimParams) 
 			expiry       *time.Time
 			now          time.Time
 		)
-		err := q.query(ctx, s.sql(observerUpsertSQL), []any{s.nowArg(), p.Observer}, func(scan scanFunc) error {
+		err := q.query(ctx, s.sql(observerUpsertSQL), []any{s.nowArg(), p.Observer, p.StartAtEnd}, func(scan scanFunc) error {
 			return scan(&cxid, &cseq, &holder, &token, &expiry, &now)
 		})
 		if err != nil {

@@ -149,6 +149,9 @@ func harness(t *testing.T, m mode, s *postgres.Store, clock *vtime.Manual) store
 			schema, migrated := schemas.take(t)
 			return openStore(t, m, postgres.Options{Schema: schema, SkipMigrate: migrated, Now: clock.Now, History: p})
 		},
+		RolledBack: func(t *testing.T, fn func(tx any)) {
+			storetest.RollBackIn(t, openDB(t, testURL(t)), fn)
+		},
 	}
 }
 

@@ -24,7 +24,10 @@ import (
 // was away.
 const (
 	sqlObserverGet = `SELECT cursor_seq, holder, token, lease_expires_at FROM backwave_observer WHERE name = ?1`
-	sqlObserverNew = `INSERT INTO backwave_observer (name, seen_at) VALUES (?1, ?2)`
+	sqlObserverNew = `INSERT INTO backwave_observer (name, seen_at, cursor_seq) VALUES (?1, ?2, ?3)`
+	// sqlObserverEnd is where a registration that starts at the end of the
+	// log puts its cursor: the newest entry.
+	sqlObserverEnd = `SELECT coalesce(max(id), 0) FROM backwave_job_transition`
 	sqlObserverSet = `UPDATE backwave_observer
 	SET cursor_seq = ?2, holder = ?3, token = ?4, lease_expires_at = ?5, seen_at = ?6 WHERE name = ?1`
 	sqlObserverSeen   = `UPDATE backwave_observer SET seen_at = ?2 WHERE name = ?1`
@@ -77,7 +80,12 @@ func (s *Store) ObserverClaim(ctx context.Context, p store.ObserverClaimParams) 
 			return err
 		}
 		if !ok {
-			if _, err := tx.ExecContext(ctx, s.schema.Rename(sqlObserverNew), p.Observer, now); err != nil {
+			if p.StartAtEnd {
+				if err := tx.QueryRowContext(ctx, s.schema.Rename(sqlObserverEnd)).Scan(&o.cursor); err != nil {
+					return fmt.Errorf("find the end of the transition log: %w", err)
+				}
+			}
+			if _, err := tx.ExecContext(ctx, s.schema.Rename(sqlObserverNew), p.Observer, now, o.cursor); err != nil {
 				return err
 			}
 		}

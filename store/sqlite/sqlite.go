@@ -148,6 +148,9 @@ type Store struct {
 
 	hints  store.HintHub
 	closed atomic.Bool
+	// idFloor is the highest job id handed out inside a caller's
+	// transaction (idfloor.go); every insert keeps new ids above it.
+	idFloor store.IDFloor
 }
 
 var (

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -67,9 +68,24 @@ func TestConformance(t *testing.T) {
 	newHarness := func(t *testing.T) storetest.Harness {
 		h := harness(t, sqlite.Options{})
 		h.Peer = peerOf(h.Store.(*sqlite.Store))
+		h.RolledBack = rolledBackOn(h.Store.(*sqlite.Store))
 		return h
 	}
 	storetest.Run(t, newHarness)
+}
+
+// rolledBackOn runs fn in a transaction the application begins on s's file
+// (BEGIN IMMEDIATE, as the Transactional Enqueue asks) and rolls it back.
+func rolledBackOn(s *sqlite.Store) func(t *testing.T, fn func(tx any)) {
+	return func(t *testing.T, fn func(tx any)) {
+		t.Helper()
+		app, err := sql.Open("sqlite", s.Path()+"?_txlock=immediate&_pragma=busy_timeout(5000)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer app.Close()
+		storetest.RollBackIn(t, app, fn)
+	}
 }
 
 // peerOf opens a second Store on s's file and clock, as a second node would.

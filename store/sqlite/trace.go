@@ -25,9 +25,15 @@ const (
 // insertResults writes the jobs in tx (insertJobs) and then the trace
 // contexts of those inserted, in one statement when any has one.
 func (s *Store) insertResults(ctx context.Context, tx *sql.Tx, own bool, p store.InsertManyParams) ([]store.InsertResult, []string, error) {
+	if err := s.liftSequence(ctx, tx, own); err != nil {
+		return nil, nil, err
+	}
 	res, due, err := s.insertJobs(ctx, tx, own, p)
 	if err != nil {
 		return nil, nil, err
+	}
+	if !own {
+		s.idFloor.Raise(store.ResultIDs(res)...)
 	}
 	var traces jsonObject
 	for i, nj := range p.Jobs {

@@ -21,9 +21,12 @@ import (
 // rolls back tx. The jobs become claimable when the caller commits; no
 // Wake-Up Hint announces them (the store cannot see the commit, and a hint
 // must never name a job that may yet roll back), so workers find them at
-// their next poll. If tx rolls back the jobs never existed, and a later
-// insert may be given their ids: AUTOINCREMENT's counter rolls back with
-// tx.
+// their next poll. If tx rolls back the jobs never existed, and their ids
+// are not handed out again: the store remembers the highest id it gave out
+// in a caller's transaction and keeps every later insert above it
+// (AUTOINCREMENT's own counter would roll back with tx). That memory is the
+// Store's: a second Store on the file learns of the rolled-back ids only
+// once this one commits an insert.
 //
 // Invalid params wrap store.ErrInvalidParams and touch nothing. A nil tx,
 // or one that is not on the store's file (another file, an in-memory

@@ -42,12 +42,18 @@ func (e *env) obsAdvance(s store.Store, p store.ObserverAdvanceParams) {
 // of the cluster run): the walk waits for them.
 func (e *env) walkAll(s store.Store, holder job.WorkerID, limit, want int, states ...job.State) []store.ObservedTransition {
 	e.t.Helper()
+	return e.walkAllOf(s, obsClaim(holder, limit, states...), want)
+}
+
+// walkAllOf is walkAll with the claim's params p.
+func (e *env) walkAllOf(s store.Store, p store.ObserverClaimParams, want int) []store.ObservedTransition {
+	e.t.Helper()
 	var out []store.ObservedTransition
 	deadline := time.Now().Add(settleFor)
 	for {
-		res := e.obsClaim(s, obsClaim(holder, limit, states...))
+		res := e.obsClaim(s, p)
 		if !res.Held {
-			e.t.Fatalf("%s was refused the walk", holder)
+			e.t.Fatalf("%s was refused the walk", p.Holder)
 		}
 		out = append(out, res.Transitions...)
 		if res.Through == res.Cursor {
@@ -60,7 +66,7 @@ func (e *env) walkAll(s store.Store, holder job.WorkerID, limit, want int, state
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
-		e.obsAdvance(s, store.ObserverAdvanceParams{Observer: obsName, Holder: holder, Token: res.Token, To: res.Through, LeaseDuration: lease})
+		e.obsAdvance(s, store.ObserverAdvanceParams{Observer: p.Observer, Holder: p.Holder, Token: res.Token, To: res.Through, LeaseDuration: lease})
 	}
 }
 
@@ -140,6 +146,48 @@ func testObserver(t *testing.T, s *suite) {
 	})
 
 	// ObserverClaimResult.More: "true when the claim read Limit entries".
+	// ObserverClaimParams.StartAtEnd: a new registration that starts at the
+	// end of the log is delivered only what is written after its first
+	// claim; a registered name carries on from its cursor.
+	s.run(t, "StartAtEnd", func(t *testing.T, e *env) {
+		old := e.finish("q", job.StateDeadLettered, job.StateSucceeded)
+		var want int
+		for _, id := range old {
+			want += len(e.transitions(id))
+		}
+		// Walk the old entries once under another name, so that they lie
+		// below any horizon the store keeps, and register obsName at the
+		// beginning with one claim.
+		probe := obsClaim(w2, 100, allStates...)
+		probe.Observer = "storetest-probe"
+		e.walkAllOf(e.s, probe, want)
+		e.obsClaim(e.s, obsClaim(w1, 1, allStates...))
+
+		fresh := obsClaim(w1, 2, allStates...)
+		fresh.Observer, fresh.StartAtEnd = "storetest-from-now", true
+		first := e.obsClaim(e.s, fresh)
+		for _, o := range first.Transitions {
+			if slices.Contains(old, o.Job) {
+				t.Fatalf("a registration started at the end was delivered job %d's old entry %s", o.Job, o.Position)
+			}
+		}
+		e.obsAdvance(e.s, store.ObserverAdvanceParams{Observer: fresh.Observer, Holder: w1, Token: first.Token, To: first.Through, LeaseDuration: lease})
+		recent := e.finish("q", job.StateDeadLettered)
+		got := e.walkAllOf(e.s, fresh, len(e.transitions(recent[0])))
+		for _, o := range got {
+			if o.Job != recent[0] {
+				t.Fatalf("a registration started at the end was delivered job %d (%s), want only job %d written after", o.Job, o.Position, recent[0])
+			}
+		}
+		// The name registered at the beginning is not moved by StartAtEnd.
+		again := obsClaim(w1, 100, allStates...)
+		again.StartAtEnd = true
+		res := e.obsClaim(e.s, again)
+		if !slices.ContainsFunc(res.Transitions, func(o store.ObservedTransition) bool { return o.Job == old[0] }) {
+			t.Fatalf("StartAtEnd moved a registered name's cursor: its claim holds %d entries, none of job %d", len(res.Transitions), old[0])
+		}
+	})
+
 	s.run(t, "MoreWhenFull", func(t *testing.T, e *env) {
 		e.insertN("q", 3)
 		a := e.claimUntil(e.s, obsClaim(w1, 2, allStates...), 2)

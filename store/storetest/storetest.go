@@ -94,6 +94,12 @@ type Harness struct {
 	// two nodes run against it. Nil means the store has no second opener
 	// (the In-Memory Store): both sides of a race then use Store.
 	Peer func(t *testing.T) store.Store
+
+	// RolledBack runs fn inside a transaction of the kind the store's
+	// store.TxInserter takes, begun on the store's database, and rolls it
+	// back when fn returns. Nil if the store has no Transactional Enqueue:
+	// the clauses about a rolled-back insert are then skipped.
+	RolledBack func(t *testing.T, fn func(tx any))
 }
 
 // Run runs the Conformance Suite, calling newStore once per test for a fresh
@@ -106,6 +112,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		tests func(*testing.T, *suite)
 	}{
 		{"Insert", testInsert},
+		{"TxIDs", testTxIDs},
 		{"Claim", testClaim},
 		{"Renew", testRenew},
 		{"Report", testReport},
