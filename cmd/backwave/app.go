@@ -75,6 +75,7 @@ func commands() []*cli.Command {
 		{categoryStart, demoCommand()},
 		{categoryStart, migrateCommand()},
 		{categoryStart, manifestCommand()},
+		{categoryStart, versionCommand()},
 		{categoryStore, jobsCommand()},
 		{categoryStore, workflowsCommand()},
 		{categoryStore, enqueueCommand()},
