@@ -295,6 +295,39 @@ func (a *Admin) Reschedule(ctx context.Context, id JobID, at time.Time) (JobInfo
 	return jobInfoOf(j), nil
 }
 
+// RescheduleIn is Reschedule to d from now on the store's clock (the clock
+// every due comparison reads), so "in an hour" is an hour of the store's
+// time, not of this host's: a host whose clock is off by minutes still
+// moves the job by exactly d. d must be positive.
+func (a *Admin) RescheduleIn(ctx context.Context, id JobID, d time.Duration) (JobInfo, error) {
+	j, err := a.store.JobReschedule(ctx, store.JobRescheduleParams{ID: id, Actor: store.Actor(a.actor), After: d})
+	if err != nil {
+		return JobInfo{}, actionErr(fmt.Sprintf("reschedule job %d", id), err)
+	}
+	return jobInfoOf(j), nil
+}
+
+// RescheduleTx is Reschedule inside tx, a transaction the application
+// began on its store's database (glossary, Reschedule: "It can join the
+// caller's transaction, the same as Transactional Enqueue"): the new due
+// time and its audit record commit or roll back with the application's own
+// writes. tx is what EnqueueTx takes (see Tx); a store without
+// Transactional Enqueue, or a tx it cannot use, is an error wrapping
+// ErrTxUnsupported and nothing is written. BackWave never commits or rolls
+// back tx.
+func (a *Admin) RescheduleTx(ctx context.Context, tx Tx, id JobID, at time.Time) (JobInfo, error) {
+	what := fmt.Sprintf("reschedule job %d in the caller's transaction", id)
+	ins, ok := a.store.(store.TxInserter)
+	if !ok {
+		return JobInfo{}, fmt.Errorf("backwave: %s: %w: the store (%T) has no Transactional Enqueue", what, ErrTxUnsupported, a.store)
+	}
+	j, err := ins.JobRescheduleInTx(ctx, tx, store.JobRescheduleParams{ID: id, Actor: store.Actor(a.actor), ScheduledAt: at})
+	if err != nil {
+		return JobInfo{}, actionErr(what, err)
+	}
+	return jobInfoOf(j), nil
+}
+
 // PauseQueue stops claims from queue; running jobs are unaffected.
 func (a *Admin) PauseQueue(ctx context.Context, queue string) error {
 	if err := a.store.QueuePause(ctx, store.QueueParams{Queue: queue, Actor: store.Actor(a.actor)}); err != nil {

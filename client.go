@@ -54,6 +54,8 @@ type Client struct {
 	// schedules is Config.Schedules, checked; registered at Start.
 	schedules []store.ScheduleDef
 	retention *RetentionPolicy
+	// notices are the once-per-process Start lines: &processNotices.
+	notices *startNotices
 	// walks are the Transition Observers' pumps, one per
 	// Config.TransitionObservers entry; none when there are none.
 	walks []*shell.WalkPump
@@ -119,6 +121,7 @@ func NewClient(s Store, cfg Config) (*Client, error) {
 		maxAttempts: cfg.MaxAttempts,
 		wakeBy:      make(map[string][]*shell.Pump),
 		obs:         newObservers(slices.Clone(cfg.Observers), cfg.Logger),
+		notices:     &processNotices,
 
 		enqueueMiddleware: slices.Clone(cfg.EnqueueMiddleware),
 	}

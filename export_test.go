@@ -11,3 +11,12 @@ func PumpConfigs(c *Client) []shell.Config {
 	}
 	return out
 }
+
+// FreshNotices gives c a once-per-process notice state of its own, shared
+// with the other Clients passed with it, as if they ran in a new process.
+func FreshNotices(cs ...*Client) {
+	n := &startNotices{}
+	for _, c := range cs {
+		c.notices = n
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/backwave/backwave/core"
@@ -319,8 +320,9 @@ func (c *Client) retentionFor(first bool) *node.RetentionPolicy {
 	return &r
 }
 
-// startMaintenance registers Config.Schedules and says, once, that terminal
-// jobs accumulate when no Retention Policy is set.
+// startMaintenance registers Config.Schedules and says, once per process,
+// that terminal jobs are kept forever when a Client that works jobs has no
+// Retention Policy.
 func (c *Client) startMaintenance(ctx context.Context) error {
 	for _, d := range c.schedules {
 		if err := c.upsertSchedule(ctx, d); err != nil {
@@ -328,7 +330,22 @@ func (c *Client) startMaintenance(ctx context.Context) error {
 		}
 	}
 	if len(c.pumps) > 0 && c.retention == nil {
-		c.log.InfoContext(ctx, "retention policy is off: terminal jobs accumulate in the store; set Config.Retention to purge them")
+		c.notices.retentionOff.Do(func() {
+			c.log.InfoContext(ctx, "retention policy is off: terminal jobs are kept forever; set Config.Retention to purge them")
+		})
 	}
 	return nil
 }
+
+// startNotices are the lines a Client logs at Start once per process, not
+// once per Client: a process that makes a Client per request or per test
+// says each thing once.
+type startNotices struct {
+	// retentionOff guards the "terminal jobs are kept forever" line.
+	retentionOff sync.Once
+}
+
+// processNotices is the process's one startNotices, the only state the
+// package keeps beyond a Client: "once per process" needs it. Tests give a
+// Client a fresh one.
+var processNotices startNotices

@@ -67,8 +67,9 @@ func New(opts Options) (*Bridge, error) {
 	return b, nil
 }
 
-// version is the instrumentation version the tracer and meter report.
-const version = "0.1.0"
+// version is the instrumentation version the tracer and meter report: the
+// BackWave release.
+const version = backwave.Version
 
 // Install adds the bridge to cfg: EnqueueMiddleware and Middleware first in
 // their lists (outermost, so the spans cover every other middleware) and

@@ -114,6 +114,21 @@ func (m txInsert) JobInsertManyInTx(ctx context.Context, tx any, p store.InsertM
 	return ids, nil
 }
 
+// JobRescheduleInTx is the Operator Action inside the caller's
+// transaction; it moves no user data, and the job it returns has its
+// payload opened.
+func (m txInsert) JobRescheduleInTx(ctx context.Context, tx any, p store.JobRescheduleParams) (job.Job, error) {
+	ins, ok := m.b.Store.(store.TxInserter)
+	if !ok {
+		return job.Job{}, fmt.Errorf("encrypt: reschedule: %w", store.ErrTxUnsupported)
+	}
+	j, err := ins.JobRescheduleInTx(ctx, tx, p)
+	if err == nil {
+		m.b.readable(ctx, &j)
+	}
+	return j, err
+}
+
 // payloadBound returns the row a job's stored payload is bound to: the job
 // itself, or, for a job minted from a Recurring Schedule whose template was
 // sealed, the schedule named by its schedule Tag.

@@ -232,7 +232,9 @@ type Forget struct {
 
 // PollAfter asks the Shell to feed a Poll once Delay has passed on its
 // clock: a claim found a Queue's Rate Limit spent with due jobs waiting, and
-// its window reopens then (ClaimDone.Reopen). The Shell keeps one pending
+// its window reopens then (ClaimDone.Reopen); or a retention sweep reported
+// a full batch, and Delay is 0, so the Poll that re-issues it comes at once
+// but after whatever events are already waiting. The Shell keeps one pending
 // re-poll and a PollAfter replaces it; the Driver emits one only when none
 // is pending or the new one is sooner, so the pending one is always the
 // soonest. Between ticks, that is the only extra claim a spent Rate Limit

@@ -398,7 +398,8 @@ func (d *Driver) claimDone(e ClaimDone, out []Command) []Command {
 }
 
 // repollWhenReopened asks for a Poll when a spent Rate Limit's window
-// reopens, after reopen, unless a re-poll at least as soon is pending. The
+// reopens, after reopen, unless a re-poll at least as soon is pending; a
+// purge sweep that answered a full batch asks with reopen 0, at once. The
 // store times the window on its clock and the Driver's timers run on the
 // node's, but a duration is the same on both: the re-poll lands when the
 // window has reopened, give or take the clocks' drift over one window, and

@@ -19,9 +19,16 @@ import (
 // One dance at a time.
 //
 // Each purge sweep is bounded by the policy's Batch. A sweep that reports a
-// full batch is issued again at the next Poll, not at once: the Pump makes
-// one store round trip at a time, and a drain of a large backlog must not
-// hold claims, renewals and reports off for its whole length.
+// full batch is issued again at once (node-driver.txt, "Cadence"), by way
+// of the event loop rather than inside the step that answered it: the
+// Driver asks for a Poll with no delay (PollAfter{Delay: 0}) and that Poll
+// re-issues the sweep. The Shell carries out a step's commands one store
+// round trip at a time until none remains, so a Purge emitted straight
+// from PurgeDone would drain a large backlog inside one step, holding
+// claims, renewals and reports off for its whole length; going through the
+// Poll lets every event that is waiting (a Heartbeat's renewals, a
+// finished handler's outcome) interleave between batches, and the drain
+// still runs back to back, not one batch per poll interval.
 
 // RetentionPolicy says how long terminal jobs are kept before the
 // maintenance beat purges them, with everything stored beside them. Two
@@ -98,7 +105,7 @@ type maintenance struct {
 	// the latest load.
 	exprs map[string]*cron.Expr
 	// purgeOp is each sweep's Purge in flight; more marks a sweep whose
-	// last batch was full, to issue again at the next Poll.
+	// last batch was full, to issue again at the Poll asked for at once.
 	purgeOp [sweeps]OpID
 	more    [sweeps]bool
 }
@@ -118,8 +125,9 @@ func (d *Driver) maintain(out []Command) []Command {
 	return out
 }
 
-// continueSweeps issues again, on a Poll between beats, each sweep whose
-// last batch was full.
+// continueSweeps issues again, on a Poll between beats (the one asked for
+// at once by purgeDone, or any earlier), each sweep whose last batch was
+// full.
 func (d *Driver) continueSweeps(out []Command) []Command {
 	if d.cfg.Retention == nil || d.stopping {
 		return out
@@ -147,6 +155,9 @@ func (d *Driver) purgeDone(e PurgeDone, out []Command) []Command {
 		if d.maint.purgeOp[s] == e.Op && e.Op != 0 {
 			d.maint.purgeOp[s] = 0
 			d.maint.more[s] = e.Err == nil && e.Purged >= d.cfg.Retention.Batch
+			if d.maint.more[s] && !d.stopping {
+				return d.repollWhenReopened(e.Now, 0, out)
+			}
 			return out
 		}
 	}

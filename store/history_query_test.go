@@ -55,7 +55,7 @@ func TestHistoryFromURI(t *testing.T) {
 			if err == nil && c.query != "" && strings.Contains(conn, "history") {
 				t.Errorf("postgres: connection string %q still carries history", conn)
 			}
-			s, err := store.Open(context.Background(), "mem://?"+c.query)
+			s, err := store.Open(context.Background(), "mem://?clock=manual&"+c.query)
 			var mp store.HistoryPolicy
 			if err == nil {
 				mp = s.(*memstore.Store).History()

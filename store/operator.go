@@ -77,7 +77,7 @@ type Operator interface {
 	JobCancel(ctx context.Context, p JobCancelParams) (job.Job, error)
 
 	// JobReschedule moves the due time of a waiting (Scheduled or
-	// Awaiting-Parent) job to p.ScheduledAt. The job keeps its id, payload,
+	// Awaiting-Parent) job to p.DueAt(the store's now). The job keeps its id, payload,
 	// Attempt and Retry Cause; no Transition Log entry is written, because
 	// the state does not change (glossary, Reschedule). A Running or
 	// terminal job is ErrIllegalTransition.
@@ -100,9 +100,24 @@ type JobCancelParams struct {
 type JobRescheduleParams struct {
 	ID    job.ID
 	Actor Actor
-	// ScheduledAt is the new due time; required, in years MinYear to
-	// MaxYear.
+	// ScheduledAt is the new due time, in years MinYear to MaxYear; or
+	// zero, with After set.
 	ScheduledAt time.Time
+	// After, when ScheduledAt is zero, sets the new due time this long
+	// after now on the store's clock (the clock every due comparison
+	// reads), inside the action's own transaction: "in an hour" means an
+	// hour of the store's time, whatever a caller's clock says. It must be
+	// positive. Exactly one of ScheduledAt and After is set.
+	After time.Duration
+}
+
+// DueAt is the new due time of p at now, the store's time inside the
+// action: ScheduledAt, or now plus After.
+func (p JobRescheduleParams) DueAt(now time.Time) time.Time {
+	if p.ScheduledAt.IsZero() {
+		return now.Add(p.After)
+	}
+	return p.ScheduledAt
 }
 
 // Validate checks the params of JobRequeue.
@@ -116,8 +131,15 @@ func (p JobRescheduleParams) Validate() error {
 	if err := checkAction(p.ID, p.Actor); err != nil {
 		return err
 	}
-	if p.ScheduledAt.IsZero() {
+	switch {
+	case p.ScheduledAt.IsZero() && p.After == 0:
 		return fmt.Errorf("%w: reschedule job %d without a due time", ErrInvalidParams, p.ID)
+	case !p.ScheduledAt.IsZero() && p.After != 0:
+		return fmt.Errorf("%w: reschedule job %d: both a due time and After %v (give one)", ErrInvalidParams, p.ID, p.After)
+	case p.ScheduledAt.IsZero() && (p.After < 0 || p.After > 100*365*24*time.Hour):
+		return fmt.Errorf("%w: reschedule job %d: After %v (want a positive duration of at most 100 years)", ErrInvalidParams, p.ID, p.After)
+	case p.ScheduledAt.IsZero():
+		return nil
 	}
 	if err := ValidateTime("new due time", p.ScheduledAt); err != nil {
 		return fmt.Errorf("reschedule job %d: %w", p.ID, err)

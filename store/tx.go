@@ -40,6 +40,14 @@ type TxInserter interface {
 	// inserted. After any error the caller should roll tx back: a failed
 	// statement may have left it unusable.
 	JobInsertManyInTx(ctx context.Context, tx any, p InsertManyParams) ([]job.ID, error)
+	// JobRescheduleInTx is JobReschedule inside tx (glossary, Reschedule:
+	// "It can join the caller's transaction, the same as Transactional
+	// Enqueue"), with the same params, validation, audit record and errors.
+	// tx is taken and checked as for JobInsertManyInTx, and the store never
+	// commits or rolls it back: the new due time and its audit record
+	// commit or roll back with the caller's writes. No Wake-Up Hint is sent
+	// before the commit.
+	JobRescheduleInTx(ctx context.Context, tx any, p JobRescheduleParams) (job.Job, error)
 }
 
 // IDFloor is the highest job id a store handed out inside callers'

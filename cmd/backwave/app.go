@@ -76,6 +76,7 @@ func commands() []*cli.Command {
 		{categoryStart, demoCommand()},
 		{categoryStart, migrateCommand()},
 		{categoryStart, manifestCommand()},
+		{categoryStart, versionCommand()},
 		{categoryStore, jobsCommand()},
 		{categoryStore, workflowsCommand()},
 		{categoryStore, enqueueCommand()},

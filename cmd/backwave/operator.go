@@ -32,27 +32,30 @@ func operatorCommands() []*cli.Command {
 			UsageText: "backwave jobs reschedule --db URI [--actor WHO] (--at RFC3339 | --in DURATION) ID",
 			Flags: []cli.Flag{dbFlag(), actorFlag(),
 				&cli.StringFlag{Name: "at", Usage: "the new due time, RFC 3339"},
-				&cli.DurationFlag{Name: "in", Usage: "the new due time, this long from now"},
+				&cli.DurationFlag{Name: "in", Usage: "the new due time, this long from now on the store's clock"},
 			},
 			Action: jobAction(func(cmd *cli.Command) (jobFunc, error) {
-				var at time.Time
 				switch raw, in := cmd.String("at"), cmd.Duration("in"); {
 				case raw != "" && in != 0:
 					return nil, usagef("give --at or --in, not both")
 				case raw != "":
-					t, err := time.Parse(time.RFC3339Nano, raw)
+					at, err := time.Parse(time.RFC3339Nano, raw)
 					if err != nil {
 						return nil, usagef("--at %q is not an RFC 3339 time", raw)
 					}
-					at = t
+					return func(ctx context.Context, a *backwave.Admin, id backwave.JobID) (backwave.JobInfo, error) {
+						return a.Reschedule(ctx, id, at)
+					}, nil
+				case in < 0:
+					return nil, usagef("--in %v is in the past (want a positive duration)", in)
 				case in != 0:
-					at = time.Now().Add(in)
+					// From now on the store's clock, not this host's.
+					return func(ctx context.Context, a *backwave.Admin, id backwave.JobID) (backwave.JobInfo, error) {
+						return a.RescheduleIn(ctx, id, in)
+					}, nil
 				default:
 					return nil, usagef("give the new due time with --at or --in")
 				}
-				return func(ctx context.Context, a *backwave.Admin, id backwave.JobID) (backwave.JobInfo, error) {
-					return a.Reschedule(ctx, id, at)
-				}, nil
 			}),
 		},
 		{

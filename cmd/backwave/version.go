@@ -1,23 +1,44 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/backwave/backwave"
+	"github.com/urfave/cli/v3"
 
 	"github.com/backwave/backwave/store/mariadb"
 	"github.com/backwave/backwave/store/postgres"
 	"github.com/backwave/backwave/store/sqlite"
 )
 
-// printVersion prints the module version of this build ("(devel)" from a
-// checkout), the commit when the build recorded one, and the schema version
-// each adapter migrates to.
+// versionCommand is "backwave version", the same report as --version.
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print the version of this build and the store schema versions it migrates to",
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			if err := noArgs(cmd); err != nil {
+				return err
+			}
+			return printVersion(cmd.Root().Writer)
+		},
+	}
+}
+
+// printVersion prints the BackWave release (backwave.Version), the module
+// version of this build when it is not a checkout's "(devel)", the commit
+// when the build recorded one, and the schema version each adapter
+// migrates to.
 func printVersion(w io.Writer) error {
-	version, commit := "(unknown)", ""
+	version, commit := backwave.Version, ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		version = bi.Main.Version
+		if mv := bi.Main.Version; mv != "" && mv != "(devel)" && mv != "v"+backwave.Version {
+			version += ", module " + mv
+		}
 		var modified bool
 		for _, s := range bi.Settings {
 			switch s.Key {

@@ -18,6 +18,18 @@ const (
 	ClassCrash
 )
 
+// livelockClass is the Class of a livelock under level l: liveness where
+// the level demands liveness, and otherwise a crash — a step that never
+// settles is no fault-induced stall (no fault repeats at one instant), but
+// the glossary's Adversarial level reports no liveness failure at all, so
+// it is counted with the blown event budget instead.
+func (l Level) livelockClass() Class {
+	if l.LivenessChecked() {
+		return ClassLiveness
+	}
+	return ClassCrash
+}
+
 // String names the class.
 func (c Class) String() string {
 	switch c {
@@ -82,7 +94,10 @@ const (
 	// something the store never applied (observer.go).
 	InvObserverDeliverySafety = "observer-delivery-safety"
 	// InvLivelock: one step of a node did not settle (commands kept coming
-	// at one instant of Virtual Time).
+	// at one instant of Virtual Time). A liveness failure under Pristine
+	// and Recoverable; under Adversarial, where liveness is not an error
+	// (glossary, Fault Level), it is a crash, like a run that blows its
+	// event budget (Level.livelockClass).
 	InvLivelock = "livelock"
 	// InvClaimedBeforeDue: a job was claimed before its due time.
 	InvClaimedBeforeDue = "claimed-before-due"

@@ -264,7 +264,7 @@ func (n *simNode) step(ev node.Event) {
 	n.checkHeld()
 	for count := 0; n.head < len(n.cmds); count++ {
 		if count > maxStepCommands {
-			w.failf(ClassLiveness, InvLivelock, "node %s: more than %d commands at one instant", n.worker, maxStepCommands)
+			w.failf(w.sc.Level.livelockClass(), InvLivelock, "node %s: more than %d commands at one instant", n.worker, maxStepCommands)
 			break
 		}
 		c := n.cmds[n.head]

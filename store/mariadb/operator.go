@@ -63,38 +63,64 @@ func (s *Store) JobReschedule(ctx context.Context, p store.JobRescheduleParams) 
 	if err := p.Validate(); err != nil {
 		return job.Job{}, err
 	}
-	return s.operate(ctx, "reschedule", p.ID, func(w *wtx, r *jrow) error {
-		if !core.Reschedulable(r.job.State) {
-			return fmt.Errorf("reschedule job %d: it is %s: %w", p.ID, r.job.State, store.ErrIllegalTransition)
-		}
-		r.job.ScheduledAt = p.ScheduledAt.UTC().Truncate(time.Microsecond)
-		if err := w.save(r); err != nil {
-			return err
-		}
-		if core.Claimable(&r.job, w.now) {
-			w.hint(r.job.Queue)
-		}
-		return w.record(p.Actor, store.AuditReschedule, r.job.ID, r.job.Queue, store.RescheduleDetail(p.ScheduledAt))
+	return s.operate(ctx, "reschedule", p.ID, func(w *wtx, r *jrow) error { return w.reschedule(p, r, true) })
+}
+
+// JobRescheduleInTx is JobReschedule inside tx, a *sql.Tx the application
+// began on the store's database (store.TxInserter), taken and checked as
+// for JobInsertManyInTx. It holds the writer row until tx ends and sends
+// no Wake-Up Hint.
+func (s *Store) JobRescheduleInTx(ctx context.Context, tx any, p store.JobRescheduleParams) (job.Job, error) {
+	var out job.Job
+	err := s.inTx(ctx, tx, "reschedule in transaction", p.Validate, func(w *wtx) error {
+		var err error
+		out, err = w.act(p.ID, func(w *wtx, r *jrow) error { return w.reschedule(p, r, false) })
+		return err
 	})
+	return out, err
+}
+
+// reschedule moves r's due time and records the action; hint: announce the
+// job when it is claimable now (never inside the caller's transaction).
+func (w *wtx) reschedule(p store.JobRescheduleParams, r *jrow, hint bool) error {
+	if !core.Reschedulable(r.job.State) {
+		return fmt.Errorf("reschedule job %d: it is %s: %w", p.ID, r.job.State, store.ErrIllegalTransition)
+	}
+	at := p.DueAt(w.now)
+	r.job.ScheduledAt = at.UTC().Truncate(time.Microsecond)
+	if err := w.save(r); err != nil {
+		return err
+	}
+	if hint && core.Claimable(&r.job, w.now) {
+		w.hint(r.job.Queue)
+	}
+	return w.record(p.Actor, store.AuditReschedule, r.job.ID, r.job.Queue, store.RescheduleDetail(at))
 }
 
 // operate runs one Operator Action on job id and returns the job after it.
 func (s *Store) operate(ctx context.Context, what string, id job.ID, fn func(w *wtx, r *jrow) error) (job.Job, error) {
 	var out job.Job
 	err := s.write(ctx, what, func(w *wtx) error {
-		r, err := w.find(id)
-		if err != nil {
-			return err
-		}
-		if err := fn(w, r); err != nil {
-			return err
-		}
-		jobs := []job.Job{r.job}
-		if err := loadTags(w.tx, w.ctx, jobs); err != nil {
-			return err
-		}
-		out = jobs[0]
-		return nil
+		var err error
+		out, err = w.act(id, fn)
+		return err
 	})
 	return out, err
+}
+
+// act runs one Operator Action on job id inside w and returns the job
+// after it, with its Tags.
+func (w *wtx) act(id job.ID, fn func(w *wtx, r *jrow) error) (job.Job, error) {
+	r, err := w.find(id)
+	if err != nil {
+		return job.Job{}, err
+	}
+	if err := fn(w, r); err != nil {
+		return job.Job{}, err
+	}
+	jobs := []job.Job{r.job}
+	if err := loadTags(w.tx, w.ctx, jobs); err != nil {
+		return job.Job{}, err
+	}
+	return jobs[0], nil
 }

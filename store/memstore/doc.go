@@ -66,10 +66,13 @@
 //
 // # Opening by URI
 //
-// Importing the package registers the scheme "mem": store.Open(ctx, "mem://")
-// returns a fresh, empty Store whose clock is a vtime.Manual standing at
-// vtime.Epoch. That clock moves only when told to (see Store.Clock), so a
-// store opened this way suits tests and demos of jobs due at once; a caller
-// that needs time to pass advances it, or builds the Store with New and its
-// own Clock.
+// Importing the package registers the scheme "mem" (OpenURI):
+// store.Open(ctx, "mem://") returns a fresh, empty Store on a real clock,
+// so a Client over it sees retries, delays and schedules come due. This
+// package cannot read the wall clock (it is below the determinism
+// boundary), so the root package backwave registers the scheme again with
+// its WallClock; a program that imports only this package gets an error
+// wrapping ErrNoRealClock for "mem://". "mem://?clock=manual" asks for a
+// vtime.Manual standing at vtime.Epoch instead, a clock that moves only
+// when told to (see Store.Clock): for tests that step time themselves.
 package memstore

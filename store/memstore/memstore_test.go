@@ -332,18 +332,23 @@ func TestCloseAndContext(t *testing.T) {
 	}
 }
 
-// Opening by URI: "mem://" gives a fresh store; anything more is refused.
+// Opening by URI: "mem://?clock=manual" gives a fresh store on a Manual
+// clock; "mem://" needs the real clock this package cannot read (the root
+// package registers it); anything more is refused.
 func TestOpenByURI(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	if !slices.Contains(store.Default.Schemes(), memstore.Scheme) {
 		t.Fatalf("schemes %v lack %q", store.Default.Schemes(), memstore.Scheme)
 	}
-	a, err := store.Open(ctx, "mem://")
+	if _, err := store.Open(ctx, "mem://"); !errors.Is(err, memstore.ErrNoRealClock) {
+		t.Fatalf("mem:// without a real clock: %v, want ErrNoRealClock", err)
+	}
+	a, err := store.Open(ctx, "mem://?clock=manual")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := store.Open(ctx, "mem://")
+	b, err := store.Open(ctx, "mem://?clock=manual")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +361,7 @@ func TestOpenByURI(t *testing.T) {
 	if got := a.(*memstore.Store).Clock().Now(); !got.Equal(vtime.Epoch) {
 		t.Fatalf("mem:// clock reads %v, want %v", got, vtime.Epoch)
 	}
-	for _, uri := range []string{"mem://shared", "mem:///path", "mem://?x=1", "mem:opaque"} {
+	for _, uri := range []string{"mem://shared", "mem:///path", "mem://?x=1", "mem:opaque", "mem://?clock=sundial", "mem://?clock=manual&clock=real"} {
 		if _, err := store.Open(ctx, uri); !errors.Is(err, store.ErrInvalidParams) {
 			t.Fatalf("Open(%q) error = %v, want ErrInvalidParams", uri, err)
 		}

@@ -112,8 +112,9 @@ func (s *Store) JobReschedule(ctx context.Context, p store.JobRescheduleParams) 
 		return job.Job{}, fmt.Errorf("memstore: reschedule job %d: it is %s: %w", p.ID, r.job.State, store.ErrIllegalTransition)
 	}
 	now := s.clock.Now()
-	r.job.ScheduledAt = p.ScheduledAt.Round(0)
-	s.record(now, p.Actor, store.AuditReschedule, r.job.ID, r.job.Queue, store.RescheduleDetail(p.ScheduledAt))
+	at := p.DueAt(now)
+	r.job.ScheduledAt = at.Round(0)
+	s.record(now, p.Actor, store.AuditReschedule, r.job.ID, r.job.Queue, store.RescheduleDetail(at))
 	if core.Claimable(&r.job, now) {
 		hints = s.hintable(&hintSet{queues: []string{r.job.Queue}}, now)
 	}

@@ -220,13 +220,14 @@ func (s *Store) reschedule(ctx context.Context, q querier, p store.JobReschedule
 	if !core.Reschedulable(h.state) {
 		return job.Job{}, fmt.Errorf("job %d is %s: %w", p.ID, h.state, store.ErrIllegalTransition)
 	}
-	if _, err := q.exec(ctx, s.sql(`UPDATE backwave.job SET scheduled_at = $2 WHERE id = $1`), int64(p.ID), p.ScheduledAt); err != nil {
+	at := p.DueAt(h.now.Time)
+	if _, err := q.exec(ctx, s.sql(`UPDATE backwave.job SET scheduled_at = $2 WHERE id = $1`), int64(p.ID), at); err != nil {
 		return job.Job{}, err
 	}
-	if err := s.audit(ctx, q, p.Actor, store.AuditReschedule, p.ID, h.queue, store.RescheduleDetail(p.ScheduledAt)); err != nil {
+	if err := s.audit(ctx, q, p.Actor, store.AuditReschedule, p.ID, h.queue, store.RescheduleDetail(at)); err != nil {
 		return job.Job{}, err
 	}
-	if !p.ScheduledAt.After(h.now.Time) {
+	if !at.After(h.now.Time) {
 		if err := s.hint(ctx, q, h.queue); err != nil {
 			return job.Job{}, err
 		}

@@ -76,6 +76,41 @@ func (s *Store) JobInsertManyInTx(ctx context.Context, tx any, p store.InsertMan
 	}
 }
 
+// JobRescheduleInTx implements store.TxInserter: tx is a pgx.Tx or a
+// *sql.Tx on pgx's stdlib driver, on the store's database, checked as for
+// JobInsertManyInTx before the job is touched.
+func (s *Store) JobRescheduleInTx(ctx context.Context, tx any, p store.JobRescheduleParams) (job.Job, error) {
+	var q querier
+	viaSQL := false
+	switch t := tx.(type) {
+	case pgx.Tx:
+		if t == nil {
+			return job.Job{}, fmt.Errorf("postgres: reschedule job: %w: a nil pgx.Tx", store.ErrTxUnsupported)
+		}
+		q = pgxTxRunner(t)
+	case *sql.Tx:
+		if t == nil {
+			return job.Job{}, fmt.Errorf("postgres: reschedule job: %w: a nil *sql.Tx", store.ErrTxUnsupported)
+		}
+		q, viaSQL = sqlRunner{q: t}, true
+	default:
+		return job.Job{}, fmt.Errorf("postgres: reschedule job: %w: a transaction of type %T; the Networked Adapter takes a pgx.Tx or a *sql.Tx on pgx's stdlib driver",
+			store.ErrTxUnsupported, tx)
+	}
+	if err := p.Validate(); err != nil {
+		return job.Job{}, err
+	}
+	if err := s.enter(ctx); err != nil {
+		return job.Job{}, err
+	}
+	what := fmt.Sprintf("reschedule job %d in the caller's transaction", p.ID)
+	if err := s.checkTx(ctx, q, viaSQL); err != nil {
+		return job.Job{}, s.wrap(what, err)
+	}
+	out, err := s.reschedule(ctx, q, p)
+	return out, s.wrap(what, err)
+}
+
 // insertInTx checks that q, the caller's transaction, is on the store's
 // database, then inserts the jobs of p (checked already) through it. viaSQL
 // tells that q is a *sql.Tx, whose driver is not known.

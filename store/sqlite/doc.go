@@ -76,16 +76,20 @@
 //
 // # Durability: the synchronous setting
 //
-// The default is synchronous=NORMAL (SynchronousNormal). In WAL mode it
-// means: a committed transaction survives a crash of the process; a power
-// loss or operating-system crash may roll back the last transactions
+// The default is synchronous=FULL (SynchronousFull): the WAL is synced on
+// every commit, so a committed transaction (an acknowledged enqueue, a
+// reported outcome) survives a power loss or operating-system crash, as the
+// Storage Contract requires of every adapter. It costs one fsync per write
+// transaction.
+//
+// synchronous=NORMAL (SynchronousNormal, or "?synchronous=normal" in the
+// URI) is an explicit choice for a deployment that accepts the trade: in
+// WAL mode a committed transaction survives a crash of the process, but a
+// power loss or operating-system crash may roll back the last transactions
 // committed before it (they were in the WAL but not yet synced), and never
-// corrupts the database. A rolled-back claim or outcome is then redone the
-// way a crashed node's work is: the job is still Scheduled, or its Lease
-// lapses and the job runs again. synchronous=FULL (SynchronousFull, or
-// "?synchronous=full" in the URI) syncs the WAL on every commit, so a
-// committed transaction survives a power loss too, at the cost of one fsync
-// per write transaction.
+// corrupts the database. A rolled-back claim or outcome is redone the way a
+// crashed node's work is, but a rolled-back enqueue is a job the caller was
+// told exists and that is gone. docs/benchmarks.md measures both.
 //
 // # Clock
 //

@@ -64,3 +64,15 @@ func CountsDrift(ctx context.Context, s *Store) (string, error) {
 	slices.Sort(drift)
 	return strings.Join(drift, "; "), nil
 }
+
+// SyncLevel reads PRAGMA synchronous on the store's write connection and on
+// a read connection: 1 is NORMAL, 2 FULL.
+func SyncLevel(ctx context.Context, s *Store) (write, read int, err error) {
+	if err := s.w.QueryRowContext(ctx, "SELECT synchronous FROM pragma_synchronous").Scan(&write); err != nil {
+		return 0, 0, err
+	}
+	err = s.read(ctx, "read synchronous", func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, "SELECT synchronous FROM pragma_synchronous").Scan(&read)
+	})
+	return write, read, err
+}

@@ -162,10 +162,12 @@ func (s *Store) reschedule(ctx context.Context, tx *sql.Tx, p store.JobReschedul
 	if !core.Reschedulable(h.state) {
 		return job.Job{}, fmt.Errorf("job %d is %s: %w", p.ID, h.state, store.ErrIllegalTransition)
 	}
-	if _, err := tx.ExecContext(ctx, s.m.reschedule, micros(p.ScheduledAt), int64(p.ID)); err != nil {
+	now := s.clock.Now()
+	at := p.DueAt(now)
+	if _, err := tx.ExecContext(ctx, s.m.reschedule, micros(at), int64(p.ID)); err != nil {
 		return job.Job{}, err
 	}
-	if err := s.audit(ctx, tx, s.clock.Now(), p.Actor, store.AuditReschedule, p.ID, h.queue, store.RescheduleDetail(p.ScheduledAt)); err != nil {
+	if err := s.audit(ctx, tx, now, p.Actor, store.AuditReschedule, p.ID, h.queue, store.RescheduleDetail(at)); err != nil {
 		return job.Job{}, err
 	}
 	return s.getIn(ctx, tx, p.ID)

@@ -223,7 +223,7 @@ func TestConnectionSettings(t *testing.T) {
 	for _, tc := range []struct {
 		sync Synchronous
 		want int // PRAGMA synchronous: 1 NORMAL, 2 FULL
-	}{{"", 1}, {SynchronousNormal, 1}, {SynchronousFull, 2}} {
+	}{{"", 2}, {SynchronousNormal, 1}, {SynchronousFull, 2}} {
 		s, err := Open(ctx, filepath.Join(t.TempDir(), "jobs.db"), Options{Synchronous: tc.sync, BusyTimeout: 1234 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)

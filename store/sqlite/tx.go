@@ -74,6 +74,27 @@ func (s *Store) JobInsertManyInTx(ctx context.Context, tx any, p store.InsertMan
 	return s.JobInsertManyTx(ctx, t, p)
 }
 
+// JobRescheduleInTx implements store.TxInserter: it is JobRescheduleTx for
+// a tx that must be a *sql.Tx on the store's file. Any other value, and a
+// transaction on another file, wraps store.ErrTxUnsupported.
+func (s *Store) JobRescheduleInTx(ctx context.Context, tx any, p store.JobRescheduleParams) (job.Job, error) {
+	t, ok := tx.(*sql.Tx)
+	if !ok || t == nil {
+		return job.Job{}, fmt.Errorf("sqlite: reschedule job: %w: a transaction of type %T; the Embedded Adapter takes a *sql.Tx on its file %s",
+			store.ErrTxUnsupported, tx, s.path)
+	}
+	if err := p.Validate(); err != nil {
+		return job.Job{}, err
+	}
+	if err := s.ready(ctx); err != nil {
+		return job.Job{}, err
+	}
+	if err := s.checkTx(ctx, t); err != nil {
+		return job.Job{}, fmt.Errorf("sqlite: reschedule job %d: %w", p.ID, err)
+	}
+	return s.JobRescheduleTx(ctx, t, p)
+}
+
 // checkTx fails, wrapping store.ErrTxUnsupported, unless tx is on the
 // store's database file. A statement that fails with SQLite's own error
 // (or on a done context) is reported as it is; one that fails otherwise

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -245,6 +246,30 @@ func testOperator(t *testing.T, s *suite) {
 		e.wantErr("JobReschedule(succeeded job)", err, store.ErrIllegalTransition)
 		_, err = e.s.JobReschedule(e.ctx, store.JobRescheduleParams{ID: id, Actor: actor})
 		e.wantErr("JobReschedule(no time)", err, store.ErrInvalidParams)
+	})
+
+	// JobRescheduleParams.After: "this long after now on the store's clock
+	// ... inside the action's own transaction"; exactly one of ScheduledAt
+	// and After.
+	s.run(t, "RescheduleAfter", func(t *testing.T, e *env) {
+		id := e.insertN("q", 1)[0]
+		before := e.now()
+		got, err := e.s.JobReschedule(e.ctx, store.JobRescheduleParams{ID: id, Actor: actor, After: time.Hour})
+		if err != nil {
+			t.Fatalf("JobReschedule(After 1h): %v", err)
+		}
+		after := e.now()
+		e.within("ScheduledAt after JobReschedule(After 1h)", e.get(id).ScheduledAt, before.Add(time.Hour), after.Add(time.Hour))
+		if !got.ScheduledAt.Equal(e.get(id).ScheduledAt) {
+			t.Fatalf("returned ScheduledAt %v, stored %v", got.ScheduledAt, e.get(id).ScheduledAt)
+		}
+		for _, p := range []store.JobRescheduleParams{
+			{ID: id, Actor: actor, After: -time.Second},
+			{ID: id, Actor: actor, After: time.Hour, ScheduledAt: before.Add(time.Hour)},
+		} {
+			_, err := e.s.JobReschedule(e.ctx, p)
+			e.wantErr(fmt.Sprintf("JobReschedule(After %v, ScheduledAt %v)", p.After, p.ScheduledAt), err, store.ErrInvalidParams)
+		}
 	})
 
 	// Operator Action: "recorded identity" — who, what, when, which job or
