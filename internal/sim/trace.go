@@ -25,6 +25,7 @@ var evNames = [...]string{
 	evStoreUp: "store-up", evRequeue: "operator-requeue", evScheduleRemove: "schedule-remove",
 	evRateAction: "rate-action", evRateUndo: "rate-undo", evRepoll: "re-poll", evWorkflowRetry: "workflow-retry",
 	evWalkTick: "walk-tick", evWalkDelivered: "walk-delivered", evObserverDeadline: "observer-deadline",
+	evMigrate: "migrate", evMigrationCheck: "migration-check",
 }
 
 func (w *world) traceEvent(ev *event) {

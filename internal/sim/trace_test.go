@@ -128,3 +128,17 @@ func readTraceHashes(path string) (map[string]uint64, error) {
 	}
 	return out, sc.Err()
 }
+
+// TestEveryEventKindHasAName: the story a -v replay prints names every
+// event kind, so a kind added without a name cannot crash the replay.
+func TestEveryEventKindHasAName(t *testing.T) {
+	t.Parallel()
+	if len(evNames) != int(evKinds) {
+		t.Fatalf("evNames has %d entries, want %d (one per event kind)", len(evNames), evKinds)
+	}
+	for k := evEnqueue; k < evKinds; k++ {
+		if evNames[k] == "" {
+			t.Errorf("event kind %d has no name in evNames", k)
+		}
+	}
+}

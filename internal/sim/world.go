@@ -48,6 +48,7 @@ const (
 	evWorkflowRetry
 	evMigrate
 	evMigrationCheck
+	evKinds // one past the last kind: every kind below it has a name in evNames
 )
 
 // event is one entry of the event queue, ordered by (at, seq).
