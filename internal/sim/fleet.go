@@ -50,7 +50,10 @@ import (
 // restart, plus a bound — every node not lost is up and has had a claim
 // answered by the store since the later of the migration lock's release
 // and its latest start, or holds no free Worker (a node whose pool is full
-// claimed what fills it after it started). A node that refuses the schema
+// claimed what fills it after it started). The check moves on once by the
+// longest request plus response delay the run's faults drew
+// (migrationCheckDue): an operation sent in the window may be answered
+// that much after it ends. A node that refuses the schema
 // and stays down, or that is up and never claims, fails it.
 
 // NewWireName is the Wire Name only version-1 nodes handle.
@@ -238,8 +241,10 @@ type fleetWorld struct {
 	migrated bool
 	holdEnd  time.Time
 	// checkPending keeps the run going until the Migration-Liveness
-	// check.
-	checkPending bool
+	// check; checkExtended is set once the check has been moved past the
+	// in-flight delay of the faults drawn (migrationCheckDue).
+	checkPending  bool
+	checkExtended bool
 }
 
 // fleetNode is one node's side: its version, the reads its Driver was
@@ -442,6 +447,30 @@ func (w *world) checkFleetClaim(n *simNode, op node.OpID, jobs []job.Job) {
 		}
 		w.cov.hit(SitQuarantineNoHandler)
 	}
+}
+
+// migrationCheckDue reports whether the Migration-Liveness check may run
+// now. Its time was fixed before the run (checkAt), but an operation sent
+// during the chaos window may still be held by its drawn request and
+// response delays after the window ends (a fleet stamp answered late keeps
+// its node from claiming): the first time the check comes due, it moves
+// on by the longest such delay the run drew, as the Drain-Liveness bound
+// counts in-flight time, and runs when it comes due again.
+func (w *world) migrationCheckDue() bool {
+	if w.fl.checkExtended {
+		return true
+	}
+	w.fl.checkExtended = true
+	var req, resp time.Duration
+	for _, f := range w.faults.Ops {
+		req, resp = max(req, f.ReqDelay.D()), max(resp, f.RespDelay.D())
+	}
+	if req+resp == 0 {
+		return true
+	}
+	w.fl.checkPending = true
+	w.schedule(event{at: w.now.Add(req + resp), kind: evMigrationCheck})
+	return false
 }
 
 // checkMigration is the Migration-Liveness oracle.

@@ -498,7 +498,9 @@ func (w *world) handle(ev *event) {
 		w.migrate()
 	case evMigrationCheck:
 		w.fl.checkPending = false
-		w.checkMigration()
+		if w.migrationCheckDue() {
+			w.checkMigration()
+		}
 	case evChaosEnd:
 		w.endChaos()
 	case evCrash:
