@@ -46,7 +46,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			if slices.Contains(p.Queues[:i], name) {
 				continue
 			}
-			room, rate, err := s.room(ctx, tx, name, p.Limit-len(out), now)
+			room, rate, keys, err := s.room(ctx, tx, name, p.Limit-len(out), now)
 			if err != nil {
 				return err
 			}
@@ -54,13 +54,26 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			if room <= 0 {
 				continue
 			}
-			rows, err := s.claimDueRows(ctx, tx, name, now, room, p.Skip)
-			if err != nil {
-				return fmt.Errorf("queue %q: %w", name, err)
-			}
 			from := len(out)
-			if out, err = scanClaimed(rows, out, room, name, p.Worker, expires); err != nil {
-				return fmt.Errorf("queue %q: %w", name, err)
+			var taken []keyTaken
+			if keys.keyed() {
+				var ids []int64
+				if ids, taken, err = s.claimKeyed(ctx, tx, name, keys, now, room, p.Skip); err != nil {
+					return err
+				}
+				if len(ids) > 0 {
+					if out, err = s.claimKeyedRows(ctx, tx, ids, out, room, name, p.Worker, expires); err != nil {
+						return fmt.Errorf("queue %q: %w", name, err)
+					}
+				}
+			} else {
+				rows, err := s.claimDueRows(ctx, tx, name, now, room, p.Skip)
+				if err != nil {
+					return fmt.Errorf("queue %q: %w", name, err)
+				}
+				if out, err = scanClaimed(rows, out, room, name, p.Worker, expires); err != nil {
+					return fmt.Errorf("queue %q: %w", name, err)
+				}
 			}
 			claimed := int64(len(out) - from)
 			if claimed == 0 {
@@ -77,6 +90,9 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 				if err := s.rateTake(ctx, tx, name, rate.window, claimed); err != nil {
 					return err
 				}
+			}
+			if err := s.keyRateTake(ctx, tx, name, taken); err != nil {
+				return err
 			}
 			counts.move([]byte(name), codeScheduled, codeRunning, claimed)
 		}
@@ -205,32 +221,35 @@ type claimRate struct {
 // room returns how many jobs a claim at now may take from the Queue: want,
 // or fewer if the Queue's Concurrency Limit leaves fewer slots or its Rate
 // Limit leaves fewer starts in the window; 0 if the Queue is paused or
-// unknown. It runs inside the claim's write transaction.
-func (s *Store) room(ctx context.Context, tx *sql.Tx, queue string, want int, now time.Time) (int, claimRate, error) {
+// unknown. It also returns the Queue's key settings. It runs inside the
+// claim's write transaction.
+func (s *Store) room(ctx context.Context, tx *sql.Tx, queue string, want int, now time.Time) (int, claimRate, keySettings, error) {
 	var paused bool
 	var limit int
 	var r rateRow
-	err := s.queryRow(ctx, tx, s.q.queueSettings, []any{queue}, &paused, &limit, &r.limit, &r.period, &r.window, &r.count)
+	var k keySettings
+	err := s.queryRow(ctx, tx, s.q.queueSettings, []any{queue}, &paused, &limit, &r.limit, &r.period, &r.window, &r.count,
+		&k.limit, &k.rateLimit, &k.ratePeriod, &k.fair)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return 0, claimRate{}, nil
+		return 0, claimRate{}, k, nil
 	case err != nil:
-		return 0, claimRate{}, fmt.Errorf("queue %q: settings: %w", queue, err)
+		return 0, claimRate{}, k, fmt.Errorf("queue %q: settings: %w", queue, err)
 	case paused:
-		return 0, claimRate{}, nil
+		return 0, claimRate{}, k, nil
 	}
 	var rate claimRate
 	if budget, window := r.budget(now); budget >= 0 {
 		want, rate = min(want, budget), claimRate{rated: true, window: window}
 	}
 	if limit <= 0 || want <= 0 {
-		return want, rate, nil
+		return want, rate, k, nil
 	}
 	var running int
 	if err := s.queryRow(ctx, tx, s.q.countRunning, []any{queue}, &running); err != nil {
-		return 0, claimRate{}, fmt.Errorf("queue %q: count running: %w", queue, err)
+		return 0, claimRate{}, k, fmt.Errorf("queue %q: count running: %w", queue, err)
 	}
-	return min(want, limit-running), rate, nil
+	return min(want, limit-running), rate, k, nil
 }
 
 // jobIDs encodes the ids of jobs as a JSON array for json_each(?).

@@ -36,7 +36,8 @@ const (
 	sqlTransition    = `INSERT INTO backwave_job_transition (job_id, at, from_state, state, via, attempt, failure_detail)
 	VALUES (?, ?, ?, ?, ?, ?, ?)`
 
-	sqlQueueSettings = `SELECT paused, concurrency_limit, rate_limit, rate_period, rate_window, rate_count FROM backwave_queue WHERE name = ?`
+	sqlQueueSettings = `SELECT paused, concurrency_limit, rate_limit, rate_period, rate_window, rate_count,
+		key_limit, key_rate_limit, key_rate_period, fair_claim FROM backwave_queue WHERE name = ?`
 	sqlCountRunning  = `SELECT COUNT(*) FROM backwave_job WHERE queue = ? AND state = 3`
 	// sqlClaimDue reads, in claim order, up to ?3 jobs of Queue ?1 due at
 	// ?2 (the partial index's order) with their payloads; the claim then
@@ -188,6 +189,7 @@ type queries struct {
 	unique                                                                                                                                          uniqueQueries
 	rate                                                                                                                                            rateQueries
 	fleet                                                                                                                                           fleetQueries
+	key                                                                                                                                             keyQueries
 }
 
 func newQueries(n schemaName) *queries {
@@ -215,5 +217,6 @@ func newQueries(n schemaName) *queries {
 		unique:           newUniqueQueries(n),
 		rate:             newRateQueries(n),
 		fleet:            newFleetQueries(n),
+		key:              newKeyQueries(n),
 	}
 }

@@ -1,0 +1,148 @@
+package postgres
+
+// Concurrency Keys in the claim (see Concurrency Key in the store package
+// doc). A claimed Queue with a Key Limit, a Key Rate or Fair Claim is a
+// keyed Queue; claimSQL takes from it through the CTEs here, and from
+// every other Queue exactly as before.
+//
+//  1. keyscan finds the keys that have Scheduled jobs in each keyed Queue,
+//     skipping through the index job_key_due one key at a time (one index
+//     probe per key, whatever the number of jobs a key holds); keys adds
+//     the jobs without a key, one key of their own, when the Queue has any
+//     Scheduled (read from the counters, so that a Queue whose jobs all
+//     carry keys never walks its due index looking for one without).
+//  2. keyroom is each key's room: the Queue's room, less what the Key Limit
+//     leaves (the key's Running count, from job_key_running) and the Key
+//     Rate's window leaves (queue_key, the Rate Limit rule per key).
+//  3. kcand reads, without locking, up to its room of each key's due jobs
+//     in due order, numbering them within the key (rnd: the round of a Fair
+//     Claim); their count is the keyed Queue's due count for the batch
+//     budget, so a saturated key never starves the Queues after it.
+//  4. kpick keeps the first of them the Queue's budget allows — in round
+//     order with Fair Claim (round, then due time, then id), else in due
+//     order — and klocked locks exactly those, SKIP LOCKED, rechecking that
+//     each is still Scheduled and due: under contention a claim may lease
+//     fewer, never a job twice.
+//  5. krated counts the leased jobs in their keys' windows.
+//
+// A claim of a Queue with a Key Limit or Key Rate holds the Queue's
+// settings row locked (claimLockSQL), as for its Concurrency Limit, so the
+// per-key counts it reads include every claim that committed before it:
+// the key's counters are fenced as the Queue's are. Fair Claim alone
+// counts nothing and takes no lock.
+//
+// The cost on the claim path: a Queue without a key setting runs the plain
+// claim, unchanged (testdata/ledger.txt). A keyed Queue's claim costs one
+// index probe per key with Scheduled jobs, one count of each key's Running
+// jobs with a Key Limit, and reads at most its room of due jobs per key;
+// it writes what the plain claim writes, plus one queue_key row per key
+// leased from with a Key Rate.
+
+// keyRateWindowSQL is rateWindowSQL for the Queue's Key Rate period.
+const keyRateWindowSQL = `(now.us - ((now.us % q.key_rate_period) + q.key_rate_period) % q.key_rate_period)`
+
+// keyClaimSQL are claimSQL's CTEs keyscan, keys, keyroom and kcand (see
+// above); it follows qroom.
+const keyClaimSQL = `
+keyscan(name, key) AS (
+    SELECT r.name, (SELECT j.concurrency_key FROM backwave.job j
+                    WHERE j.queue = r.name AND j.state = 'scheduled' AND j.concurrency_key IS NOT NULL
+                    ORDER BY j.concurrency_key LIMIT 1)
+    FROM qroom r WHERE r.keyed AND r.n > 0
+    UNION ALL
+    SELECT k.name, (SELECT j.concurrency_key FROM backwave.job j
+                    WHERE j.queue = k.name AND j.state = 'scheduled' AND j.concurrency_key IS NOT NULL
+                      AND j.concurrency_key > k.key
+                    ORDER BY j.concurrency_key LIMIT 1)
+    FROM keyscan k WHERE k.key IS NOT NULL
+),
+keys AS (
+    SELECT k.name, k.key FROM keyscan k WHERE k.key IS NOT NULL
+    UNION ALL
+    SELECT r.name, NULL::text FROM qroom r
+    WHERE r.keyed AND r.n > 0
+      AND (SELECT coalesce(sum(c.n), 0) FROM (SELECT n FROM backwave.job_count WHERE queue = r.name AND state = 'scheduled'
+                                             UNION ALL
+                                             SELECT n FROM backwave.job_count_delta WHERE queue = r.name AND state = 'scheduled') c)
+        > (SELECT coalesce(sum(c.n), 0) FROM (SELECT n FROM backwave.job_key_count WHERE queue = r.name AND state = 'scheduled'
+                                             UNION ALL
+                                             SELECT n FROM backwave.job_key_count_delta WHERE queue = r.name AND state = 'scheduled') c)
+),
+keyroom AS (
+    SELECT k.name, k.key, least(r.n,
+        CASE WHEN qs.key_limit = 0 THEN r.n
+            WHEN k.key IS NULL THEN greatest(0, qs.key_limit - (SELECT count(*) FROM backwave.job x
+                WHERE x.queue = k.name AND x.state = 'running' AND x.concurrency_key IS NULL))
+            ELSE greatest(0, qs.key_limit - (SELECT count(*) FROM backwave.job x
+                WHERE x.queue = k.name AND x.state = 'running' AND x.concurrency_key IS NOT NULL AND x.concurrency_key = k.key)) END,
+        CASE WHEN qs.key_rate_limit = 0 THEN r.n
+            WHEN w.rate_window IS NULL OR w.rate_window < qs.kws THEN qs.key_rate_limit
+            WHEN w.rate_window = qs.kws THEN greatest(0, qs.key_rate_limit - w.rate_count)
+            ELSE 0 END) AS n
+    FROM keys k
+    JOIN qroom r ON r.name = k.name
+    JOIN queues qs ON qs.name = k.name
+    LEFT JOIN backwave.queue_key w ON w.queue = k.name AND w.concurrency_key = coalesce(k.key, '')
+),
+kdue AS (
+    SELECT kr.name, kr.key, c.id, c.scheduled_at
+    FROM keyroom kr, now, LATERAL (
+        SELECT k.id, k.scheduled_at FROM backwave.job k
+        WHERE k.queue = kr.name AND k.state = 'scheduled' AND k.concurrency_key IS NOT NULL AND k.concurrency_key = kr.key
+          AND k.scheduled_at <= now.t
+        ORDER BY k.scheduled_at, k.id
+        LIMIT kr.n
+    ) c
+    WHERE kr.n > 0 AND kr.key IS NOT NULL
+    UNION ALL
+    SELECT kr.name, NULL::text, c.id, c.scheduled_at
+    FROM keyroom kr, now, LATERAL (
+        SELECT n.id, n.scheduled_at FROM backwave.job n
+        WHERE n.queue = kr.name AND n.state = 'scheduled' AND n.concurrency_key IS NULL
+          AND n.scheduled_at <= now.t
+        ORDER BY n.scheduled_at, n.id
+        LIMIT kr.n
+    ) c
+    WHERE kr.n > 0 AND kr.key IS NULL
+),
+kcand AS (
+    SELECT d.name, d.key, d.id, d.scheduled_at,
+        row_number() OVER (PARTITION BY d.name, d.key ORDER BY d.scheduled_at, d.id) AS rnd
+    FROM kdue d
+),`
+
+// keyPickSQL are claimSQL's CTEs kpick and klocked (see above); it follows
+// candidate, the plain Queues' pick.
+const keyPickSQL = `
+kpick AS (
+    SELECT c.id, c.ord, c.rnd, c.scheduled_at FROM (
+        SELECT c.id, b.ord, b.n, c.scheduled_at,
+            CASE WHEN qs.fair_claim THEN c.rnd ELSE 0 END AS rnd,
+            row_number() OVER (PARTITION BY c.name ORDER BY CASE WHEN qs.fair_claim THEN c.rnd ELSE 0 END, c.scheduled_at, c.id) AS pos
+        FROM kcand c JOIN queues qs ON qs.name = c.name JOIN budget b ON b.name = c.name
+    ) c
+    WHERE c.pos <= c.n
+),
+klocked AS (
+    SELECT l.ctid, l.id, k.ord, k.rnd, k.scheduled_at
+    FROM (SELECT j.ctid, j.id FROM backwave.job j
+          WHERE j.id = ANY (ARRAY(SELECT k.id FROM kpick k)) AND j.state = 'scheduled'
+            AND j.scheduled_at <= coalesce($1::timestamptz, now())
+          FOR UPDATE OF j SKIP LOCKED) l
+    JOIN kpick k ON k.id = l.id
+),`
+
+// keyRatedSQL is claimSQL's CTE krated: it counts each leased job of a
+// Queue with a Key Rate in its key's window (the jobs without a key under
+// key '').
+const keyRatedSQL = `
+krated AS (
+    INSERT INTO backwave.queue_key AS w (queue, concurrency_key, rate_window, rate_count)
+    SELECT j.queue, coalesce(j.concurrency_key, ''), qs.kws, count(*)
+    FROM claimed j JOIN queues qs ON qs.name = j.queue
+    WHERE qs.key_rate_limit > 0
+    GROUP BY j.queue, coalesce(j.concurrency_key, ''), qs.kws
+    ON CONFLICT (queue, concurrency_key) DO UPDATE
+    SET rate_count = CASE WHEN w.rate_window = excluded.rate_window THEN w.rate_count + excluded.rate_count ELSE excluded.rate_count END,
+        rate_window = excluded.rate_window
+),`
