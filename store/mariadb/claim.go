@@ -74,7 +74,12 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			if room <= 0 {
 				continue
 			}
-			ids, err := w.dueIDs(name, room, p.Skip)
+			var ids []int64
+			if q.keyed() {
+				ids, err = w.keyedDueIDs(q, room, p.Skip)
+			} else {
+				ids, err = w.dueIDs(name, room, p.Skip)
+			}
 			if err != nil {
 				return err
 			}
@@ -161,13 +166,21 @@ type queueInfo struct {
 	ratePeriod int64
 	rateWindow int64
 	rateCount  int
+	// keyLimit, keyRateLimit and keyRatePeriod (µs) and fair are the key
+	// settings (key.go).
+	keyLimit      int
+	keyRateLimit  int
+	keyRatePeriod int64
+	fair          bool
 }
 
-const queueCols = `name, paused, concurrency_limit, running, rate_limit, rate_period, rate_window, rate_count`
+const queueCols = `name, paused, concurrency_limit, running, rate_limit, rate_period, rate_window, rate_count,
+	key_limit, key_rate_limit, key_rate_period, fair_claim`
 
 func scanQueue(sc scanner) (*queueInfo, error) {
 	var q queueInfo
-	err := sc.Scan(&q.name, &q.paused, &q.limit, &q.running, &q.rateLimit, &q.ratePeriod, &q.rateWindow, &q.rateCount)
+	err := sc.Scan(&q.name, &q.paused, &q.limit, &q.running, &q.rateLimit, &q.ratePeriod, &q.rateWindow, &q.rateCount,
+		&q.keyLimit, &q.keyRateLimit, &q.keyRatePeriod, &q.fair)
 	return &q, err
 }
 
