@@ -73,7 +73,7 @@ var claimSQL = `WITH RECURSIVE now AS (SELECT t, (extract(epoch FROM t) * 100000
 queues AS (
     SELECT DISTINCT ON (u.name) u.name, u.ord, q.concurrency_limit, q.rate_limit, q.rate_window, q.rate_count,
         CASE WHEN q.rate_limit > 0 THEN ` + rateWindowSQL + ` END AS ws,
-        q.key_limit, q.key_rate_limit, q.fair_claim,
+        q.key_limit, q.key_rate_limit, q.key_rate_period, q.fair_claim,
         (q.key_limit > 0 OR q.key_rate_limit > 0 OR q.fair_claim) AS keyed,
         CASE WHEN q.key_rate_limit > 0 THEN ` + keyRateWindowSQL + ` END AS kws
     FROM unnest($2::text[]) WITH ORDINALITY AS u(name, ord)
@@ -96,7 +96,7 @@ qroom AS (
 ),` + keyClaimSQL + `
 room AS (
     SELECT r.name, r.ord, r.n,
-        CASE WHEN r.keyed THEN (SELECT count(*) FROM kcand c WHERE c.name = r.name)
+        CASE WHEN r.keyed THEN (SELECT count(*) FROM kcand c WHERE c.name = r.name AND NOT c.marker)
         ELSE (SELECT count(*) FROM (SELECT 1 FROM backwave.job d
                                     WHERE d.queue = r.name AND d.state = 'scheduled'
                                       AND d.scheduled_at <= coalesce($1::timestamptz, now())
@@ -147,7 +147,10 @@ logged AS (
     SELECT c.id, c.now, 'scheduled', 'running', 'claim', c.attempt FROM claimed c WHERE $6::bool
 ),
 trimmed AS (` + trimSQL("claimed", "$6") + `)
-SELECT ` + jobColumns + `, p.ord, p.rnd FROM claimed j JOIN picked p ON p.id = j.id`
+SELECT ` + jobColumns + `, p.ord, p.rnd FROM claimed j JOIN picked p ON p.id = j.id
+UNION ALL
+SELECT 0, '', '', 'scheduled', 0, 0, now.t, now.t, NULL, '', '', NULL, NULL, false, 0, NULL, NULL, NULL, NULL, ` + keyReopenRow + `
+FROM kreopen r, now WHERE r.ends IS NOT NULL`
 
 // JobClaim leases up to p.Limit due jobs to p.Worker in one transaction,
 // charging each one's next Attempt and running its Lease until the store's
@@ -166,7 +169,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 	var jobs []job.Job
 	var ords []int64 // each job's Queue's place in p.Queues, for sorting
 	var rnds []int64 // each job's Fair Claim round (0 outside one), for sorting
-	var reopen int64
+	var reopen, keyReopen int64
 	// One row buffer and one list of scan destinations serve every row.
 	var r jobRow
 	var ord, rnd int64
@@ -183,6 +186,10 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 				r = jobRow{}
 				if err := scan(dest...); err != nil {
 					return err
+				}
+				if ord == keyReopenOrd {
+					keyReopen = rnd
+					return nil
 				}
 				j, err := r.job()
 				if err != nil {
@@ -210,6 +217,9 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 	}
 	sort.Sort(claimOrder{jobs: jobs, ords: ords, rnds: rnds}) // in place: no second copy of the batch
 	if p.Reopen != nil {
+		if keyReopen > 0 && (reopen == 0 || keyReopen < reopen) {
+			reopen = keyReopen
+		}
 		*p.Reopen = time.Duration(reopen) * time.Microsecond
 	}
 	return jobs, nil

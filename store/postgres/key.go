@@ -41,8 +41,12 @@ package postgres
 // keyRateWindowSQL is rateWindowSQL for the Queue's Key Rate period.
 const keyRateWindowSQL = `(now.us - ((now.us % q.key_rate_period) + q.key_rate_period) % q.key_rate_period)`
 
-// keyClaimSQL are claimSQL's CTEs keyscan, keys, keyroom and kcand (see
-// above); it follows qroom.
+// keyClaimSQL are claimSQL's CTEs keyscan, keys, keyroom, kdue and kcand
+// (see above); it follows qroom. A key's allowance is what its Key Limit
+// and Key Rate leave within the Queue's room (the jobs without a key have
+// neither); a key held below the Queue's room has one job more read than
+// it may take, its marker, which says whether the key held back a due job
+// while the claim still had room.
 const keyClaimSQL = `
 keyscan(name, key) AS (
     SELECT r.name, (SELECT j.concurrency_key FROM backwave.job j
@@ -68,60 +72,80 @@ keys AS (
                                              UNION ALL
                                              SELECT n FROM backwave.job_key_count_delta WHERE queue = r.name AND state = 'scheduled') c)
 ),
-keyroom AS (
-    SELECT k.name, k.key, least(r.n,
-        CASE WHEN qs.key_limit = 0 THEN r.n
-            WHEN k.key IS NULL THEN greatest(0, qs.key_limit - (SELECT count(*) FROM backwave.job x
-                WHERE x.queue = k.name AND x.state = 'running' AND x.concurrency_key IS NULL))
+keystand AS (
+    SELECT k.name, k.key, r.n AS room,
+        CASE WHEN k.key IS NULL OR qs.key_limit = 0 THEN r.n
             ELSE greatest(0, qs.key_limit - (SELECT count(*) FROM backwave.job x
-                WHERE x.queue = k.name AND x.state = 'running' AND x.concurrency_key IS NOT NULL AND x.concurrency_key = k.key)) END,
-        CASE WHEN qs.key_rate_limit = 0 THEN r.n
+                WHERE x.queue = k.name AND x.state = 'running' AND x.concurrency_key IS NOT NULL AND x.concurrency_key = k.key)) END AS lim,
+        CASE WHEN k.key IS NULL OR qs.key_rate_limit = 0 THEN r.n
             WHEN w.rate_window IS NULL OR w.rate_window < qs.kws THEN qs.key_rate_limit
             WHEN w.rate_window = qs.kws THEN greatest(0, qs.key_rate_limit - w.rate_count)
-            ELSE 0 END) AS n
+            ELSE 0 END AS budget,
+        CASE WHEN qs.key_rate_limit > 0 THEN greatest(qs.kws, coalesce(w.rate_window, qs.kws)) + qs.key_rate_period END AS ends
     FROM keys k
     JOIN qroom r ON r.name = k.name
     JOIN queues qs ON qs.name = k.name
-    LEFT JOIN backwave.queue_key w ON w.queue = k.name AND w.concurrency_key = coalesce(k.key, '')
+    LEFT JOIN backwave.queue_key w ON w.queue = k.name AND w.concurrency_key = k.key
+),
+keyroom AS (
+    SELECT s.name, s.key, s.lim, s.budget, s.ends, least(s.room, s.lim, s.budget) AS allow,
+        least(s.room, least(s.room, s.lim, s.budget) + 1) AS rd
+    FROM keystand s
 ),
 kdue AS (
-    SELECT kr.name, kr.key, c.id, c.scheduled_at
+    SELECT kr.name, kr.key, kr.allow, c.id, c.scheduled_at
     FROM keyroom kr, now, LATERAL (
         SELECT k.id, k.scheduled_at FROM backwave.job k
         WHERE k.queue = kr.name AND k.state = 'scheduled' AND k.concurrency_key IS NOT NULL AND k.concurrency_key = kr.key
           AND k.scheduled_at <= now.t
         ORDER BY k.scheduled_at, k.id
-        LIMIT kr.n
+        LIMIT kr.rd
     ) c
-    WHERE kr.n > 0 AND kr.key IS NOT NULL
+    WHERE kr.key IS NOT NULL AND kr.rd > 0
     UNION ALL
-    SELECT kr.name, NULL::text, c.id, c.scheduled_at
+    SELECT kr.name, NULL::text, kr.allow, c.id, c.scheduled_at
     FROM keyroom kr, now, LATERAL (
         SELECT n.id, n.scheduled_at FROM backwave.job n
         WHERE n.queue = kr.name AND n.state = 'scheduled' AND n.concurrency_key IS NULL
           AND n.scheduled_at <= now.t
         ORDER BY n.scheduled_at, n.id
-        LIMIT kr.n
+        LIMIT kr.rd
     ) c
-    WHERE kr.n > 0 AND kr.key IS NULL
+    WHERE kr.key IS NULL AND kr.rd > 0
 ),
 kcand AS (
-    SELECT d.name, d.key, d.id, d.scheduled_at,
-        row_number() OVER (PARTITION BY d.name, d.key ORDER BY d.scheduled_at, d.id) AS rnd
-    FROM kdue d
+    SELECT d.name, d.key, d.id, d.scheduled_at, d.rnd, d.rnd > d.allow AS marker,
+        first_value(d.scheduled_at) OVER w AS head_at, first_value(d.id) OVER w AS head_id
+    FROM (SELECT d.*, row_number() OVER (PARTITION BY d.name, d.key ORDER BY d.scheduled_at, d.id) AS rnd FROM kdue d) d
+    WINDOW w AS (PARTITION BY d.name, d.key ORDER BY d.scheduled_at, d.id)
 ),`
 
-// keyPickSQL are claimSQL's CTEs kpick and klocked (see above); it follows
-// candidate, the plain Queues' pick.
+// keyPickSQL are claimSQL's CTEs korder, kpick, kreopen and klocked (see
+// above); it follows candidate, the plain Queues' pick. korder puts each
+// keyed Queue's candidates in claim order — with Fair Claim by round, the
+// keys of a round in the order of their earliest due job; else in due
+// order — and counts the takes before each: a job is taken, and a marker
+// held back with room left, while fewer than the Queue's budget were taken
+// before it. kreopen is the earliest end of a Key Rate window that held a
+// marker back (KeyPick.Reopen), in µs since the Unix epoch.
 const keyPickSQL = `
+korder AS (
+    SELECT c.name, c.id, c.marker, b.ord, b.n,
+        CASE WHEN qs.fair_claim THEN c.rnd ELSE 0 END AS rnd, c.scheduled_at,
+        coalesce(count(*) FILTER (WHERE NOT c.marker) OVER (PARTITION BY c.name
+            ORDER BY CASE WHEN qs.fair_claim THEN c.rnd ELSE 0 END,
+                     CASE WHEN qs.fair_claim THEN c.head_at ELSE c.scheduled_at END,
+                     CASE WHEN qs.fair_claim THEN c.head_id ELSE c.id END
+            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before,
+        kr.budget <= least(b.n, kr.lim) AND qs.key_rate_limit > 0 AND c.key IS NOT NULL AS by_rate, kr.ends
+    FROM kcand c JOIN queues qs ON qs.name = c.name JOIN budget b ON b.name = c.name
+    JOIN keyroom kr ON kr.name = c.name AND kr.key IS NOT DISTINCT FROM c.key
+),
 kpick AS (
-    SELECT c.id, c.ord, c.rnd, c.scheduled_at FROM (
-        SELECT c.id, b.ord, b.n, c.scheduled_at,
-            CASE WHEN qs.fair_claim THEN c.rnd ELSE 0 END AS rnd,
-            row_number() OVER (PARTITION BY c.name ORDER BY CASE WHEN qs.fair_claim THEN c.rnd ELSE 0 END, c.scheduled_at, c.id) AS pos
-        FROM kcand c JOIN queues qs ON qs.name = c.name JOIN budget b ON b.name = c.name
-    ) c
-    WHERE c.pos <= c.n
+    SELECT o.id, o.ord, o.rnd, o.scheduled_at FROM korder o WHERE NOT o.marker AND o.before < o.n
+),
+kreopen AS (
+    SELECT min(o.ends) AS ends FROM korder o WHERE o.marker AND o.before < o.n AND o.by_rate
 ),
 klocked AS (
     SELECT l.ctid, l.id, k.ord, k.rnd, k.scheduled_at
@@ -132,17 +156,24 @@ klocked AS (
     JOIN kpick k ON k.id = l.id
 ),`
 
-// keyRatedSQL is claimSQL's CTE krated: it counts each leased job of a
-// Queue with a Key Rate in its key's window (the jobs without a key under
-// key '').
+// keyRatedSQL is claimSQL's CTE krated: it counts each leased keyed job of
+// a Queue with a Key Rate in its key's window.
 const keyRatedSQL = `
 krated AS (
     INSERT INTO backwave.queue_key AS w (queue, concurrency_key, rate_window, rate_count)
-    SELECT j.queue, coalesce(j.concurrency_key, ''), qs.kws, count(*)
+    SELECT j.queue, j.concurrency_key, qs.kws, count(*)
     FROM claimed j JOIN queues qs ON qs.name = j.queue
-    WHERE qs.key_rate_limit > 0
-    GROUP BY j.queue, coalesce(j.concurrency_key, ''), qs.kws
+    WHERE qs.key_rate_limit > 0 AND j.concurrency_key IS NOT NULL
+    GROUP BY j.queue, j.concurrency_key, qs.kws
     ON CONFLICT (queue, concurrency_key) DO UPDATE
     SET rate_count = CASE WHEN w.rate_window = excluded.rate_window THEN w.rate_count + excluded.rate_count ELSE excluded.rate_count END,
         rate_window = excluded.rate_window
 ),`
+
+// keyReopenOrd marks the one row claimSQL adds after the claimed jobs when
+// a Key Rate held a job back (kreopen): not a job, but the claim's Key
+// Rate Reopen, µs from now, in its round column.
+const keyReopenOrd = -1
+
+// keyReopenRow is that row's place and Reopen columns.
+const keyReopenRow = `-1::bigint, r.ends - now.us`
