@@ -162,7 +162,7 @@ func mapKeys(m map[string]int) func(func(string) bool) {
 }
 
 // nextKey is the first key after key with a Scheduled job in the Queue;
-// '' if none.
+// ” if none.
 func (w *wtx) nextKey(queue, key string) (string, error) {
 	var next string
 	err := w.row(`SELECT concurrency_key FROM backwave_job FORCE INDEX (backwave_job_key)

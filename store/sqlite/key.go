@@ -217,7 +217,7 @@ func (s *Store) claimKeyed(ctx context.Context, tx *sql.Tx, name string, ks keyS
 	return ids, taken, nil
 }
 
-// storedKey is a key as backwave_queue_key stores it: '' for none.
+// storedKey is a key as backwave_queue_key stores it: ” for none.
 func storedKey(key *string) string {
 	if key == nil {
 		return ""
