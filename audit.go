@@ -56,6 +56,15 @@ const (
 	// AuditWorkflowRetry is Admin.RetryWorkflow; Detail names the Workflow
 	// and the scope.
 	AuditWorkflowRetry AuditAction = AuditAction(store.AuditWorkflowRetry)
+	// AuditQueueSetKeyLimit is Admin.SetKeyLimit; Detail is e.g.
+	// "key limit 2" or "key limit none".
+	AuditQueueSetKeyLimit AuditAction = AuditAction(store.AuditQueueSetKeyLimit)
+	// AuditQueueSetKeyRate is Admin.SetKeyRate; Detail is e.g.
+	// "key rate 10/1m0s".
+	AuditQueueSetKeyRate AuditAction = AuditAction(store.AuditQueueSetKeyRate)
+	// AuditQueueSetFairClaim is Admin.SetFairClaim; Detail is
+	// "fair claim on" or "fair claim off".
+	AuditQueueSetFairClaim AuditAction = AuditAction(store.AuditQueueSetFairClaim)
 )
 
 // String returns the stored name of the action, e.g. "queue_set_limit".

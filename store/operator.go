@@ -168,6 +168,13 @@ const (
 	// AuditWorkflowRetry is WorkflowRetry (Detail names the Workflow and
 	// the scope).
 	AuditWorkflowRetry
+	// AuditQueueSetKeyLimit is QueueSetKeyLimit (Detail is KeyLimitDetail).
+	AuditQueueSetKeyLimit
+	// AuditQueueSetKeyRate is QueueSetKeyRate (Detail is KeyRateDetail).
+	AuditQueueSetKeyRate
+	// AuditQueueSetFairClaim is QueueSetFairClaim (Detail is
+	// FairClaimDetail).
+	AuditQueueSetFairClaim
 )
 
 var auditNames = [...]string{
@@ -188,6 +195,10 @@ var auditNames = [...]string{
 	AuditWorkflowCancel:  "workflow_cancel",
 	AuditWorkflowRestart: "workflow_restart",
 	AuditWorkflowRetry:   "workflow_retry",
+
+	AuditQueueSetKeyLimit:  "queue_set_key_limit",
+	AuditQueueSetKeyRate:   "queue_set_key_rate",
+	AuditQueueSetFairClaim: "queue_set_fair_claim",
 }
 
 // String returns the stored name of the action.
