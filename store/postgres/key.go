@@ -1,5 +1,7 @@
 package postgres
 
+import "github.com/backwave/backwave/store"
+
 // Concurrency Keys in the claim (see Concurrency Key in the store package
 // doc). A claimed Queue with a Key Limit, a Key Rate or Fair Claim is a
 // keyed Queue; claimSQL takes from it through the CTEs here, and from
@@ -177,3 +179,19 @@ const keyReopenOrd = -1
 
 // keyReopenRow is that row's place and Reopen columns.
 const keyReopenRow = `-1::bigint, r.ends - now.us`
+
+// concurrencyKeys returns the jobs' Concurrency Keys for an insert, NULL
+// for none, or nil when no job has one (the insert then writes none).
+func concurrencyKeys(jobs []store.NewJob) []*string {
+	var keys []*string
+	for i, nj := range jobs {
+		if nj.ConcurrencyKey == "" {
+			continue
+		}
+		if keys == nil {
+			keys = make([]*string, len(jobs))
+		}
+		keys[i] = &jobs[i].ConcurrencyKey
+	}
+	return keys
+}

@@ -38,6 +38,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 		// (the batch filled first); anyRated whether a read one has a Rate.
 		// Only then can the claim have a Reopen to read.
 		unread, anyRated := false, false
+		var keyReopen time.Time // the earliest end of a Key Rate window that held a job back
 		for i, name := range p.Queues {
 			if len(out) == p.Limit {
 				unread = true
@@ -55,11 +56,14 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 				continue
 			}
 			from := len(out)
-			var taken []keyTaken
+			var pick store.KeyPick
 			if keys.keyed() {
 				var ids []int64
-				if ids, taken, err = s.claimKeyed(ctx, tx, name, keys, now, room, p.Skip); err != nil {
+				if ids, pick, err = s.claimKeyed(ctx, tx, name, keys, now, room, p.Skip); err != nil {
 					return err
+				}
+				if !pick.Reopen.IsZero() && (keyReopen.IsZero() || pick.Reopen.Before(keyReopen)) {
+					keyReopen = pick.Reopen
 				}
 				if len(ids) > 0 {
 					if out, err = s.claimKeyedRows(ctx, tx, ids, out, room, name, p.Worker, expires); err != nil {
@@ -91,7 +95,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 					return err
 				}
 			}
-			if err := s.keyRateTake(ctx, tx, name, taken); err != nil {
+			if err := s.keyRateTake(ctx, tx, name, pick.Counted); err != nil {
 				return err
 			}
 			counts.move([]byte(name), codeScheduled, codeRunning, claimed)
@@ -101,6 +105,9 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			if reopen, err = s.rateReopen(ctx, tx, p.Queues, now); err != nil {
 				return err
 			}
+		}
+		if k := keyReopen.Sub(now); !keyReopen.IsZero() && (reopen == 0 || k < reopen) {
+			reopen = k
 		}
 		if len(out) == 0 {
 			return nil
@@ -171,10 +178,11 @@ func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker j
 			trace, progressNote                                               sql.NullString
 			progressAttempt, progressAt                                       sql.NullInt64
 			progressFraction                                                  sql.NullFloat64
+			key                                                               sql.NullString
 		)
 		if err := rows.Scan(&id, &wireName, &attempt, &maxAttempts, &scheduled, &created, &finalized,
 			&rc, &cc, &cancelRequested, &attemptBase, &payload, &trace,
-			&progressAttempt, &progressFraction, &progressNote, &progressAt); err != nil {
+			&progressAttempt, &progressFraction, &progressNote, &progressAt, &key); err != nil {
 			return nil, err
 		}
 		if cap(out) == 0 {
@@ -184,7 +192,7 @@ func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker j
 			ID: job.ID(id), Queue: queue, State: job.StateRunning, Attempt: job.Attempt(attempt + 1),
 			MaxAttempts: int(maxAttempts), ScheduledAt: fromMicros(scheduled), CreatedAt: fromMicros(created),
 			Worker: worker, LeaseExpiresAt: leaseExpires, CancelRequested: cancelRequested,
-			AttemptBase: job.Attempt(attemptBase), Payload: payload,
+			AttemptBase: job.Attempt(attemptBase), Payload: payload, ConcurrencyKey: key.String,
 		}
 		// The Wire Name repeats from job to job: share the string.
 		if n := len(out); n > 0 && out[n-1].WireName == string(wireName) {

@@ -5,7 +5,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -37,11 +39,8 @@ const (
 	// key, from the counters.
 	sqlNoKeyScheduled = `SELECT COALESCE((SELECT n FROM backwave_job_count WHERE queue = ?1 AND state = 1), 0)
 		- COALESCE((SELECT SUM(n) FROM backwave_job_key_count WHERE queue = ?1 AND state = 1), 0)`
-	// sqlKeyRunning counts the Running jobs of key ?2 (NULL: no key) in
-	// Queue ?1.
-	sqlKeyRunning = `SELECT CASE WHEN ?2 IS NULL
-		THEN (SELECT COUNT(*) FROM backwave_job WHERE queue = ?1 AND state = 3 AND concurrency_key IS NULL)
-		ELSE (SELECT COUNT(*) FROM backwave_job WHERE queue = ?1 AND state = 3 AND concurrency_key IS NOT NULL AND concurrency_key = ?2) END`
+	// sqlKeyRunning counts the Running jobs of key ?2 in Queue ?1.
+	sqlKeyRunning = `SELECT COUNT(*) FROM backwave_job WHERE queue = ?1 AND state = 3 AND concurrency_key IS NOT NULL AND concurrency_key = ?2`
 	// sqlKeyDue reads up to ?4 jobs of key ?2 due at ?3 in Queue ?1, in due
 	// order, passing over the Wire Names of the JSON array ?5 (NULL: none).
 	sqlKeyDue = `SELECT id, scheduled_at FROM backwave_job
@@ -56,20 +55,18 @@ const (
 	// sqlClaimByID reads the jobs of the JSON array ?1 as sqlClaimDue does.
 	sqlClaimByID = `SELECT j.id, j.wire_name, j.attempt, j.max_attempts, j.scheduled_at, j.created_at, j.finalized_at,
 		j.retry_cause, j.cancel_cause, j.cancel_requested, j.attempt_base, p.payload, t.trace_context,
-		g.attempt, g.fraction, g.note, g.at
+		g.attempt, g.fraction, g.note, g.at, j.concurrency_key
 	FROM backwave_job j LEFT JOIN backwave_job_payload p ON p.job_id = j.id
 		LEFT JOIN backwave_job_trace t ON t.job_id = j.id
 		LEFT JOIN backwave_job_progress g ON g.job_id = j.id
 	WHERE j.id IN (SELECT value FROM json_each(?1)) AND j.state = 1`
-	// sqlKeyWindow reads the window and count of key ?2 ('' for no key) of
-	// Queue ?1.
+	// sqlKeyWindow reads the Key Rate window and count of key ?2 of Queue
+	// ?1.
 	sqlKeyWindow = `SELECT rate_window, rate_count FROM backwave_queue_key WHERE queue = ?1 AND concurrency_key = ?2`
-	// sqlKeyRateTake counts ?4 claims of key ?2 of Queue ?1 in the window
-	// starting at ?3 (µs).
+	// sqlKeyRateTake records that key ?2 of Queue ?1 counted ?4 claims in
+	// the window starting at ?3 (µs).
 	sqlKeyRateTake = `INSERT INTO backwave_queue_key (queue, concurrency_key, rate_window, rate_count) VALUES (?1, ?2, ?3, ?4)
-	ON CONFLICT (queue, concurrency_key) DO UPDATE
-	SET rate_count = CASE WHEN rate_window = excluded.rate_window THEN rate_count + excluded.rate_count ELSE excluded.rate_count END,
-		rate_window = excluded.rate_window`
+	ON CONFLICT (queue, concurrency_key) DO UPDATE SET rate_window = excluded.rate_window, rate_count = excluded.rate_count`
 )
 
 // keyQueries are the Concurrency Key statements renamed to one Schema Name.
@@ -105,169 +102,131 @@ func (k keySettings) rate() store.QueueRate {
 	return store.QueueRate{Limit: k.rateLimit, Period: time.Duration(k.ratePeriod) * time.Microsecond}
 }
 
-// keyPick is one due job a keyed claim may take: its key (nil for none),
-// its round within the key (from 1) and its place in due order.
-type keyPick struct {
-	key       *string
-	round     int
+// policy is the stored settings as the contract's KeyPolicy.
+func (k keySettings) policy() store.KeyPolicy {
+	return store.KeyPolicy{Limit: k.limit, Rate: k.rate(), Fair: k.fair}
+}
+
+// keyDue is one due job of a keyed Queue: its key ("" for none) and its
+// place in due order.
+type keyDue struct {
+	key       string
 	scheduled int64
 	id        int64
 }
 
-// keyTaken is how many jobs a claim leased from one key, for its window.
-type keyTaken struct {
-	key    string // '' for the jobs without a key
-	window int64
-	n      int64
-}
-
 // claimKeyed picks, in claim order, up to room due jobs of keyed Queue
-// name at now: each key gives at most what its Key Limit and Key Rate
-// leave, in due order within the key, and with Fair Claim the batch goes
-// round-robin across keys (round, then due time, then id), else in due
-// order. It returns the picked ids and, with a Key Rate, the windows to
-// count them in.
-func (s *Store) claimKeyed(ctx context.Context, tx *sql.Tx, name string, ks keySettings, now time.Time, room int, skip []string) ([]int64, []keyTaken, error) {
+// name at now by the Queue's KeyPolicy (store.KeyPolicy.Pick, the rule
+// written once): it reads each key's standing and, per key, its due jobs
+// in due order up to one more than the key may take (the one that tells
+// whether the key held a job back), and lets Pick decide. It returns the
+// picked ids in claim order and the pick (the windows to count, the Key
+// Rate's Reopen).
+func (s *Store) claimKeyed(ctx context.Context, tx *sql.Tx, name string, ks keySettings, now time.Time, room int, skip []string) ([]int64, store.KeyPick, error) {
 	var skipArg any
 	if len(skip) > 0 {
 		b, err := json.Marshal(skip)
 		if err != nil {
-			return nil, nil, fmt.Errorf("encode skipped wire names: %w", err)
+			return nil, store.KeyPick{}, fmt.Errorf("encode skipped wire names: %w", err)
 		}
 		skipArg = string(b)
 	}
-	keys, err := s.keysScheduled(ctx, tx, name)
+	keys, noKey, err := s.keysScheduled(ctx, tx, name)
 	if err != nil {
-		return nil, nil, err
+		return nil, store.KeyPick{}, err
 	}
-	rate := ks.rate()
-	windows := make(map[string]int64)
-	var picks []keyPick
-	for _, key := range keys {
-		n := room
-		var keyArg any
-		if key != nil {
-			keyArg = *key
-		}
-		if ks.limit > 0 {
-			var running int
-			if err := s.queryRow(ctx, tx, s.q.key.running, []any{name, keyArg}, &running); err != nil {
-				return nil, nil, fmt.Errorf("queue %q: count running of key: %w", name, err)
-			}
-			n = min(n, ks.limit-running)
-		}
-		if !rate.IsZero() && n > 0 {
-			budget, window, err := s.keyBudget(ctx, tx, name, storedKey(key), rate, now)
-			if err != nil {
-				return nil, nil, err
-			}
-			n = min(n, budget)
-			windows[storedKey(key)] = window
-		}
-		if n <= 0 {
-			continue
-		}
-		q := s.q.key.due
-		if key == nil {
-			q = s.q.key.noKeyDue
-		}
+	policy := ks.policy()
+	standing := make(map[string]store.KeyStanding, len(keys))
+	var due []keyDue
+	read := func(q string, key string, keyArg any, n int) error {
 		rows, err := s.query(ctx, tx, q, name, keyArg, micros(now), n, skipArg)
 		if err != nil {
-			return nil, nil, fmt.Errorf("queue %q: read due jobs of key: %w", name, err)
+			return fmt.Errorf("queue %q: read due jobs of key: %w", name, err)
 		}
-		round := 0
+		defer func() { _ = rows.Close() }()
 		for rows.Next() {
-			round++
-			p := keyPick{key: key, round: round}
-			if err := rows.Scan(&p.id, &p.scheduled); err != nil {
-				_ = rows.Close()
-				return nil, nil, fmt.Errorf("queue %q: read due jobs of key: %w", name, err)
+			d := keyDue{key: key}
+			if err := rows.Scan(&d.id, &d.scheduled); err != nil {
+				return fmt.Errorf("queue %q: read due jobs of key: %w", name, err)
 			}
-			picks = append(picks, p)
+			due = append(due, d)
 		}
-		if err := rows.Close(); err != nil {
-			return nil, nil, err
-		}
-		if err := rows.Err(); err != nil {
-			return nil, nil, err
-		}
+		return rows.Err()
 	}
-	slices.SortFunc(picks, func(a, b keyPick) int {
-		if ks.fair {
-			if c := cmp.Compare(a.round, b.round); c != 0 {
-				return c
+	for _, key := range keys {
+		var st store.KeyStanding
+		allow := room
+		if policy.Limit > 0 {
+			if err := s.queryRow(ctx, tx, s.q.key.running, []any{name, key}, &st.Running); err != nil {
+				return nil, store.KeyPick{}, fmt.Errorf("queue %q: count running of key: %w", name, err)
 			}
+			allow = min(allow, max(0, policy.Limit-st.Running))
 		}
-		return cmp.Or(cmp.Compare(a.scheduled, b.scheduled), cmp.Compare(a.id, b.id))
-	})
-	picks = picks[:min(len(picks), room)]
-	ids := make([]int64, len(picks))
-	counted := make(map[string]int64)
-	for i, p := range picks {
-		ids[i] = p.id
-		counted[storedKey(p.key)]++
-	}
-	var taken []keyTaken
-	if !rate.IsZero() {
-		for key, n := range counted {
-			taken = append(taken, keyTaken{key: key, window: windows[key], n: n})
+		if !policy.Rate.IsZero() {
+			if st.Window, st.Count, err = s.keyWindow(ctx, tx, name, key); err != nil {
+				return nil, store.KeyPick{}, err
+			}
+			budget, _ := policy.Rate.Budget(st.Window, st.Count, now)
+			allow = min(allow, budget)
 		}
-		slices.SortFunc(taken, func(a, b keyTaken) int { return cmp.Compare(a.key, b.key) })
+		standing[key] = st
+		if err := read(s.q.key.due, key, key, min(room, allow+1)); err != nil {
+			return nil, store.KeyPick{}, err
+		}
 	}
-	return ids, taken, nil
-}
-
-// storedKey is a key as backwave_queue_key stores it: ” for none.
-func storedKey(key *string) string {
-	if key == nil {
-		return ""
+	if noKey {
+		if err := read(s.q.key.noKeyDue, "", nil, room); err != nil {
+			return nil, store.KeyPick{}, err
+		}
 	}
-	return *key
+	slices.SortFunc(due, func(a, b keyDue) int { return cmp.Or(cmp.Compare(a.scheduled, b.scheduled), cmp.Compare(a.id, b.id)) })
+	dueKeys := make([]string, len(due))
+	for i, d := range due {
+		dueKeys[i] = d.key
+	}
+	pick := policy.Pick(dueKeys, room, standing, now)
+	ids := make([]int64, len(pick.Take))
+	for i, t := range pick.Take {
+		ids[i] = due[t].id
+	}
+	return ids, pick, nil
 }
 
 // keysScheduled returns the keys with a Scheduled job in Queue name, in
-// byte order, then nil for the jobs without a key if the Queue has any
-// Scheduled.
-func (s *Store) keysScheduled(ctx context.Context, tx *sql.Tx, name string) ([]*string, error) {
-	var keys []*string
+// byte order, and whether the Queue has a Scheduled job without a key.
+func (s *Store) keysScheduled(ctx context.Context, tx *sql.Tx, name string) ([]string, bool, error) {
+	var keys []string
 	after := ""
 	for {
 		var key string
 		err := s.queryRow(ctx, tx, s.q.key.nextKey, []any{name, after}, &key)
-		if err == sql.ErrNoRows {
+		if errors.Is(err, sql.ErrNoRows) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("queue %q: next key: %w", name, err)
+			return nil, false, fmt.Errorf("queue %q: next key: %w", name, err)
 		}
-		keys = append(keys, &key)
+		keys = append(keys, key)
 		after = key
 	}
 	var noKey int64
 	if err := s.queryRow(ctx, tx, s.q.key.noKeyScheduled, []any{name}, &noKey); err != nil {
-		return nil, fmt.Errorf("queue %q: count jobs without a key: %w", name, err)
+		return nil, false, fmt.Errorf("queue %q: count jobs without a key: %w", name, err)
 	}
-	if noKey > 0 {
-		keys = append(keys, nil)
-	}
-	return keys, nil
+	return keys, noKey > 0, nil
 }
 
-// keyBudget applies the Key Rate to key's stored window at now: how many
-// jobs a claim may take of it and the window (µs) they count in.
-func (s *Store) keyBudget(ctx context.Context, tx *sql.Tx, queue, key string, rate store.QueueRate, now time.Time) (int, int64, error) {
+// keyWindow reads key's stored Key Rate window (zero if none) and count.
+func (s *Store) keyWindow(ctx context.Context, tx *sql.Tx, queue, key string) (time.Time, int, error) {
 	var window int64
 	var count int
-	var counted time.Time
 	switch err := s.queryRow(ctx, tx, s.q.key.window, []any{queue, key}, &window, &count); {
-	case err == sql.ErrNoRows:
+	case errors.Is(err, sql.ErrNoRows):
+		return time.Time{}, 0, nil
 	case err != nil:
-		return 0, 0, fmt.Errorf("queue %q: key window: %w", queue, err)
-	default:
-		counted = fromMicros(window)
+		return time.Time{}, 0, fmt.Errorf("queue %q: key window: %w", queue, err)
 	}
-	n, start := rate.Budget(counted, count, now)
-	return n, micros(start), nil
+	return fromMicros(window), count, nil
 }
 
 // claimKeyedRows reads the jobs ids picked, in the order given, for
@@ -293,10 +252,11 @@ func (s *Store) claimKeyedRows(ctx context.Context, tx *sql.Tx, ids []int64, out
 	return out, nil
 }
 
-// keyRateTake counts the claims of taken in their keys' windows.
-func (s *Store) keyRateTake(ctx context.Context, tx *sql.Tx, queue string, taken []keyTaken) error {
-	for _, t := range taken {
-		if _, err := s.exec(ctx, tx, s.q.key.rateTake, queue, t.key, t.window, t.n); err != nil {
+// keyRateTake records the Key Rate windows and counts a pick counted.
+func (s *Store) keyRateTake(ctx context.Context, tx *sql.Tx, queue string, counted map[string]store.KeyWindow) error {
+	for _, key := range slices.Sorted(maps.Keys(counted)) {
+		w := counted[key]
+		if _, err := s.exec(ctx, tx, s.q.key.rateTake, queue, key, micros(w.Window), w.Count); err != nil {
 			return fmt.Errorf("queue %q: count key rate: %w", queue, err)
 		}
 	}
