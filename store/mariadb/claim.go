@@ -45,6 +45,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 	var reopen time.Duration
 	err = s.write(ctx, "claim", func(w *wtx) error {
 		out, reopen = nil, 0
+		var keyReopen time.Time // the earliest end of a Key Rate window that held a job back
 		expires := w.now.Add(p.LeaseDuration)
 		for i, name := range p.Queues {
 			if len(out) == p.Limit {
@@ -76,7 +77,11 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			}
 			var ids []int64
 			if q.keyed() {
-				ids, err = w.keyedDueIDs(q, room, p.Skip)
+				var reopen time.Time
+				ids, reopen, err = w.keyedDueIDs(q, room, p.Skip)
+				if !reopen.IsZero() && (keyReopen.IsZero() || reopen.Before(keyReopen)) {
+					keyReopen = reopen
+				}
 			} else {
 				ids, err = w.dueIDs(name, room, p.Skip)
 			}
@@ -107,6 +112,9 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			var err error
 			if reopen, err = w.rateReopen(p.Queues); err != nil {
 				return err
+			}
+			if k := keyReopen.Sub(w.now); !keyReopen.IsZero() && (reopen == 0 || k < reopen) {
+				reopen = k
 			}
 		}
 		return loadTags(w.tx, w.ctx, out)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -58,31 +59,37 @@ func (q *queueInfo) keyRate() store.QueueRate {
 	return store.QueueRate{Limit: q.keyRateLimit, Period: time.Duration(q.keyRatePeriod) * time.Microsecond}
 }
 
-// keyPick is one due job a keyed claim may take: its key, its round within
-// the key (from 1) and its place in due order.
-type keyPick struct {
+// policy is the Queue's stored KeyPolicy.
+func (q *queueInfo) policy() store.KeyPolicy {
+	return store.KeyPolicy{Limit: q.keyLimit, Rate: q.keyRate(), Fair: q.fair}
+}
+
+// keyDue is one due job of a keyed Queue: its key (empty for none) and
+// its place in due order.
+type keyDue struct {
 	key       string
-	round     int
 	scheduled int64
 	id        int64
 }
 
-// keyedDueIDs reads, in claim order, up to n due jobs of keyed Queue q
-// whose Wire Name is not in skip: each key gives at most what its Key
-// Limit and Key Rate leave, in due order within the key, and with Fair
-// Claim the batch goes round-robin across keys (round, then due time,
-// then id), else in due order. It counts the picked jobs in their keys'
-// windows and locks them (FOR UPDATE SKIP LOCKED).
-func (w *wtx) keyedDueIDs(q *queueInfo, n int, skip []string) ([]int64, error) {
-	rate := q.keyRate()
-	windows := map[string]time.Time{}
-	var picks []keyPick
+// keyedDueIDs picks, in claim order, up to n due jobs of keyed Queue q
+// whose Wire Name is not in skip, by the Queue's KeyPolicy
+// (store.KeyPolicy.Pick, the rule written once): it reads each key's
+// standing and, per key, its due jobs in due order up to one more than
+// the key may take (the one that tells whether the key held a job back),
+// and lets Pick decide. It records the Key Rate windows Pick counted,
+// locks the picked jobs (FOR UPDATE SKIP LOCKED) and returns their ids
+// with the Key Rate's Reopen (zero if none).
+func (w *wtx) keyedDueIDs(q *queueInfo, n int, skip []string) ([]int64, time.Time, error) {
+	policy := q.policy()
+	standing := map[string]store.KeyStanding{}
+	var due []keyDue
 	key, first := "", true
 	for {
 		if !first {
 			next, err := w.nextKey(q.name, key)
 			if err != nil {
-				return nil, err
+				return nil, time.Time{}, err
 			}
 			if next == "" {
 				break
@@ -91,78 +98,61 @@ func (w *wtx) keyedDueIDs(q *queueInfo, n int, skip []string) ([]int64, error) {
 		}
 		first = false
 		room := n
-		if q.keyLimit > 0 {
-			var running int
-			if err := w.row(`SELECT COUNT(*) FROM backwave_job FORCE INDEX (backwave_job_key)
-				WHERE queue = ? AND concurrency_key = ? AND state = 3`, q.name, key).Scan(&running); err != nil {
-				return nil, fmt.Errorf("queue %q: count running of key: %w", q.name, err)
+		if key != "" {
+			var st store.KeyStanding
+			if policy.Limit > 0 {
+				if err := w.row(`SELECT COUNT(*) FROM backwave_job FORCE INDEX (backwave_job_key)
+					WHERE queue = ? AND concurrency_key = ? AND state = 3`, q.name, key).Scan(&st.Running); err != nil {
+					return nil, time.Time{}, fmt.Errorf("queue %q: count running of key: %w", q.name, err)
+				}
+				room = min(room, max(0, policy.Limit-st.Running)+1)
 			}
-			room = min(room, q.keyLimit-running)
-		}
-		if !rate.IsZero() && room > 0 {
-			budget, window, err := w.keyBudget(q.name, key, rate)
-			if err != nil {
-				return nil, err
+			if !policy.Rate.IsZero() {
+				var err error
+				if st.Window, st.Count, err = w.keyWindow(q.name, key); err != nil {
+					return nil, time.Time{}, err
+				}
+				budget, _ := policy.Rate.Budget(st.Window, st.Count, w.now)
+				room = min(room, budget+1)
 			}
-			room, windows[key] = min(room, budget), window
-		}
-		if room <= 0 {
-			continue
+			standing[key] = st
 		}
 		got, err := w.keyDue(q.name, key, room, skip)
 		if err != nil {
-			return nil, err
+			return nil, time.Time{}, err
 		}
-		picks = append(picks, got...)
+		due = append(due, got...)
 	}
-	slices.SortFunc(picks, func(a, b keyPick) int {
-		if q.fair {
-			if c := cmp.Compare(a.round, b.round); c != 0 {
-				return c
-			}
-		}
-		return cmp.Or(cmp.Compare(a.scheduled, b.scheduled), cmp.Compare(a.id, b.id))
-	})
-	picks = picks[:min(len(picks), n)]
-	if len(picks) == 0 {
-		return nil, nil
+	slices.SortFunc(due, func(a, b keyDue) int { return cmp.Or(cmp.Compare(a.scheduled, b.scheduled), cmp.Compare(a.id, b.id)) })
+	keys := make([]string, len(due))
+	for i, d := range due {
+		keys[i] = d.key
 	}
-	ids, err := w.lockPicked(picks)
+	pick := policy.Pick(keys, n, standing, w.now)
+	if len(pick.Take) == 0 {
+		return nil, pick.Reopen, nil
+	}
+	picked := make([]int64, len(pick.Take))
+	for i, t := range pick.Take {
+		picked[i] = due[t].id
+	}
+	ids, err := w.lockPicked(picked)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
-	if rate.IsZero() {
-		return ids, nil
-	}
-	taken := map[string]int{}
-	for _, p := range picks {
-		if slices.Contains(ids, p.id) {
-			taken[p.key]++
-		}
-	}
-	for _, k := range slices.Sorted(mapKeys(taken)) {
+	for _, k := range slices.Sorted(maps.Keys(pick.Counted)) {
+		c := pick.Counted[k]
 		if _, err := w.exec(`INSERT INTO backwave_queue_key (queue, concurrency_key, rate_window, rate_count) VALUES (?, ?, ?, ?)
-			ON DUPLICATE KEY UPDATE rate_count = IF(rate_window = VALUES(rate_window), rate_count + VALUES(rate_count), VALUES(rate_count)),
-				rate_window = VALUES(rate_window)`, q.name, k, micros(windows[k]), taken[k]); err != nil {
-			return nil, fmt.Errorf("queue %q: count key rate: %w", q.name, err)
+			ON DUPLICATE KEY UPDATE rate_window = VALUES(rate_window), rate_count = VALUES(rate_count)`,
+			q.name, k, micros(c.Window), c.Count); err != nil {
+			return nil, time.Time{}, fmt.Errorf("queue %q: count key rate: %w", q.name, err)
 		}
 	}
-	return ids, nil
-}
-
-// mapKeys returns the keys of m.
-func mapKeys(m map[string]int) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
+	return ids, pick.Reopen, nil
 }
 
 // nextKey is the first key after key with a Scheduled job in the Queue;
-// ” if none.
+// empty if none.
 func (w *wtx) nextKey(queue, key string) (string, error) {
 	var next string
 	err := w.row(`SELECT concurrency_key FROM backwave_job FORCE INDEX (backwave_job_key)
@@ -178,8 +168,8 @@ func (w *wtx) nextKey(queue, key string) (string, error) {
 }
 
 // keyDue reads up to n due jobs of key in the Queue, in due order, whose
-// Wire Name is not in skip, numbered by round.
-func (w *wtx) keyDue(queue, key string, n int, skip []string) ([]keyPick, error) {
+// Wire Name is not in skip.
+func (w *wtx) keyDue(queue, key string, n int, skip []string) ([]keyDue, error) {
 	var b strings.Builder
 	args := []any{queue, key, micros(w.now)}
 	b.WriteString(`SELECT id, scheduled_at FROM backwave_job FORCE INDEX (backwave_job_key)
@@ -202,9 +192,9 @@ func (w *wtx) keyDue(queue, key string, n int, skip []string) ([]keyPick, error)
 		return nil, fmt.Errorf("queue %q: read due jobs of key: %w", queue, err)
 	}
 	defer func() { _ = rows.Close() }()
-	var out []keyPick
+	var out []keyDue
 	for rows.Next() {
-		p := keyPick{key: key, round: len(out) + 1}
+		p := keyDue{key: key}
 		if err := rows.Scan(&p.id, &p.scheduled); err != nil {
 			return nil, err
 		}
@@ -213,27 +203,23 @@ func (w *wtx) keyDue(queue, key string, n int, skip []string) ([]keyPick, error)
 	return out, rows.Err()
 }
 
-// keyBudget applies the Key Rate to key's stored window: how many jobs a
-// claim may take of it and the window they count in.
-func (w *wtx) keyBudget(queue, key string, rate store.QueueRate) (int, time.Time, error) {
+// keyWindow reads key's stored Key Rate window (zero if none) and count.
+func (w *wtx) keyWindow(queue, key string) (time.Time, int, error) {
 	var window int64
 	var count int
-	var counted time.Time
 	err := w.row(`SELECT rate_window, rate_count FROM backwave_queue_key WHERE queue = ? AND concurrency_key = ?`, queue, key).Scan(&window, &count)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
+		return time.Time{}, 0, nil
 	case err != nil:
-		return 0, time.Time{}, fmt.Errorf("queue %q: key window: %w", queue, err)
-	default:
-		counted = fromMicros(window)
+		return time.Time{}, 0, fmt.Errorf("queue %q: key window: %w", queue, err)
 	}
-	budget, start := rate.Budget(counted, count, w.now)
-	return budget, start, nil
+	return fromMicros(window), count, nil
 }
 
 // lockPicked locks the picked jobs still Scheduled, SKIP LOCKED, and
 // returns their ids in pick order.
-func (w *wtx) lockPicked(picks []keyPick) ([]int64, error) {
+func (w *wtx) lockPicked(picks []int64) ([]int64, error) {
 	var b strings.Builder
 	args := make([]any, 0, len(picks))
 	b.WriteString(`SELECT id FROM backwave_job WHERE state = 1 AND id IN (`)
@@ -242,7 +228,7 @@ func (w *wtx) lockPicked(picks []keyPick) ([]int64, error) {
 			b.WriteByte(',')
 		}
 		b.WriteByte('?')
-		args = append(args, p.id)
+		args = append(args, p)
 	}
 	b.WriteString(`) FOR UPDATE SKIP LOCKED`)
 	rows, err := w.query(b.String(), args...)
@@ -263,8 +249,8 @@ func (w *wtx) lockPicked(picks []keyPick) ([]int64, error) {
 	}
 	ids := make([]int64, 0, len(locked))
 	for _, p := range picks {
-		if locked[p.id] {
-			ids = append(ids, p.id)
+		if locked[p] {
+			ids = append(ids, p)
 		}
 	}
 	return ids, nil

@@ -89,6 +89,7 @@ func scanJob(sc scanner) (*jrow, error) {
 		j.Progress = &job.Progress{Attempt: job.Attempt(pAttempt.Int64), Fraction: pFrac.Float64, Note: pNote.String, At: fromMicros(pAt.Int64)}
 	}
 	r.uniqueKey, r.schedule = ukey, schedName
+	j.ConcurrencyKey = r.key
 	return &r, nil
 }
 
