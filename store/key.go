@@ -53,10 +53,13 @@ func ValidateConcurrencyKey(key string) error {
 //     Rate.Period, by the Rate Limit's window rule (QueueRate.Budget) kept
 //     per key.
 //   - Fair Claim: a claim takes the Queue's due jobs round-robin across
-//     keys instead of in plain due order. Keys take turns in the order of
-//     their earliest due job (due time, then id); each turn takes a key's
-//     next job in due order; a key with nothing left, or held by its Key
-//     Limit or Key Rate, loses its turns for the rest of the claim.
+//     keys instead of in plain due order, and the rotation carries from
+//     one claim to the next. Keys take turns least recently served first
+//     (the Queue numbers every job a Fair Claim takes as one turn; a key
+//     never served goes first, ties by the key's earliest due job, due
+//     time then id); each turn takes a key's next job in due order; a key
+//     with nothing left, or held by its Key Limit or Key Rate, loses its
+//     turns for the rest of the claim.
 //
 // Jobs without a key form one key of their own for Fair Claim (the empty
 // key takes its turn like any other); the Key Limit and the Key Rate bind
@@ -64,6 +67,11 @@ func ValidateConcurrencyKey(key string) error {
 // Concurrency Limit, Rate Limit and the claim's batch allow: both the
 // Queue's limits and the key's hold. A job a key's limit holds back is
 // passed over, not waited on: the claim goes on to other keys' jobs.
+//
+// Every count is exact under any number of concurrent claimers: claims
+// that may take from a Queue with a KeyPolicy are serialized on that
+// Queue, as for a Rate Limit, and a key's counters change in the same
+// atomic step as the claim or the transition that moves its job.
 type KeyPolicy struct {
 	// Limit is the Key Limit: 1 to MaxKeyLimit, and not above the Queue's
 	// Concurrency Limit when it has one; 0 is none.
@@ -127,28 +135,35 @@ func (p KeyPolicy) String() string {
 }
 
 // KeyStanding is what a store keeps per (Queue, key) for the claim: the
-// key's Running count (for the Key Limit) and the Key Rate window it last
-// counted starts in (zero if none) with that window's count.
+// key's Running count (for the Key Limit), the Key Rate window it last
+// counted starts in (zero if none) with that window's count, and the Fair
+// Claim turn of the last claim that took one of its jobs (0 if none).
 type KeyStanding struct {
 	Running int
 	Window  time.Time
 	Count   int
+	Turn    int64
 }
 
-// KeyWindow is a Key Rate window count a claim records for one key.
-type KeyWindow struct {
+// KeyTaken is what a claim records for one key it took jobs of: the Key
+// Rate window and its new count (zero without a Key Rate), and the key's
+// Fair Claim turn (0, left as it was, without Fair Claim).
+type KeyTaken struct {
 	Window time.Time
 	Count  int
+	Turn   int64
 }
 
 // KeyPick is what KeyPolicy.Pick decides for one Queue in one claim.
 type KeyPick struct {
 	// Take are indexes into the due keys Pick was given, in claim order.
 	Take []int
-	// Counted holds, for each key whose Key Rate counted starts in this
-	// claim, the window and its new count to record. Nil without a Key
-	// Rate.
-	Counted map[string]KeyWindow
+	// Taken holds, for each key the claim took jobs of, what to record of
+	// it, when there is anything (a Key Rate or Fair Claim); nil otherwise.
+	Taken map[string]KeyTaken
+	// Turn is the Queue's last Fair Claim turn after this claim, to record;
+	// the turn Pick was given if it took nothing or Fair Claim is off.
+	Turn int64
 	// Reopen is the earliest end of a Key Rate window that held back a due
 	// job while the claim still had room; zero if none. It joins the
 	// claim's ClaimParams.Reopen.
@@ -159,11 +174,19 @@ type KeyPick struct {
 // the Concurrency Keys ("" for none) of the Queue's claimable jobs in due
 // order (due time, then id), room is how many the Queue may still yield
 // (the batch, its Concurrency Limit and its Rate Limit already applied),
-// and standing is each key's KeyStanding (a missing key stands at zero).
-// An adapter may cut due to each key's first room jobs: the pick is the
-// same. With the zero KeyPolicy, Pick takes the first room jobs.
-func (p KeyPolicy) Pick(due []string, room int, standing map[string]KeyStanding, now time.Time) KeyPick {
-	var pick KeyPick
+// standing is each key's KeyStanding (a missing key stands at zero) and
+// turn the Queue's last Fair Claim turn (0 if none). An adapter may cut due
+// to each key's first room jobs: the pick is the same. With the zero
+// KeyPolicy, Pick takes the first room jobs.
+//
+// Fair Claim's turns: every job a Fair Claim takes is one turn of its
+// Queue, numbered on from turn, and its key records the number. Keys take
+// turns least recently served first — by the turn they last recorded, a
+// key never served (turn 0) first of all, ties by their earliest due job —
+// so rotation carries across claims: a claim of one job serves a key that
+// has waited, not the flooding key again.
+func (p KeyPolicy) Pick(due []string, room int, standing map[string]KeyStanding, turn int64, now time.Time) KeyPick {
+	pick := KeyPick{Turn: turn}
 	if room <= 0 {
 		return pick
 	}
@@ -204,17 +227,28 @@ func (p KeyPolicy) Pick(due []string, room int, standing map[string]KeyStanding,
 		pick.Take = append(pick.Take, i)
 		allow[key]--
 		room--
-		if w, ok := windows[key]; ok {
-			if pick.Counted == nil {
-				pick.Counted = map[string]KeyWindow{}
-			}
-			c, ok := pick.Counted[key]
-			if !ok {
-				c = KeyWindow{Window: w, Count: countIn(standing[key], w)}
-			}
-			c.Count++
-			pick.Counted[key] = c
+		w, rated := windows[key]
+		if !rated && !p.Fair {
+			return
 		}
+		if pick.Taken == nil {
+			pick.Taken = map[string]KeyTaken{}
+		}
+		t, ok := pick.Taken[key]
+		if !ok {
+			t = KeyTaken{Turn: standing[key].Turn}
+			if rated {
+				t.Window, t.Count = w, countIn(standing[key], w)
+			}
+		}
+		if rated {
+			t.Count++
+		}
+		if p.Fair {
+			pick.Turn++
+			t.Turn = pick.Turn
+		}
+		pick.Taken[key] = t
 	}
 	if !p.Fair {
 		for i, key := range due {
@@ -229,8 +263,9 @@ func (p KeyPolicy) Pick(due []string, room int, standing map[string]KeyStanding,
 		}
 		return pick
 	}
-	// Fair Claim: keys in the order of their earliest due job, each with
-	// its jobs in due order.
+	// Fair Claim: keys least recently served first (ties by their
+	// earliest due job, the order due first names them in), each with its
+	// jobs in due order.
 	var order []string
 	jobs := map[string][]int{}
 	for i, key := range due {
@@ -239,6 +274,7 @@ func (p KeyPolicy) Pick(due []string, room int, standing map[string]KeyStanding,
 		}
 		jobs[key] = append(jobs[key], i)
 	}
+	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(standing[a].Turn, standing[b].Turn) })
 	for room > 0 && len(order) > 0 {
 		live := order[:0]
 		for _, key := range order {

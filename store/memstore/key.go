@@ -18,6 +18,9 @@ type keyCounter struct {
 	scheduled, running int
 	window             time.Time
 	count              int
+	// turn is the Fair Claim turn of the last claim that took one of the
+	// key's jobs.
+	turn int64
 }
 
 // cloneKeys deep-copies a Queue's key counters.
@@ -80,7 +83,7 @@ func (s *Store) keyPick(q *queue, now time.Time, room int, skip []string) ([]*ro
 		k := r.job.ConcurrencyKey
 		keys[i] = k
 		if c := q.keys[k]; c != nil {
-			standing[k] = store.KeyStanding{Running: c.running, Window: c.window, Count: c.count}
+			standing[k] = store.KeyStanding{Running: c.running, Window: c.window, Count: c.count, Turn: c.turn}
 		}
 	}
 	policy := q.policy
@@ -93,11 +96,12 @@ func (s *Store) keyPick(q *queue, now time.Time, room int, skip []string) ([]*ro
 	if s.planted(plant.ClaimIgnoresKeyOrder) {
 		policy.Fair = false
 	}
-	pick := policy.Pick(keys, room, standing, now)
-	for k, w := range pick.Counted {
+	pick := policy.Pick(keys, room, standing, q.turn, now)
+	for k, t := range pick.Taken {
 		c := q.key(k)
-		c.window, c.count = w.Window, w.Count
+		c.window, c.count, c.turn = t.Window, t.Count, t.Turn
 	}
+	q.turn = pick.Turn
 	out := make([]*row, len(pick.Take))
 	for i, t := range pick.Take {
 		out[i] = all[t]

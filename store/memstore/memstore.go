@@ -136,6 +136,8 @@ type queue struct {
 	// claim.
 	policy store.KeyPolicy
 	keys   map[string]*keyCounter
+	// turn is the Queue's last Fair Claim turn (store.KeyPolicy.Pick).
+	turn int64
 }
 
 // New returns an empty Store.

@@ -25,6 +25,11 @@ var (
 	diffWorkers   = []job.WorkerID{"w1", "w2"}
 	diffActors    = []store.Actor{"", "ops:alice", "Ops:Ünal"}
 	diffSchedules = []string{"s1", "S2", "nightly"}
+	// diffKeys are Concurrency Keys drawn skewed: the first holds most
+	// keyed jobs; "Acme" and "acme" differ only in case, "Øst" outside
+	// ASCII, so a store that folds or orders keys other than byte-wise
+	// shows it.
+	diffKeys = []string{"acme", "acme", "acme", "acme", "Acme", "beta", "Øst"}
 	// diffTags spell alike in ways Tag Suggest and the Tag Facet must
 	// keep apart or fold together: case, a Label that reads as a Keyed
 	// Tag, letters outside ASCII.
@@ -158,6 +163,9 @@ func (d *differ) insert() {
 		}
 		if d.rng.IntN(3) == 0 {
 			nj.Dependency = d.dependency(i)
+		}
+		if d.keys && d.rng.IntN(3) != 0 {
+			nj.ConcurrencyKey = diffKeys[d.rng.IntN(len(diffKeys))]
 		}
 		if d.rng.IntN(40) == 0 {
 			nj.MaxAttempts = 0 // invalid: nothing of the batch is inserted
@@ -360,6 +368,10 @@ func (d *differ) relinquish() {
 
 func (d *differ) queueSetting() {
 	q, a := d.queue(), d.actor()
+	if d.keys && d.rng.IntN(3) == 0 {
+		d.keySetting(q, a)
+		return
+	}
 	switch d.rng.IntN(7) {
 	case 5, 6:
 		periods := []time.Duration{time.Second, 2 * time.Second, time.Minute}
@@ -386,6 +398,34 @@ func (d *differ) queueSetting() {
 		}
 		d.note("limit %s %d", q, p.Limit)
 		check(d, "limit "+q, p, errOnly(store.Store.QueueSetLimit))
+	}
+}
+
+// keySetting sets one of the Queue's key policy: a Key Limit (now and then
+// above the Queue's Concurrency Limit, or invalid), a Key Rate or Fair
+// Claim.
+func (d *differ) keySetting(q string, a store.Actor) {
+	switch d.rng.IntN(3) {
+	case 0:
+		p := store.QueueSetKeyLimitParams{Queue: q, Limit: max(0, d.rng.IntN(5)-1), Actor: a}
+		if d.rng.IntN(30) == 0 {
+			p.Limit = -1 // invalid
+		}
+		d.note("key limit %s %d", q, p.Limit)
+		check(d, "key limit "+q, p, errOnly(store.Store.QueueSetKeyLimit))
+	case 1:
+		periods := []time.Duration{time.Second, time.Minute}
+		p := store.QueueSetKeyRateParams{Queue: q, Actor: a,
+			Rate: store.QueueRate{Limit: 1 + d.rng.IntN(3), Period: periods[d.rng.IntN(len(periods))]}}
+		if d.rng.IntN(8) == 0 {
+			p.Rate = store.QueueRate{} // removed
+		}
+		d.note("key rate %s %s", q, p.Rate)
+		check(d, "key rate "+q, p, errOnly(store.Store.QueueSetKeyRate))
+	default:
+		p := store.QueueSetFairClaimParams{Queue: q, Fair: d.rng.IntN(3) != 0, Actor: a}
+		d.note("fair claim %s %v", q, p.Fair)
+		check(d, "fair claim "+q, p, errOnly(store.Store.QueueSetFairClaim))
 	}
 }
 
