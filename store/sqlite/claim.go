@@ -95,8 +95,10 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 					return err
 				}
 			}
-			if err := s.keyRateTake(ctx, tx, name, pick.Counted); err != nil {
-				return err
+			if keys.keyed() {
+				if err := s.keyTake(ctx, tx, name, keys, pick); err != nil {
+					return err
+				}
 			}
 			counts.move([]byte(name), codeScheduled, codeRunning, claimed)
 		}
@@ -237,7 +239,7 @@ func (s *Store) room(ctx context.Context, tx *sql.Tx, queue string, want int, no
 	var r rateRow
 	var k keySettings
 	err := s.queryRow(ctx, tx, s.q.queueSettings, []any{queue}, &paused, &limit, &r.limit, &r.period, &r.window, &r.count,
-		&k.limit, &k.rateLimit, &k.ratePeriod, &k.fair)
+		&k.limit, &k.rateLimit, &k.ratePeriod, &k.fair, &k.turn)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return 0, claimRate{}, k, nil

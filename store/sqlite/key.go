@@ -60,18 +60,21 @@ const (
 		LEFT JOIN backwave_job_trace t ON t.job_id = j.id
 		LEFT JOIN backwave_job_progress g ON g.job_id = j.id
 	WHERE j.id IN (SELECT value FROM json_each(?1)) AND j.state = 1`
-	// sqlKeyWindow reads the Key Rate window and count of key ?2 of Queue
-	// ?1.
-	sqlKeyWindow = `SELECT rate_window, rate_count FROM backwave_queue_key WHERE queue = ?1 AND concurrency_key = ?2`
-	// sqlKeyRateTake records that key ?2 of Queue ?1 counted ?4 claims in
-	// the window starting at ?3 (µs).
-	sqlKeyRateTake = `INSERT INTO backwave_queue_key (queue, concurrency_key, rate_window, rate_count) VALUES (?1, ?2, ?3, ?4)
-	ON CONFLICT (queue, concurrency_key) DO UPDATE SET rate_window = excluded.rate_window, rate_count = excluded.rate_count`
+	// sqlKeyWindow reads the Key Rate window, count and Fair Claim turn of
+	// key ?2 ('' for none) of Queue ?1.
+	sqlKeyWindow = `SELECT rate_window, rate_count, turn FROM backwave_queue_key WHERE queue = ?1 AND concurrency_key = ?2`
+	// sqlKeyRateTake records for key ?2 of Queue ?1 its Key Rate window ?3
+	// (µs, NULL: none) with its count ?4 and its Fair Claim turn ?5.
+	sqlKeyRateTake = `INSERT INTO backwave_queue_key (queue, concurrency_key, rate_window, rate_count, turn) VALUES (?1, ?2, ?3, ?4, ?5)
+	ON CONFLICT (queue, concurrency_key) DO UPDATE
+	SET rate_window = excluded.rate_window, rate_count = excluded.rate_count, turn = excluded.turn`
+	// sqlKeyTurn records Queue ?1's last Fair Claim turn ?2.
+	sqlKeyTurn = `UPDATE backwave_queue SET fair_turn = ?2 WHERE name = ?1`
 )
 
 // keyQueries are the Concurrency Key statements renamed to one Schema Name.
 type keyQueries struct {
-	nextKey, noKeyScheduled, running, due, noKeyDue, byID, window, rateTake string
+	nextKey, noKeyScheduled, running, due, noKeyDue, byID, window, rateTake, turn string
 }
 
 func newKeyQueries(n schemaName) keyQueries {
@@ -79,7 +82,7 @@ func newKeyQueries(n schemaName) keyQueries {
 	return keyQueries{
 		nextKey: r(sqlNextKey), noKeyScheduled: r(sqlNoKeyScheduled),
 		running: r(sqlKeyRunning), due: r(sqlKeyDue), noKeyDue: r(sqlNoKeyDue), byID: r(sqlClaimByID),
-		window: r(sqlKeyWindow), rateTake: r(sqlKeyRateTake),
+		window: r(sqlKeyWindow), rateTake: r(sqlKeyRateTake), turn: r(sqlKeyTurn),
 	}
 }
 
@@ -89,6 +92,7 @@ type keySettings struct {
 	rateLimit  int
 	ratePeriod int64 // µs
 	fair       bool
+	turn       int64 // the Queue's last Fair Claim turn
 }
 
 // keyed reports whether a claim of the Queue goes key by key.
@@ -153,19 +157,31 @@ func (s *Store) claimKeyed(ctx context.Context, tx *sql.Tx, name string, ks keyS
 		}
 		return rows.Err()
 	}
-	for _, key := range keys {
+	stand := func(key string) (store.KeyStanding, error) {
 		var st store.KeyStanding
+		if !policy.Rate.IsZero() || policy.Fair {
+			var err error
+			if st.Window, st.Count, st.Turn, err = s.keyStanding(ctx, tx, name, key); err != nil {
+				return st, err
+			}
+		}
+		if policy.Limit > 0 && key != "" {
+			if err := s.queryRow(ctx, tx, s.q.key.running, []any{name, key}, &st.Running); err != nil {
+				return st, fmt.Errorf("queue %q: count running of key: %w", name, err)
+			}
+		}
+		return st, nil
+	}
+	for _, key := range keys {
+		st, err := stand(key)
+		if err != nil {
+			return nil, store.KeyPick{}, err
+		}
 		allow := room
 		if policy.Limit > 0 {
-			if err := s.queryRow(ctx, tx, s.q.key.running, []any{name, key}, &st.Running); err != nil {
-				return nil, store.KeyPick{}, fmt.Errorf("queue %q: count running of key: %w", name, err)
-			}
 			allow = min(allow, max(0, policy.Limit-st.Running))
 		}
 		if !policy.Rate.IsZero() {
-			if st.Window, st.Count, err = s.keyWindow(ctx, tx, name, key); err != nil {
-				return nil, store.KeyPick{}, err
-			}
 			budget, _ := policy.Rate.Budget(st.Window, st.Count, now)
 			allow = min(allow, budget)
 		}
@@ -175,6 +191,11 @@ func (s *Store) claimKeyed(ctx context.Context, tx *sql.Tx, name string, ks keyS
 		}
 	}
 	if noKey {
+		st, err := stand("")
+		if err != nil {
+			return nil, store.KeyPick{}, err
+		}
+		standing[""] = st
 		if err := read(s.q.key.noKeyDue, "", nil, room); err != nil {
 			return nil, store.KeyPick{}, err
 		}
@@ -184,7 +205,7 @@ func (s *Store) claimKeyed(ctx context.Context, tx *sql.Tx, name string, ks keyS
 	for i, d := range due {
 		dueKeys[i] = d.key
 	}
-	pick := policy.Pick(dueKeys, room, standing, now)
+	pick := policy.Pick(dueKeys, room, standing, ks.turn, now)
 	ids := make([]int64, len(pick.Take))
 	for i, t := range pick.Take {
 		ids[i] = due[t].id
@@ -216,17 +237,23 @@ func (s *Store) keysScheduled(ctx context.Context, tx *sql.Tx, name string) ([]s
 	return keys, noKey > 0, nil
 }
 
-// keyWindow reads key's stored Key Rate window (zero if none) and count.
-func (s *Store) keyWindow(ctx context.Context, tx *sql.Tx, queue, key string) (time.Time, int, error) {
-	var window int64
+// keyStanding reads key's stored Key Rate window (zero if none), its
+// count and its Fair Claim turn ('' is the jobs without a key).
+func (s *Store) keyStanding(ctx context.Context, tx *sql.Tx, queue, key string) (time.Time, int, int64, error) {
+	var window sql.NullInt64
 	var count int
-	switch err := s.queryRow(ctx, tx, s.q.key.window, []any{queue, key}, &window, &count); {
+	var turn int64
+	switch err := s.queryRow(ctx, tx, s.q.key.window, []any{queue, key}, &window, &count, &turn); {
 	case errors.Is(err, sql.ErrNoRows):
-		return time.Time{}, 0, nil
+		return time.Time{}, 0, 0, nil
 	case err != nil:
-		return time.Time{}, 0, fmt.Errorf("queue %q: key window: %w", queue, err)
+		return time.Time{}, 0, 0, fmt.Errorf("queue %q: key standing: %w", queue, err)
 	}
-	return fromMicros(window), count, nil
+	var w time.Time
+	if window.Valid {
+		w = fromMicros(window.Int64)
+	}
+	return w, count, turn, nil
 }
 
 // claimKeyedRows reads the jobs ids picked, in the order given, for
@@ -252,12 +279,22 @@ func (s *Store) claimKeyedRows(ctx context.Context, tx *sql.Tx, ids []int64, out
 	return out, nil
 }
 
-// keyRateTake records the Key Rate windows and counts a pick counted.
-func (s *Store) keyRateTake(ctx context.Context, tx *sql.Tx, queue string, counted map[string]store.KeyWindow) error {
-	for _, key := range slices.Sorted(maps.Keys(counted)) {
-		w := counted[key]
-		if _, err := s.exec(ctx, tx, s.q.key.rateTake, queue, key, micros(w.Window), w.Count); err != nil {
-			return fmt.Errorf("queue %q: count key rate: %w", queue, err)
+// keyTake records what a pick took of each key (its Key Rate window and
+// count, its Fair Claim turn) and the Queue's last turn.
+func (s *Store) keyTake(ctx context.Context, tx *sql.Tx, queue string, ks keySettings, pick store.KeyPick) error {
+	for _, key := range slices.Sorted(maps.Keys(pick.Taken)) {
+		t := pick.Taken[key]
+		var window any
+		if !t.Window.IsZero() {
+			window = micros(t.Window)
+		}
+		if _, err := s.exec(ctx, tx, s.q.key.rateTake, queue, key, window, t.Count, t.Turn); err != nil {
+			return fmt.Errorf("queue %q: record key: %w", queue, err)
+		}
+	}
+	if pick.Turn != ks.turn {
+		if _, err := s.exec(ctx, tx, s.q.key.turn, queue, pick.Turn); err != nil {
+			return fmt.Errorf("queue %q: record fair claim turn: %w", queue, err)
 		}
 	}
 	return nil

@@ -38,7 +38,7 @@ const (
 	VALUES (?, ?, ?, ?, ?, ?, ?)`
 
 	sqlQueueSettings = `SELECT paused, concurrency_limit, rate_limit, rate_period, rate_window, rate_count,
-		key_limit, key_rate_limit, key_rate_period, fair_claim FROM backwave_queue WHERE name = ?`
+		key_limit, key_rate_limit, key_rate_period, fair_claim, fair_turn FROM backwave_queue WHERE name = ?`
 	sqlCountRunning = `SELECT COUNT(*) FROM backwave_job WHERE queue = ? AND state = 3`
 	// sqlClaimDue reads, in claim order, up to ?3 jobs of Queue ?1 due at
 	// ?2 (the partial index's order) with their payloads; the claim then

@@ -16,25 +16,30 @@ ALTER TABLE backwave.job ADD COLUMN concurrency_key text;
 
 -- key_limit: at most that many Running jobs per key (0: none); key_rate_limit
 -- per key_rate_period µs: at most that many starts per key per window (0 and
--- 0: none); fair_claim: a claim batch takes round-robin across keys. A claim
--- of a Queue with any of them holds the Queue's row locked (claimLockSQL),
--- as for a Concurrency Limit, so the per-key counts are exact under
--- concurrent claimers (store/postgres/key.go).
+-- 0: none); fair_claim: a claim batch takes round-robin across keys, and
+-- fair_turn is the Queue's last Fair Claim turn (store.KeyPolicy.Pick). A
+-- claim of a Queue with any of them holds the Queue's row locked
+-- (claimLockSQL), as for a Concurrency Limit, so the per-key counts are
+-- exact under concurrent claimers (store/postgres/key.go).
 ALTER TABLE backwave.queue
     ADD COLUMN key_limit integer NOT NULL DEFAULT 0,
     ADD COLUMN key_rate_limit integer NOT NULL DEFAULT 0,
     ADD COLUMN key_rate_period bigint NOT NULL DEFAULT 0,
-    ADD COLUMN fair_claim boolean NOT NULL DEFAULT false;
+    ADD COLUMN fair_claim boolean NOT NULL DEFAULT false,
+    ADD COLUMN fair_turn bigint NOT NULL DEFAULT 0;
 
--- A Key Rate's window per key: the start (µs since the Unix epoch) of the
--- window rate_count counted claims in. concurrency_key '' is the jobs
--- without a key (one key of their own). Written only by claims holding the
--- Queue's row lock.
+-- What a claim keeps per key (store.KeyStanding, less the Running count):
+-- the start (µs since the Unix epoch) of the Key Rate window rate_count
+-- counted claims in (NULL: none), and the Fair Claim turn of the last claim
+-- that took one of the key's jobs. concurrency_key '' is the jobs without a
+-- key (one key of their own for Fair Claim). Written only by claims holding
+-- the Queue's row lock.
 CREATE TABLE backwave.queue_key (
     queue           text NOT NULL,
     concurrency_key text NOT NULL,
-    rate_window     bigint NOT NULL,
-    rate_count      integer NOT NULL,
+    rate_window     bigint,
+    rate_count      integer NOT NULL DEFAULT 0,
+    turn            bigint NOT NULL DEFAULT 0,
     PRIMARY KEY (queue, concurrency_key)
 );
 

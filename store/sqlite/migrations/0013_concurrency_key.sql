@@ -17,22 +17,27 @@ ALTER TABLE backwave_job ADD COLUMN concurrency_key TEXT;
 -- key_limit: at most that many Running jobs per key (0: none);
 -- key_rate_limit per key_rate_period µs: at most that many starts per key
 -- per window (0 and 0: none); fair_claim: a claim batch takes round-robin
--- across keys. A claim reads and writes them in its write transaction,
+-- across keys, and fair_turn is the Queue's last Fair Claim turn
+-- (store.KeyPolicy.Pick). A claim reads and writes them in its write transaction,
 -- under the file's write lock, so the per-key counts are exact across
 -- processes (store/sqlite/key.go).
 ALTER TABLE backwave_queue ADD COLUMN key_limit INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE backwave_queue ADD COLUMN key_rate_limit INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE backwave_queue ADD COLUMN key_rate_period INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE backwave_queue ADD COLUMN fair_claim INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE backwave_queue ADD COLUMN fair_turn INTEGER NOT NULL DEFAULT 0;
 
--- A Key Rate's window per key: the start (µs since the Unix epoch) of the
--- window rate_count counted claims in. concurrency_key '' is the jobs
--- without a key (one key of their own).
+-- What a claim keeps per key (store.KeyStanding, less the Running count):
+-- the start (µs since the Unix epoch) of the Key Rate window rate_count
+-- counted claims in (NULL: none), and the Fair Claim turn of the last claim
+-- that took one of the key's jobs. concurrency_key '' is the jobs without a
+-- key (one key of their own for Fair Claim).
 CREATE TABLE backwave_queue_key (
 	queue           TEXT    NOT NULL,
 	concurrency_key TEXT    NOT NULL,
-	rate_window     INTEGER NOT NULL,
-	rate_count      INTEGER NOT NULL,
+	rate_window     INTEGER,
+	rate_count      INTEGER NOT NULL DEFAULT 0,
+	turn            INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (queue, concurrency_key)
 ) WITHOUT ROWID;
 
