@@ -39,7 +39,7 @@ import (
 // statement). Claims that name no limited Queue are unaffected.
 
 const claimLockSQL = `SELECT q.name FROM backwave.queue q
-WHERE q.name = ANY($1::text[]) AND (q.concurrency_limit > 0 OR q.rate_limit > 0 OR q.key_limit > 0 OR q.key_rate_limit > 0)
+WHERE q.name = ANY($1::text[]) AND (q.concurrency_limit > 0 OR q.rate_limit > 0 OR q.key_limit > 0 OR q.key_rate_limit > 0 OR q.fair_claim)
 ORDER BY q.name COLLATE "C"
 FOR UPDATE`
 
@@ -73,7 +73,7 @@ var claimSQL = `WITH RECURSIVE now AS (SELECT t, (extract(epoch FROM t) * 100000
 queues AS (
     SELECT DISTINCT ON (u.name) u.name, u.ord, q.concurrency_limit, q.rate_limit, q.rate_window, q.rate_count,
         CASE WHEN q.rate_limit > 0 THEN ` + rateWindowSQL + ` END AS ws,
-        q.key_limit, q.key_rate_limit, q.key_rate_period, q.fair_claim,
+        q.key_limit, q.key_rate_limit, q.key_rate_period, q.fair_claim, q.fair_turn,
         (q.key_limit > 0 OR q.key_rate_limit > 0 OR q.fair_claim) AS keyed,
         CASE WHEN q.key_rate_limit > 0 THEN ` + keyRateWindowSQL + ` END AS kws
     FROM unnest($2::text[]) WITH ORDINALITY AS u(name, ord)
@@ -137,9 +137,11 @@ claimed AS (
 ),
 rated AS (
     UPDATE backwave.queue q
-    SET rate_count = CASE WHEN q.rate_window = c.ws THEN q.rate_count + c.k ELSE c.k END, rate_window = c.ws
-    FROM (SELECT qs.name, qs.ws, count(*) AS k FROM claimed j JOIN queues qs ON qs.name = j.queue
-          WHERE qs.rate_limit > 0 GROUP BY qs.name, qs.ws) c
+    SET rate_count = CASE WHEN c.rl = 0 THEN q.rate_count WHEN q.rate_window = c.ws THEN q.rate_count + c.k ELSE c.k END,
+        rate_window = CASE WHEN c.rl = 0 THEN q.rate_window ELSE c.ws END,
+        fair_turn = CASE WHEN c.fair THEN q.fair_turn + c.k ELSE q.fair_turn END
+    FROM (SELECT qs.name, qs.ws, qs.rate_limit AS rl, qs.fair_claim AS fair, count(*) AS k FROM claimed j JOIN queues qs ON qs.name = j.queue
+          WHERE qs.rate_limit > 0 OR qs.fair_claim GROUP BY qs.name, qs.ws, qs.rate_limit, qs.fair_claim) c
     WHERE q.name = c.name
 ),` + keyRatedSQL + `
 logged AS (
@@ -168,7 +170,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 	}
 	var jobs []job.Job
 	var ords []int64 // each job's Queue's place in p.Queues, for sorting
-	var rnds []int64 // each job's Fair Claim round (0 outside one), for sorting
+	var rnds []int64 // each job's place in its keyed Queue's claim order (0 in any other Queue), for sorting
 	var reopen, keyReopen int64
 	// One row buffer and one list of scan destinations serve every row.
 	var r jobRow
@@ -225,9 +227,9 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 	return jobs, nil
 }
 
-// claimOrder sorts claimed jobs by their Queue's place, then their Fair
-// Claim round (0 for every job of a Queue without Fair Claim), then due
-// time, then id, keeping each job's place and round alongside it.
+// claimOrder sorts claimed jobs by their Queue's place, then their place
+// in a keyed Queue's claim order (0 for every job of any other Queue), then
+// due time, then id, keeping each job's places alongside it.
 type claimOrder struct {
 	jobs []job.Job
 	ords []int64

@@ -24,7 +24,8 @@ import "github.com/backwave/backwave/store"
 //     order with Fair Claim (round, then due time, then id), else in due
 //     order — and klocked locks exactly those, SKIP LOCKED, rechecking that
 //     each is still Scheduled and due: under contention a claim may lease
-//     fewer, never a job twice.
+//     fewer, never a job twice. Each locked job's place in its Queue's claim
+//     order (rnd) sorts the batch and numbers Fair Claim's turns.
 //  5. krated counts the leased jobs in their keys' windows.
 //
 // A claim of a Queue with a Key Limit or Key Rate holds the Queue's
@@ -83,14 +84,15 @@ keystand AS (
             WHEN w.rate_window IS NULL OR w.rate_window < qs.kws THEN qs.key_rate_limit
             WHEN w.rate_window = qs.kws THEN greatest(0, qs.key_rate_limit - w.rate_count)
             ELSE 0 END AS budget,
-        CASE WHEN qs.key_rate_limit > 0 THEN greatest(qs.kws, coalesce(w.rate_window, qs.kws)) + qs.key_rate_period END AS ends
+        CASE WHEN qs.key_rate_limit > 0 THEN greatest(qs.kws, coalesce(w.rate_window, qs.kws)) + qs.key_rate_period END AS ends,
+        coalesce(w.turn, 0) AS turn
     FROM keys k
     JOIN qroom r ON r.name = k.name
     JOIN queues qs ON qs.name = k.name
-    LEFT JOIN backwave.queue_key w ON w.queue = k.name AND w.concurrency_key = k.key
+    LEFT JOIN backwave.queue_key w ON w.queue = k.name AND w.concurrency_key = coalesce(k.key, '')
 ),
 keyroom AS (
-    SELECT s.name, s.key, s.lim, s.budget, s.ends, least(s.room, s.lim, s.budget) AS allow,
+    SELECT s.name, s.key, s.lim, s.budget, s.ends, s.turn, least(s.room, s.lim, s.budget) AS allow,
         least(s.room, least(s.room, s.lim, s.budget) + 1) AS rd
     FROM keystand s
 ),
@@ -134,8 +136,12 @@ const keyPickSQL = `
 korder AS (
     SELECT c.name, c.id, c.marker, b.ord, b.n,
         CASE WHEN qs.fair_claim THEN c.rnd ELSE 0 END AS rnd, c.scheduled_at,
+        CASE WHEN qs.fair_claim THEN kr.turn ELSE 0 END AS turn,
+        CASE WHEN qs.fair_claim THEN c.head_at ELSE c.scheduled_at END AS at,
+        CASE WHEN qs.fair_claim THEN c.head_id ELSE c.id END AS seq,
         coalesce(count(*) FILTER (WHERE NOT c.marker) OVER (PARTITION BY c.name
             ORDER BY CASE WHEN qs.fair_claim THEN c.rnd ELSE 0 END,
+                     CASE WHEN qs.fair_claim THEN kr.turn ELSE 0 END,
                      CASE WHEN qs.fair_claim THEN c.head_at ELSE c.scheduled_at END,
                      CASE WHEN qs.fair_claim THEN c.head_id ELSE c.id END
             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before,
@@ -144,13 +150,14 @@ korder AS (
     JOIN keyroom kr ON kr.name = c.name AND kr.key IS NOT DISTINCT FROM c.key
 ),
 kpick AS (
-    SELECT o.id, o.ord, o.rnd, o.scheduled_at FROM korder o WHERE NOT o.marker AND o.before < o.n
+    SELECT o.name, o.id, o.ord, o.rnd, o.turn, o.at, o.seq, o.scheduled_at FROM korder o WHERE NOT o.marker AND o.before < o.n
 ),
 kreopen AS (
     SELECT min(o.ends) AS ends FROM korder o WHERE o.marker AND o.before < o.n AND o.by_rate
 ),
 klocked AS (
-    SELECT l.ctid, l.id, k.ord, k.rnd, k.scheduled_at
+    SELECT l.ctid, l.id, k.ord, row_number() OVER (PARTITION BY k.name ORDER BY k.rnd, k.turn, k.at, k.seq) AS rnd,
+        k.scheduled_at
     FROM (SELECT j.ctid, j.id FROM backwave.job j
           WHERE j.id = ANY (ARRAY(SELECT k.id FROM kpick k)) AND j.state = 'scheduled'
             AND j.scheduled_at <= coalesce($1::timestamptz, now())
@@ -158,18 +165,25 @@ klocked AS (
     JOIN kpick k ON k.id = l.id
 ),`
 
-// keyRatedSQL is claimSQL's CTE krated: it counts each leased keyed job of
-// a Queue with a Key Rate in its key's window.
+// keyRatedSQL is claimSQL's CTE krated: what a claim records of each key
+// it leased from (store.KeyTaken): with a Key Rate, the keyed jobs counted
+// in their key's window; with Fair Claim, the key's turn, the Queue's turn
+// before the claim plus the place of the key's last job in the claim
+// (rated moves the Queue's turn on by the jobs leased).
 const keyRatedSQL = `
 krated AS (
-    INSERT INTO backwave.queue_key AS w (queue, concurrency_key, rate_window, rate_count)
-    SELECT j.queue, j.concurrency_key, qs.kws, count(*)
-    FROM claimed j JOIN queues qs ON qs.name = j.queue
-    WHERE qs.key_rate_limit > 0 AND j.concurrency_key IS NOT NULL
-    GROUP BY j.queue, j.concurrency_key, qs.kws
+    INSERT INTO backwave.queue_key AS w (queue, concurrency_key, rate_window, rate_count, turn)
+    SELECT j.queue, coalesce(j.concurrency_key, ''),
+        CASE WHEN qs.key_rate_limit > 0 AND j.concurrency_key IS NOT NULL THEN qs.kws END,
+        CASE WHEN qs.key_rate_limit > 0 AND j.concurrency_key IS NOT NULL THEN count(*) ELSE 0 END,
+        CASE WHEN qs.fair_claim THEN qs.fair_turn + max(l.rnd) ELSE 0 END
+    FROM claimed j JOIN queues qs ON qs.name = j.queue JOIN klocked l ON l.id = j.id
+    WHERE (qs.key_rate_limit > 0 AND j.concurrency_key IS NOT NULL) OR qs.fair_claim
+    GROUP BY j.queue, j.concurrency_key, qs.kws, qs.key_rate_limit, qs.fair_claim, qs.fair_turn
     ON CONFLICT (queue, concurrency_key) DO UPDATE
     SET rate_count = CASE WHEN w.rate_window = excluded.rate_window THEN w.rate_count + excluded.rate_count ELSE excluded.rate_count END,
-        rate_window = excluded.rate_window
+        rate_window = excluded.rate_window,
+        turn = CASE WHEN excluded.turn > 0 THEN excluded.turn ELSE w.turn END
 ),`
 
 // keyReopenOrd marks the one row claimSQL adds after the claimed jobs when

@@ -238,7 +238,7 @@ func (s *Store) keysScheduled(ctx context.Context, tx *sql.Tx, name string) ([]s
 }
 
 // keyStanding reads key's stored Key Rate window (zero if none), its
-// count and its Fair Claim turn ('' is the jobs without a key).
+// count and its Fair Claim turn (” is the jobs without a key).
 func (s *Store) keyStanding(ctx context.Context, tx *sql.Tx, queue, key string) (time.Time, int, int64, error) {
 	var window sql.NullInt64
 	var count int
