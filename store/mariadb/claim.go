@@ -180,15 +180,16 @@ type queueInfo struct {
 	keyRateLimit  int
 	keyRatePeriod int64
 	fair          bool
+	fairTurn      int64
 }
 
 const queueCols = `name, paused, concurrency_limit, running, rate_limit, rate_period, rate_window, rate_count,
-	key_limit, key_rate_limit, key_rate_period, fair_claim`
+	key_limit, key_rate_limit, key_rate_period, fair_claim, fair_turn`
 
 func scanQueue(sc scanner) (*queueInfo, error) {
 	var q queueInfo
 	err := sc.Scan(&q.name, &q.paused, &q.limit, &q.running, &q.rateLimit, &q.ratePeriod, &q.rateWindow, &q.rateCount,
-		&q.keyLimit, &q.keyRateLimit, &q.keyRatePeriod, &q.fair)
+		&q.keyLimit, &q.keyRateLimit, &q.keyRatePeriod, &q.fair, &q.fairTurn)
 	return &q, err
 }
 

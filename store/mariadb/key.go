@@ -98,8 +98,14 @@ func (w *wtx) keyedDueIDs(q *queueInfo, n int, skip []string) ([]int64, time.Tim
 		}
 		first = false
 		room := n
+		var st store.KeyStanding
+		if !policy.Rate.IsZero() || policy.Fair {
+			var err error
+			if st.Window, st.Count, st.Turn, err = w.keyStanding(q.name, key); err != nil {
+				return nil, time.Time{}, err
+			}
+		}
 		if key != "" {
-			var st store.KeyStanding
 			if policy.Limit > 0 {
 				if err := w.row(`SELECT COUNT(*) FROM backwave_job FORCE INDEX (backwave_job_key)
 					WHERE queue = ? AND concurrency_key = ? AND state = 3`, q.name, key).Scan(&st.Running); err != nil {
@@ -108,15 +114,11 @@ func (w *wtx) keyedDueIDs(q *queueInfo, n int, skip []string) ([]int64, time.Tim
 				room = min(room, max(0, policy.Limit-st.Running)+1)
 			}
 			if !policy.Rate.IsZero() {
-				var err error
-				if st.Window, st.Count, err = w.keyWindow(q.name, key); err != nil {
-					return nil, time.Time{}, err
-				}
 				budget, _ := policy.Rate.Budget(st.Window, st.Count, w.now)
 				room = min(room, budget+1)
 			}
-			standing[key] = st
 		}
+		standing[key] = st
 		got, err := w.keyDue(q.name, key, room, skip)
 		if err != nil {
 			return nil, time.Time{}, err
@@ -128,7 +130,7 @@ func (w *wtx) keyedDueIDs(q *queueInfo, n int, skip []string) ([]int64, time.Tim
 	for i, d := range due {
 		keys[i] = d.key
 	}
-	pick := policy.Pick(keys, n, standing, w.now)
+	pick := policy.Pick(keys, n, standing, q.fairTurn, w.now)
 	if len(pick.Take) == 0 {
 		return nil, pick.Reopen, nil
 	}
@@ -140,13 +142,23 @@ func (w *wtx) keyedDueIDs(q *queueInfo, n int, skip []string) ([]int64, time.Tim
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	for _, k := range slices.Sorted(maps.Keys(pick.Counted)) {
-		c := pick.Counted[k]
-		if _, err := w.exec(`INSERT INTO backwave_queue_key (queue, concurrency_key, rate_window, rate_count) VALUES (?, ?, ?, ?)
-			ON DUPLICATE KEY UPDATE rate_window = VALUES(rate_window), rate_count = VALUES(rate_count)`,
-			q.name, k, micros(c.Window), c.Count); err != nil {
-			return nil, time.Time{}, fmt.Errorf("queue %q: count key rate: %w", q.name, err)
+	for _, k := range slices.Sorted(maps.Keys(pick.Taken)) {
+		t := pick.Taken[k]
+		var window int64
+		if !t.Window.IsZero() {
+			window = micros(t.Window)
 		}
+		if _, err := w.exec(`INSERT INTO backwave_queue_key (queue, concurrency_key, rate_window, rate_count, turn) VALUES (?, ?, ?, ?, ?)
+			ON DUPLICATE KEY UPDATE rate_window = VALUES(rate_window), rate_count = VALUES(rate_count), turn = VALUES(turn)`,
+			q.name, k, window, t.Count, t.Turn); err != nil {
+			return nil, time.Time{}, fmt.Errorf("queue %q: record key: %w", q.name, err)
+		}
+	}
+	if pick.Turn != q.fairTurn {
+		if _, err := w.exec(`UPDATE backwave_queue SET fair_turn = ? WHERE name = ?`, pick.Turn, q.name); err != nil {
+			return nil, time.Time{}, fmt.Errorf("queue %q: record fair claim turn: %w", q.name, err)
+		}
+		q.fairTurn = pick.Turn
 	}
 	return ids, pick.Reopen, nil
 }
@@ -203,18 +215,24 @@ func (w *wtx) keyDue(queue, key string, n int, skip []string) ([]keyDue, error) 
 	return out, rows.Err()
 }
 
-// keyWindow reads key's stored Key Rate window (zero if none) and count.
-func (w *wtx) keyWindow(queue, key string) (time.Time, int, error) {
-	var window int64
+// keyStanding reads key's stored Key Rate window (zero if none), its
+// count and its Fair Claim turn ('' is the jobs without a key).
+func (w *wtx) keyStanding(queue, key string) (time.Time, int, int64, error) {
+	var window, turn int64
 	var count int
-	err := w.row(`SELECT rate_window, rate_count FROM backwave_queue_key WHERE queue = ? AND concurrency_key = ?`, queue, key).Scan(&window, &count)
+	err := w.row(`SELECT rate_window, rate_count, turn FROM backwave_queue_key WHERE queue = ? AND concurrency_key = ?`, queue, key).
+		Scan(&window, &count, &turn)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return time.Time{}, 0, nil
+		return time.Time{}, 0, 0, nil
 	case err != nil:
-		return time.Time{}, 0, fmt.Errorf("queue %q: key window: %w", queue, err)
+		return time.Time{}, 0, 0, fmt.Errorf("queue %q: key standing: %w", queue, err)
 	}
-	return fromMicros(window), count, nil
+	var at time.Time
+	if window != 0 {
+		at = fromMicros(window)
+	}
+	return at, count, turn, nil
 }
 
 // lockPicked locks the picked jobs still Scheduled, SKIP LOCKED, and
