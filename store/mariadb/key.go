@@ -216,7 +216,7 @@ func (w *wtx) keyDue(queue, key string, n int, skip []string) ([]keyDue, error) 
 }
 
 // keyStanding reads key's stored Key Rate window (zero if none), its
-// count and its Fair Claim turn ('' is the jobs without a key).
+// count and its Fair Claim turn (” is the jobs without a key).
 func (w *wtx) keyStanding(queue, key string) (time.Time, int, int64, error) {
 	var window, turn int64
 	var count int
