@@ -95,7 +95,7 @@ const (
 // All returns every planted bug, in a new slice.
 func All() []Bug {
 	return []Bug{
-		FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly, WindowRefusesNewer,
+		FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, ClaimIgnoresKeyLimit, ClaimIgnoresKeyRate, ClaimIgnoresKeyOrder, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly, WindowRefusesNewer,
 		CapacityForgetsBuffered, CoalesceEveryMissed, MintDropsOccurrence, ObserverAdvancesFirst, FleetSkipsNothing,
 	}
 }

@@ -32,6 +32,7 @@ const (
 	tagRateAction
 	tagObserver
 	tagFleet
+	tagKey
 )
 
 // mix64 is the splitmix64 finalizer.
