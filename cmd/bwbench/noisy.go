@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/store"
 )
 
 // The noisy-neighbour scenario: one Concurrency Key floods a Queue, then
@@ -39,7 +40,7 @@ type noisyPlain struct{ backwaveSystem }
 func (noisyPlain) name() string { return sysBackWave + " (fair claim off)" }
 
 func (noisyPlain) open(ctx context.Context, b *bench, _, tg string) (instance, string, error) {
-	in, settings, err := backwaveSystem{}.open(ctx, b, scNoisy, tg)
+	in, _, err := backwaveSystem{}.open(ctx, b, scNoisy, tg)
 	if err != nil {
 		return nil, "", err
 	}
@@ -131,4 +132,9 @@ func (in *backwaveInstance) bulkInsertKeyed(ctx context.Context, n int, key stri
 		_, err := in.producer.EnqueueMany(ctx, params)
 		return err
 	})
+}
+
+// setFairClaim turns Fair Claim on or off on the default Queue.
+func (in *backwaveInstance) setFairClaim(ctx context.Context, fair bool) error {
+	return in.st.QueueSetFairClaim(ctx, store.QueueSetFairClaimParams{Queue: backwave.DefaultQueue, Fair: fair})
 }

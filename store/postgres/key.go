@@ -22,7 +22,8 @@ import "github.com/backwave/backwave/store"
 //     budget, so a saturated key never starves the Queues after it.
 //  4. kpick keeps the first of them the Queue's budget allows — in round
 //     order with Fair Claim (round, then due time, then id), else in due
-//     order — and klocked locks exactly those, SKIP LOCKED, rechecking that
+//     order — and klock locks exactly those, SKIP LOCKED (a CTE of its own, so
+//     the lock runs once), rechecking that
 //     each is still Scheduled and due: under contention a claim may lease
 //     fewer, never a job twice. Each locked job's place in its Queue's claim
 //     order (rnd) sorts the batch and numbers Fair Claim's turns.
@@ -124,7 +125,8 @@ kcand AS (
     WINDOW w AS (PARTITION BY d.name, d.key ORDER BY d.scheduled_at, d.id)
 ),`
 
-// keyPickSQL are claimSQL's CTEs korder, kpick, kreopen and klocked (see
+// keyPickSQL are claimSQL's CTEs korder, kpick, kreopen, klock, klocked and
+// ktaken (see
 // above); it follows candidate, the plain Queues' pick. korder puts each
 // keyed Queue's candidates in claim order — with Fair Claim by round, the
 // keys of a round in the order of their earliest due job; else in due
@@ -134,7 +136,7 @@ kcand AS (
 // marker back (KeyPick.Reopen), in µs since the Unix epoch.
 const keyPickSQL = `
 korder AS (
-    SELECT c.name, c.id, c.marker, b.ord, b.n,
+    SELECT c.name, c.key, c.id, c.marker, b.ord, b.n,
         CASE WHEN qs.fair_claim THEN c.rnd ELSE 0 END AS rnd, c.scheduled_at,
         CASE WHEN qs.fair_claim THEN kr.turn ELSE 0 END AS turn,
         CASE WHEN qs.fair_claim THEN c.head_at ELSE c.scheduled_at END AS at,
@@ -150,19 +152,24 @@ korder AS (
     JOIN keyroom kr ON kr.name = c.name AND kr.key IS NOT DISTINCT FROM c.key
 ),
 kpick AS (
-    SELECT o.name, o.id, o.ord, o.rnd, o.turn, o.at, o.seq, o.scheduled_at FROM korder o WHERE NOT o.marker AND o.before < o.n
+    SELECT o.name, o.key, o.id, o.ord, o.rnd, o.turn, o.at, o.seq, o.scheduled_at FROM korder o WHERE NOT o.marker AND o.before < o.n
 ),
 kreopen AS (
     SELECT min(o.ends) AS ends FROM korder o WHERE o.marker AND o.before < o.n AND o.by_rate
 ),
+klock AS (
+    SELECT j.ctid, j.id FROM backwave.job j
+    WHERE j.id = ANY (ARRAY(SELECT k.id FROM kpick k)) AND j.state = 'scheduled'
+      AND j.scheduled_at <= coalesce($1::timestamptz, now())
+    FOR UPDATE OF j SKIP LOCKED
+),
 klocked AS (
-    SELECT l.ctid, l.id, k.ord, row_number() OVER (PARTITION BY k.name ORDER BY k.rnd, k.turn, k.at, k.seq) AS rnd,
+    SELECT l.ctid, l.id, k.name, k.key, k.ord, row_number() OVER (PARTITION BY k.name ORDER BY k.rnd, k.turn, k.at, k.seq) AS rnd,
         k.scheduled_at
-    FROM (SELECT j.ctid, j.id FROM backwave.job j
-          WHERE j.id = ANY (ARRAY(SELECT k.id FROM kpick k)) AND j.state = 'scheduled'
-            AND j.scheduled_at <= coalesce($1::timestamptz, now())
-          FOR UPDATE OF j SKIP LOCKED) l
-    JOIN kpick k ON k.id = l.id
+    FROM klock l JOIN kpick k ON k.id = l.id
+),
+ktaken AS (
+    SELECT l.name, l.key, count(*) AS k, max(l.rnd) AS last FROM klocked l GROUP BY l.name, l.key
 ),`
 
 // keyRatedSQL is claimSQL's CTE krated: what a claim records of each key
@@ -173,13 +180,13 @@ klocked AS (
 const keyRatedSQL = `
 krated AS (
     INSERT INTO backwave.queue_key AS w (queue, concurrency_key, rate_window, rate_count, turn)
-    SELECT j.queue, coalesce(j.concurrency_key, ''),
-        CASE WHEN qs.key_rate_limit > 0 AND j.concurrency_key IS NOT NULL THEN qs.kws END,
-        CASE WHEN qs.key_rate_limit > 0 AND j.concurrency_key IS NOT NULL THEN count(*) ELSE 0 END,
-        CASE WHEN qs.fair_claim THEN qs.fair_turn + max(l.rnd) ELSE 0 END
-    FROM claimed j JOIN queues qs ON qs.name = j.queue JOIN klocked l ON l.id = j.id
-    WHERE (qs.key_rate_limit > 0 AND j.concurrency_key IS NOT NULL) OR qs.fair_claim
-    GROUP BY j.queue, j.concurrency_key, qs.kws, qs.key_rate_limit, qs.fair_claim, qs.fair_turn
+    SELECT t.name, coalesce(t.key, ''),
+        CASE WHEN qs.key_rate_limit > 0 AND t.key IS NOT NULL THEN qs.kws END,
+        CASE WHEN qs.key_rate_limit > 0 AND t.key IS NOT NULL THEN t.k ELSE 0 END,
+        CASE WHEN qs.fair_claim THEN qs.fair_turn + t.last ELSE 0 END
+    FROM ktaken t JOIN queues qs ON qs.name = t.name
+    WHERE ((qs.key_rate_limit > 0 AND t.key IS NOT NULL) OR qs.fair_claim)
+      AND EXISTS (SELECT 1 FROM claimed)
     ON CONFLICT (queue, concurrency_key) DO UPDATE
     SET rate_count = CASE WHEN w.rate_window = excluded.rate_window THEN w.rate_count + excluded.rate_count ELSE excluded.rate_count END,
         rate_window = excluded.rate_window,
