@@ -23,7 +23,7 @@ import "github.com/backwave/backwave/store"
 //  4. kpick keeps the first of them the Queue's budget allows — in round
 //     order with Fair Claim (round, then due time, then id), else in due
 //     order — and klock locks exactly those, SKIP LOCKED (a CTE of its own, so
-//     the lock runs once), rechecking that
+//     the lock runs once, each picked job found by its id), rechecking that
 //     each is still Scheduled and due: under contention a claim may lease
 //     fewer, never a job twice. Each locked job's place in its Queue's claim
 //     order (rnd) sorts the batch and numbers Fair Claim's turns.
@@ -158,15 +158,15 @@ kreopen AS (
     SELECT min(o.ends) AS ends FROM korder o WHERE o.marker AND o.before < o.n AND o.by_rate
 ),
 klock AS (
-    SELECT j.ctid, j.id FROM backwave.job j
-    WHERE j.id = ANY (ARRAY(SELECT k.id FROM kpick k)) AND j.state = 'scheduled'
-      AND j.scheduled_at <= coalesce($1::timestamptz, now())
+    SELECT j.ctid, j.id, k.name, k.key, k.ord, k.rnd, k.turn, k.at, k.seq, k.scheduled_at
+    FROM kpick k JOIN backwave.job j ON j.id = k.id
+    WHERE j.state = 'scheduled' AND j.scheduled_at <= coalesce($1::timestamptz, now())
     FOR UPDATE OF j SKIP LOCKED
 ),
 klocked AS (
-    SELECT l.ctid, l.id, k.name, k.key, k.ord, row_number() OVER (PARTITION BY k.name ORDER BY k.rnd, k.turn, k.at, k.seq) AS rnd,
-        k.scheduled_at
-    FROM klock l JOIN kpick k ON k.id = l.id
+    SELECT l.ctid, l.id, l.name, l.key, l.ord, row_number() OVER (PARTITION BY l.name ORDER BY l.rnd, l.turn, l.at, l.seq) AS rnd,
+        l.scheduled_at
+    FROM klock l
 ),
 ktaken AS (
     SELECT l.name, l.key, count(*) AS k, max(l.rnd) AS last FROM klocked l GROUP BY l.name, l.key
