@@ -92,12 +92,14 @@ func noisy(ctx context.Context, inst instance, sz noisySizes, meter *cpuMeter) (
 	}
 	limit := time.NewTimer(timeBound(total))
 	defer limit.Stop()
-	select {
-	case <-started:
-	case <-limit.C:
-		return 0, 0, nil, fmt.Errorf("%w: no flood job started", errTimeout)
-	case <-ctx.Done():
-		return 0, 0, nil, ctx.Err()
+	if sz.Flood > 0 {
+		select {
+		case <-started:
+		case <-limit.C:
+			return 0, 0, nil, fmt.Errorf("%w: no flood job started", errTimeout)
+		case <-ctx.Done():
+			return 0, 0, nil, ctx.Err()
+		}
 	}
 	for k := range sz.SmallKeys {
 		if err := bw.bulkInsertKeyed(ctx, sz.PerKey, fmt.Sprintf("small-%02d", k), time.Now().UnixNano()); err != nil {
