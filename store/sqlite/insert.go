@@ -107,11 +107,18 @@ func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, own bool, p store.In
 		dueAt := core.DueAt(now, nj.ScheduledAt)
 		parents := nj.Dependency.ParentIDs(ids)
 		var res sql.Result
-		if len(parents) == 0 {
-			res, err = insJob.ExecContext(ctx, nj.Queue, nj.WireName, nj.MaxAttempts, micros(dueAt), micros(now), keyArg(nj.ConcurrencyKey))
-		} else {
-			res, err = insDependent.ExecContext(ctx, nj.Queue, nj.WireName, nj.MaxAttempts, micros(dueAt), micros(now), len(parents),
-				keyArg(nj.ConcurrencyKey))
+		// A job without a key is written without the column, as before
+		// migration 0013; a keyed one by its own statement.
+		switch r := s.schema.Rename; {
+		case len(parents) == 0 && nj.ConcurrencyKey == "":
+			res, err = insJob.ExecContext(ctx, nj.Queue, nj.WireName, nj.MaxAttempts, micros(dueAt), micros(now))
+		case len(parents) == 0:
+			res, err = tx.ExecContext(ctx, r(sqlInsertKeyedJob), nj.Queue, nj.WireName, nj.MaxAttempts, micros(dueAt), micros(now), nj.ConcurrencyKey)
+		case nj.ConcurrencyKey == "":
+			res, err = insDependent.ExecContext(ctx, nj.Queue, nj.WireName, nj.MaxAttempts, micros(dueAt), micros(now), len(parents))
+		default:
+			res, err = tx.ExecContext(ctx, r(sqlInsertKeyedDependent), nj.Queue, nj.WireName, nj.MaxAttempts, micros(dueAt), micros(now),
+				len(parents), nj.ConcurrencyKey)
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("jobs[%d]: %w", i, err)

@@ -11,7 +11,10 @@ const jobColumns = `id, queue, wire_name, state, attempt, max_attempts, schedule
 	finalized_at, retry_cause, cancel_cause, worker, lease_expires_at, cancel_requested, attempt_base, concurrency_key`
 
 const (
-	sqlInsertJob = `INSERT INTO backwave_job (queue, wire_name, state, max_attempts, scheduled_at, created_at, concurrency_key)
+	sqlInsertJob = `INSERT INTO backwave_job (queue, wire_name, state, max_attempts, scheduled_at, created_at)
+	VALUES (?, ?, 1, ?, ?, ?)`
+	// sqlInsertKeyedJob is sqlInsertJob for a job with a Concurrency Key.
+	sqlInsertKeyedJob = `INSERT INTO backwave_job (queue, wire_name, state, max_attempts, scheduled_at, created_at, concurrency_key)
 	VALUES (?, ?, 1, ?, ?, ?, ?)`
 	// sqlInsertUniform inserts one Scheduled job per element of the JSON
 	// array ?1, each in Queue ?2 with Wire Name ?3, attempt budget ?4, due
