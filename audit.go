@@ -64,6 +64,15 @@ const (
 	// (UniqueScope.Debounce) rewriting the Scheduled holder of its unique
 	// key; Detail names the key and the new due time.
 	AuditUniqueDebounce AuditAction = AuditAction(store.AuditUniqueDebounce)
+	// AuditQueueSetKeyLimit is Admin.SetKeyLimit; Detail is e.g.
+	// "key limit 2" or "key limit none".
+	AuditQueueSetKeyLimit AuditAction = AuditAction(store.AuditQueueSetKeyLimit)
+	// AuditQueueSetKeyRate is Admin.SetKeyRate; Detail is e.g.
+	// "key rate 10/1m0s".
+	AuditQueueSetKeyRate AuditAction = AuditAction(store.AuditQueueSetKeyRate)
+	// AuditQueueSetFairClaim is Admin.SetFairClaim; Detail is
+	// "fair claim on" or "fair claim off".
+	AuditQueueSetFairClaim AuditAction = AuditAction(store.AuditQueueSetFairClaim)
 )
 
 // String returns the stored name of the action, e.g. "queue_set_limit".

@@ -35,6 +35,10 @@ type enqueueSettings struct {
 	unique    store.Unique
 	hasUnique bool
 	hasQueue  bool
+
+	// WithConcurrencyKey (concurrency_key.go).
+	key    string
+	hasKey bool
 }
 
 // WithQueue puts the job on queue instead of its args type's default. An
@@ -240,6 +244,9 @@ func (c *Client) newJob(args JobArgs, opts []EnqueueOption, n int) (store.NewJob
 		return store.NewJob{}, err
 	}
 	if nj.Unique, err = s.uniqueKey(); err != nil {
+		return store.NewJob{}, err
+	}
+	if nj.ConcurrencyKey, err = s.concurrencyKey(); err != nil {
 		return store.NewJob{}, err
 	}
 	payload, err := marshalArgs(args)

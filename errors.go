@@ -48,6 +48,9 @@ var (
 	// negative page limit, a zero due time, an invalid Actor or filter Tag).
 	// Nothing changed.
 	ErrInvalidParams = store.ErrInvalidParams
+	// ErrSchemaTooOld: the store's schema lacks what the call needs (the
+	// Concurrency Key column before its migration ran). Nothing changed.
+	ErrSchemaTooOld = store.ErrSchemaTooOld
 	// ErrInvalidTag: a Tag that cannot be stored (see Tag.Validate).
 	ErrInvalidTag = job.ErrInvalidTag
 )

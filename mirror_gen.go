@@ -59,6 +59,9 @@ type JobInfo struct {
 	// Cursor is the Cursor an Attempt of the job last saved with
 	// Job.SaveCursor, nil if none was: user data, shown like the Payload.
 	Cursor *JobCursor
+	// ConcurrencyKey is the job's Concurrency Key, chosen at enqueue; "" if
+	// it has none.
+	ConcurrencyKey string
 }
 
 // jobInfoOf converts a job.Job to a JobInfo.
@@ -84,6 +87,7 @@ func jobInfoOf(s job.Job) JobInfo {
 		Payload:         s.Payload,
 		Progress:        progressOf(s.Progress),
 		Cursor:          jobCursorOf(s.Cursor),
+		ConcurrencyKey:  s.ConcurrencyKey,
 	}
 }
 
@@ -146,6 +150,8 @@ type AttemptInfo struct {
 	Queue          string
 	Attempt        Attempt
 	AttemptCeiling int
+	// ConcurrencyKey is the job's Concurrency Key; "" if it has none.
+	ConcurrencyKey string
 	// TraceContext is the trace context stored with the job when it was
 	// enqueued (EnqueueJob.TraceContext); nil if none. Read it, do not
 	// change it: it is the job's own.
@@ -160,6 +166,7 @@ func infoOf(s job.Job) AttemptInfo {
 		Queue:          s.Queue,
 		Attempt:        s.Attempt,
 		AttemptCeiling: s.Ceiling(),
+		ConcurrencyKey: s.ConcurrencyKey,
 		TraceContext:   s.TraceContext,
 	}
 }
@@ -248,6 +255,9 @@ type QueueInfo struct {
 	// (the one holding the store's now): Rate.Limit less it is what the
 	// window still allows. 0 without a Rate.
 	RateStarted int
+	// Keys is the Queue's policy over Concurrency Keys (Key Limit, Key Rate,
+	// Fair Claim); the zero KeyPolicy when none is set.
+	Keys KeyPolicy
 }
 
 // queueInfoOf converts a store.QueueInfo to a QueueInfo.
@@ -259,6 +269,7 @@ func queueInfoOf(s store.QueueInfo) QueueInfo {
 		Running:     s.Running,
 		Rate:        QueueRate(s.Rate),
 		RateStarted: s.RateStarted,
+		Keys:        keyPolicyOf(s.Keys),
 	}
 }
 
@@ -564,6 +575,8 @@ type QueueStats struct {
 	// none), and RateStarted how many jobs started in its current window.
 	Rate        QueueRate
 	RateStarted int
+	// Keys is the Queue's policy over Concurrency Keys.
+	Keys KeyPolicy
 }
 
 // queueStatsOf converts a store.QueueInfo to a QueueStats.
@@ -575,5 +588,6 @@ func queueStatsOf(s store.QueueInfo) QueueStats {
 		Limit:       s.Limit,
 		Rate:        QueueRate(s.Rate),
 		RateStarted: s.RateStarted,
+		Keys:        keyPolicyOf(s.Keys),
 	}
 }

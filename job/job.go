@@ -161,6 +161,11 @@ type Job struct {
 	// the next lease renewal tells its worker.
 	CancelRequested bool
 	Tags            []Tag
+	// ConcurrencyKey is the job's Concurrency Key, chosen at enqueue and
+	// never changed; "" is none. Unlike a Tag it is Core data: the claim
+	// reads it under its Queue's key policy (Key Limit, Key Rate, Fair
+	// Claim).
+	ConcurrencyKey string
 	// TraceContext is the trace context the job was enqueued with: text
 	// propagation fields (such as W3C traceparent and tracestate) written at
 	// insert and never changed, in a field of its own rather than a Tag, so

@@ -197,6 +197,13 @@ const (
 	// AuditUniqueDebounce is an insert in UniqueDebounce mode rewriting
 	// the Scheduled holder of its unique key (Detail is RewriteDetail).
 	AuditUniqueDebounce
+	// AuditQueueSetKeyLimit is QueueSetKeyLimit (Detail is KeyLimitDetail).
+	AuditQueueSetKeyLimit
+	// AuditQueueSetKeyRate is QueueSetKeyRate (Detail is KeyRateDetail).
+	AuditQueueSetKeyRate
+	// AuditQueueSetFairClaim is QueueSetFairClaim (Detail is
+	// FairClaimDetail).
+	AuditQueueSetFairClaim
 )
 
 var auditNames = [...]string{
@@ -218,8 +225,11 @@ var auditNames = [...]string{
 	AuditWorkflowRestart: "workflow_restart",
 	AuditWorkflowRetry:   "workflow_retry",
 
-	AuditUniqueReplace:  "unique_replace",
-	AuditUniqueDebounce: "unique_debounce",
+	AuditUniqueReplace:     "unique_replace",
+	AuditUniqueDebounce:    "unique_debounce",
+	AuditQueueSetKeyLimit:  "queue_set_key_limit",
+	AuditQueueSetKeyRate:   "queue_set_key_rate",
+	AuditQueueSetFairClaim: "queue_set_fair_claim",
 }
 
 // String returns the stored name of the action.

@@ -95,6 +95,10 @@ var (
 	// ErrSchemaTooNew: the database holds a schema newer than this build
 	// knows; the store refuses to run against it.
 	ErrSchemaTooNew = errors.New("store: schema is newer than this version of BackWave")
+	// ErrSchemaTooOld: the database's schema lacks what the call needs
+	// (e.g. the Concurrency Key column before its migration ran); nothing
+	// was written.
+	ErrSchemaTooOld = errors.New("store: schema is older than this feature needs; run the migrations")
 	// ErrUnknownScheme: Open was given a URI whose scheme no adapter
 	// registered.
 	ErrUnknownScheme = errors.New("store: unknown URI scheme")
@@ -269,7 +273,8 @@ type Worker interface {
 }
 
 // Queues reads and changes Queue settings. A Queue exists once a job names
-// it or a setting is written for it. Pause, resume, set-limit and set-rate are
+// it or a setting is written for it. Pause, resume, set-limit, set-rate and the
+// three key-policy settings (set-key-limit, set-key-rate, set-fair-claim) are
 // Operator Actions: each writes an audit record (AuditEntry) with its Actor
 // atomically with the setting.
 type Queues interface {
@@ -287,6 +292,21 @@ type Queues interface {
 	// the window); a new Period, or a removed Rate, starts the count afresh.
 	// It never revokes a Lease.
 	QueueSetRate(ctx context.Context, p QueueSetRateParams) error
+	// QueueSetKeyLimit sets the Queue's Key Limit (KeyPolicy); a Limit of 0
+	// removes it. A Limit above the Queue's Concurrency Limit is refused
+	// (ValidateKeyLimit) and nothing is stored or audited. A lowered Key
+	// Limit never revokes a Lease; it stops the key's claims until its
+	// Running count drops below it.
+	QueueSetKeyLimit(ctx context.Context, p QueueSetKeyLimitParams) error
+	// QueueSetKeyRate sets the Queue's Key Rate (KeyPolicy); the zero
+	// QueueRate removes it. As for QueueSetRate, a new Limit under the same
+	// Period keeps every key's current window count; a new Period, or a
+	// removed Key Rate, starts every key's count afresh. A store whose
+	// schema cannot hold a job's Concurrency Key refuses it with
+	// ErrSchemaTooOld, storing nothing.
+	QueueSetKeyRate(ctx context.Context, p QueueSetKeyRateParams) error
+	// QueueSetFairClaim turns the Queue's Fair Claim (KeyPolicy) on or off.
+	QueueSetFairClaim(ctx context.Context, p QueueSetFairClaimParams) error
 	// QueueList returns every known Queue with its settings and counts,
 	// ordered by name.
 	QueueList(ctx context.Context) ([]QueueInfo, error)
@@ -321,6 +341,14 @@ type Monitor interface {
 	// AuditList returns the audit trail of Operator Actions, newest first,
 	// one page at a time (keyset pagination on the entry id).
 	AuditList(ctx context.Context, p AuditListParams) ([]AuditEntry, error)
+	// QueueKeys returns the Concurrency Keys of one Queue with the most
+	// Scheduled and Running jobs together, most first (ties by key;
+	// SortKeyCounts), at most p.KeyLimit() of them; jobs without a key
+	// count as the key "". Keys with no Scheduled or Running job are
+	// absent. It reads per-key counters the store keeps as jobs move (or an
+	// index over live jobs by key), never a scan of the Queue's jobs, so it
+	// stays cheap at any table size. An unknown Queue has no keys.
+	QueueKeys(ctx context.Context, p QueueKeysParams) ([]KeyCount, error)
 }
 
 // NewJob is one job to insert.
@@ -350,6 +378,10 @@ type NewJob struct {
 	// stored as given and returned on every read of the job; nil or empty
 	// stores none. It is bounded by MaxTraceContextBytes.
 	TraceContext map[string]string
+	// ConcurrencyKey is the job's Concurrency Key: "" is none, otherwise
+	// at most MaxConcurrencyKeyBytes (ValidateConcurrencyKey). The claim
+	// reads it under the Queue's KeyPolicy.
+	ConcurrencyKey string
 }
 
 // InsertManyParams are the params of Inserter.JobInsertMany.
@@ -520,6 +552,9 @@ type QueueInfo struct {
 	// RateStarted is how many jobs started in the Rate's current window
 	// (the one holding the store's now); 0 without a Rate.
 	RateStarted int
+	// Keys is the Queue's KeyPolicy (Key Limit, Key Rate, Fair Claim); the
+	// zero KeyPolicy when none is set.
+	Keys KeyPolicy
 }
 
 // JobListParams filter and page Monitor.JobList.

@@ -165,6 +165,9 @@ func (p InsertManyParams) Validate() error {
 		if err := ValidateTraceContext(j.TraceContext); err != nil {
 			return fmt.Errorf("job %d: %w", i, err)
 		}
+		if err := ValidateConcurrencyKey(j.ConcurrencyKey); err != nil {
+			return fmt.Errorf("job %d: %w", i, err)
+		}
 	}
 	if err := validateUnique(p.Jobs); err != nil {
 		return err

@@ -23,7 +23,9 @@ type backwaveSystem struct{}
 
 func (backwaveSystem) name() string { return sysBackWave }
 
-func (backwaveSystem) supports(sc, tg string) bool { return sc != scRSS }
+func (backwaveSystem) supports(sc, tg string) bool {
+	return sc != scRSS && (sc != scNoisy || tg == tgPostgres || tg == tgSQLite)
+}
 
 // backwaveKnobs is BackWave's tuning per scenario and target: the Worker
 // Group's PoolSize, MaxClaimBatch, MaxOutcomeBatch, Pumps and PollInterval,
@@ -176,6 +178,13 @@ func (backwaveSystem) open(ctx context.Context, b *bench, sc, tg string) (instan
 			return nil, "", err
 		}
 		k.set("limit", fmt.Sprint(limit))
+	}
+	if sc == scNoisy {
+		if err := in.setFairClaim(ctx, true); err != nil {
+			_ = in.close(ctx)
+			return nil, "", err
+		}
+		k.set("fair_claim", "on")
 	}
 	if sc == scRate {
 		// A Rate Limit that never binds: the row is the cost of counting

@@ -34,7 +34,7 @@ var tinySizes = sizes{
 	Insert: 300, Drain: 300, DrainSQLite: 300, RiverSQLiteCap: 100,
 	SteadyWarmup: 200 * time.Millisecond, SteadyWindow: 500 * time.Millisecond,
 	LatencyJobs: 10, LatencyRate: 100, HintsOffPoll: 20 * time.Millisecond,
-	RSS: []int{200},
+	RSS: []int{200}, Noisy: noisySizes{Flood: 300, SmallKeys: 5, PerKey: 4},
 }
 
 // TestSmoke runs every scenario once at a tiny size for every system on
@@ -133,6 +133,9 @@ func expectedRows(tg string) []string {
 			}
 			if measured(s, sc, tg) {
 				out = append(out, sc+"/"+tg+"/"+s.name())
+				if sc == scNoisy {
+					out = append(out, sc+"/"+tg+"/"+noisyPlain{}.name())
+				}
 			}
 		}
 	}

@@ -32,6 +32,10 @@
 //	                   none in its free tier); compare with the unlimited drain
 //	rate               the drain with a per-Queue Rate Limit that never binds (BackWave only);
 //	                   the paired ratio to the unrated drain is the cost of an idle Rate Limit
+//	noisy-neighbour    Concurrency Keys: key A enqueues a flood, then 50 small keys enqueue 20 jobs
+//	                   each while it drains; the small keys' enqueue → start p50/p90/p99 and the
+//	                   drain rate, with Fair Claim on the Queue and without (the plain claim),
+//	                   run alternately (BackWave only; the ratio is Fair Claim's drain cost)
 //	rss                peak RSS of a child process whose Client drains a backlog, at each
 //	                   backlog size given (BackWave only; flat in the backlog is the goal)
 //

@@ -43,7 +43,7 @@ const (
 	scRSS       = "rss"
 )
 
-var allScenarios = []string{scInsert, scDrain, scHistoryOff, scEncrypted, scObserversIdle, scTransitionObserverIdle, scFleetSkip, scSteady, scLatencyOn, scLatencyOff, scLimit, scRate, scDrainLag, scLatencyLag, scDrainIdleTx, scRSS}
+var allScenarios = []string{scInsert, scDrain, scHistoryOff, scEncrypted, scObserversIdle, scTransitionObserverIdle, scFleetSkip, scSteady, scLatencyOn, scLatencyOff, scLimit, scRate, scNoisy, scDrainLag, scLatencyLag, scDrainIdleTx, scRSS}
 
 // Target names.
 const (
@@ -78,6 +78,7 @@ type sizes struct {
 	HintsOffPoll   time.Duration `json:"hints_off_poll_interval"`
 	RSS            []int         `json:"rss_backlogs"`
 	RiverSQLiteCap int           `json:"river_sqlite_drain"`
+	Noisy          noisySizes    `json:"noisy"`
 }
 
 // quickSizes finish every scenario on both targets in under three minutes
@@ -87,6 +88,7 @@ var quickSizes = sizes{
 	SteadyWarmup: 500 * time.Millisecond, SteadyWindow: 1500 * time.Millisecond,
 	LatencyJobs: 100, LatencyRate: 100, HintsOffPoll: 100 * time.Millisecond,
 	RSS: []int{10_000, 20_000}, RiverSQLiteCap: 3_000,
+	Noisy: noisySizes{Flood: 20_000, SmallKeys: 50, PerKey: 20},
 }
 
 // fullSizes are the default.
@@ -95,6 +97,7 @@ var fullSizes = sizes{
 	SteadyWarmup: 2 * time.Second, SteadyWindow: 10 * time.Second,
 	LatencyJobs: 1_000, LatencyRate: 100, HintsOffPoll: 100 * time.Millisecond,
 	RSS: []int{10_000, 1_000_000}, RiverSQLiteCap: 20_000,
+	Noisy: noisySizes{Flood: 100_000, SmallKeys: 50, PerKey: 20},
 }
 
 // config is the parsed command line.
@@ -189,6 +192,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	latJobs := fs.Int("latency-jobs", 0, "latency: jobs per run")
 	latRate := fs.Int("latency-rate", 0, "latency: enqueues per second")
 	poll := fs.Duration("hints-off-poll", 0, "latency-hints-off: the poll interval of every system")
+	noisyFlood := fs.Int("noisy-flood", 0, "noisy-neighbour: the flooding key's jobs (the 50 small keys enqueue 20 each)")
 	fs.StringVar(&rss, "rss", "", "rss: comma-separated backlog sizes")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -247,6 +251,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		setInt(&cfg.sizes.LatencyJobs, *latJobs, "latency-jobs"),
 		setInt(&cfg.sizes.LatencyRate, *latRate, "latency-rate"),
 		setDur(&cfg.sizes.HintsOffPoll, *poll, "hints-off-poll"),
+		setInt(&cfg.sizes.Noisy.Flood, *noisyFlood, "noisy-flood"),
 	); err != nil {
 		return cfg, err
 	}

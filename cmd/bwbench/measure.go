@@ -49,6 +49,11 @@ func (b *bench) measure(ctx context.Context, sc, tg string) ([]result, error) {
 		paired = len(systems)
 		systems = append(systems, pairedDrain{})
 	}
+	if sc == scNoisy && len(systems) > 0 {
+		// Fair Claim on and off, alternately: both rows print, and the
+		// Fair Claim row's ratio to the plain one is its drain cost.
+		systems = append(systems, noisyPlain{})
+	}
 	samples := make([][]sample, len(systems))
 	for r := range b.cfg.runs {
 		for i, s := range systems {
@@ -71,6 +76,9 @@ func (b *bench) measure(ctx context.Context, sc, tg string) ([]result, error) {
 		base := aggregate(scDrain, tg, sysBackWave, samples[paired])
 		out[0].baseline = base.JobsPerSec
 		out[0].Settings += fmt.Sprintf(" (paired default drain: %.0f jobs/s)", base.JobsPerSec)
+	}
+	if sc == scNoisy && len(out) == 2 {
+		out[0].baseline = out[1].JobsPerSec
 	}
 	return out, nil
 }
@@ -133,6 +141,8 @@ func (b *bench) once(ctx context.Context, s system, sc, tg string) (smp sample, 
 		smp.jobs, smp.elapsed, err = steady(ctx, inst, b.cfg.sizes.SteadyWarmup, b.cfg.sizes.SteadyWindow, meter)
 	case scLatencyOn, scLatencyOff:
 		smp.jobs, smp.elapsed, smp.latencies, err = latency(ctx, inst, b.cfg.sizes.LatencyJobs, b.cfg.sizes.LatencyRate)
+	case scNoisy:
+		smp.jobs, smp.elapsed, smp.latencies, err = noisy(ctx, inst, b.cfg.sizes.Noisy, meter)
 	default:
 		err = fmt.Errorf("unknown scenario %q", sc)
 	}

@@ -204,6 +204,12 @@ func (r report) ratios() []string {
 			return "—"
 		}
 		river, raw := find(x.Scenario, x.Target, sysRiver), find(x.Scenario, x.Target, sysRaw)
+		if x.Scenario == scNoisy {
+			if x.baseline > 0 {
+				out = append(out, fmt.Sprintf("| %s | %s | — (fair claim/plain drain, paired: %.2f×) | — |", x.Scenario, x.Target, x.JobsPerSec/x.baseline))
+			}
+			continue
+		}
 		if x.Scenario == scLimit || x.Scenario == scRate || x.Scenario == scHistoryOff || x.Scenario == scEncrypted || x.Scenario == scObserversIdle || x.Scenario == scTransitionObserverIdle || x.Scenario == scFleetSkip {
 			river, raw = nil, find(scDrain, x.Target, sysRaw)
 			if x.Scenario == scHistoryOff || x.Scenario == scObserversIdle || x.Scenario == scTransitionObserverIdle || x.Scenario == scFleetSkip {

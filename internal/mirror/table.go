@@ -28,6 +28,7 @@ func Convs() []Conv {
 		{Source: store + "AuditAction", Mirror: "AuditAction", To: "AuditAction(%s)"},
 		{Source: store + "OccurrenceKind", Mirror: "OccurrenceKind", To: "OccurrenceKind(%s)"},
 		{Source: store + "QueueRate", Mirror: "QueueRate", To: "QueueRate(%s)"},
+		{Source: store + "KeyPolicy", Mirror: "KeyPolicy", To: "keyPolicyOf(%s)"},
 		{Source: "[]" + store + "ParentEdge", Mirror: "[]ParentEdge", To: "parentEdgesOf(%s)"},
 		{Source: "*" + shell + "StoreError", Mirror: "*StoreError", To: "storeErrorOf(%s)"},
 	}
@@ -75,6 +76,8 @@ its worker learns it at the next heartbeat.`},
 Job.ReportProgress, nil if nothing was.`},
 				{Name: "Cursor", Doc: `Cursor is the Cursor an Attempt of the job last saved with
 Job.SaveCursor, nil if none was: user data, shown like the Payload.`},
+				{Name: "ConcurrencyKey", Doc: `ConcurrencyKey is the job's Concurrency Key, chosen at enqueue; "" if
+it has none.`},
 			},
 			Drop: map[string]string{
 				"TraceContext": "the enqueue's trace context is for the Attempt's own trace: Middleware reads it (AttemptInfo.TraceContext); the Monitor does not show it",
@@ -113,6 +116,7 @@ AttemptCeiling mean what they mean on Job.`,
 				{Name: "Queue"},
 				{Name: "Attempt"},
 				{Name: "AttemptCeiling", Expr: "s.Ceiling()", Type: "int", Uses: []string{"AttemptBase", "MaxAttempts"}},
+				{Name: "ConcurrencyKey", Doc: `ConcurrencyKey is the job's Concurrency Key; "" if it has none.`},
 				{Name: "TraceContext", Doc: `TraceContext is the trace context stored with the job when it was
 enqueued (EnqueueJob.TraceContext); nil if none. Read it, do not
 change it: it is the job's own.`},
@@ -184,6 +188,8 @@ none.`},
 				{Name: "RateStarted", Doc: `RateStarted is how many jobs started in the Rate's current window
 (the one holding the store's now): Rate.Limit less it is what the
 window still allows. 0 without a Rate.`},
+				{Name: "Keys", Doc: `Keys is the Queue's policy over Concurrency Keys (Key Limit, Key Rate,
+Fair Claim); the zero KeyPolicy when none is set.`},
 			},
 		},
 		{
@@ -351,6 +357,7 @@ Concurrency Limit in use.`},
 				{Name: "Rate", Doc: `Rate is the Queue's Rate Limit (the zero QueueRate when it has
 none), and RateStarted how many jobs started in its current window.`},
 				{Name: "RateStarted"},
+				{Name: "Keys", Doc: `Keys is the Queue's policy over Concurrency Keys.`},
 			},
 		},
 	}

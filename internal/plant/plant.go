@@ -40,6 +40,14 @@ const (
 	ClaimIgnoresLimit Bug = "claim-ignores-limit"
 	// ClaimIgnoresRate: claims ignore every Queue's Rate Limit (memstore).
 	ClaimIgnoresRate Bug = "claim-ignores-rate"
+	// ClaimIgnoresKeyLimit: claims ignore every Queue's Key Limit
+	// (memstore).
+	ClaimIgnoresKeyLimit Bug = "claim-ignores-key-limit"
+	// ClaimIgnoresKeyRate: claims ignore every Queue's Key Rate (memstore).
+	ClaimIgnoresKeyRate Bug = "claim-ignores-key-rate"
+	// ClaimIgnoresKeyOrder: claims ignore Fair Claim and take due jobs in
+	// plain due order, so a flooding key starves the others (memstore).
+	ClaimIgnoresKeyOrder Bug = "claim-ignores-key-order"
 	// LatchRecountsEdges: a parent that reaches a terminal state again
 	// after an operator requeue counts its edges again, so one parent counts
 	// twice against a latch (memstore).
@@ -107,6 +115,7 @@ func All() []Bug {
 		FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly, WindowRefusesNewer, CursorIgnoresFence, SnoozeCharged,
 		CapacityForgetsBuffered, CoalesceEveryMissed, MintDropsOccurrence, ObserverAdvancesFirst, FleetSkipsNothing, SnoozeIgnoresCap,
 		ReplaceRewritesRunning,
+		ClaimIgnoresKeyLimit, ClaimIgnoresKeyRate, ClaimIgnoresKeyOrder,
 	}
 }
 
@@ -118,7 +127,8 @@ func (b Bug) Known() bool { return b == None || slices.Contains(All(), b) }
 func (b Bug) InStore() bool {
 	switch b {
 	case FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly, WindowRefusesNewer, CursorIgnoresFence,
-		ReplaceRewritesRunning, SnoozeCharged:
+		ReplaceRewritesRunning, SnoozeCharged,
+		ClaimIgnoresKeyLimit, ClaimIgnoresKeyRate, ClaimIgnoresKeyOrder:
 		return true
 	}
 	return false

@@ -364,6 +364,21 @@ func (s *FeedStore) QueueSetRate(ctx context.Context, p store.QueueSetRateParams
 	return fedErr(s, s.Backing.QueueSetRate(ctx, p), p.Queue)
 }
 
+// QueueSetKeyLimit hints the Queue.
+func (s *FeedStore) QueueSetKeyLimit(ctx context.Context, p store.QueueSetKeyLimitParams) error {
+	return fedErr(s, s.Backing.QueueSetKeyLimit(ctx, p), p.Queue)
+}
+
+// QueueSetKeyRate hints the Queue.
+func (s *FeedStore) QueueSetKeyRate(ctx context.Context, p store.QueueSetKeyRateParams) error {
+	return fedErr(s, s.Backing.QueueSetKeyRate(ctx, p), p.Queue)
+}
+
+// QueueSetFairClaim hints the Queue.
+func (s *FeedStore) QueueSetFairClaim(ctx context.Context, p store.QueueSetFairClaimParams) error {
+	return fedErr(s, s.Backing.QueueSetFairClaim(ctx, p), p.Queue)
+}
+
 // JobRequeue feeds the job.
 func (s *FeedStore) JobRequeue(ctx context.Context, p store.JobRequeueParams) (job.Job, error) {
 	j, err := s.Backing.JobRequeue(ctx, p)

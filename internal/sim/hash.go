@@ -34,6 +34,7 @@ const (
 	tagFleet
 	tagCursor
 	tagSnooze
+	tagKey
 )
 
 // mix64 is the splitmix64 finalizer.

@@ -57,6 +57,11 @@ import (
 // need that many windows at most, the one in progress included, and each
 // window's claims start within P of its opening.
 //
+// Concurrency Keys, T5 (keyBound): under a Key Limit of K_q a key's
+// Attempts run min(c_q, K_q) at once, ⌈W_qk / min(c_q, K_q)⌉ slots; under
+// a Key Rate of r_q per R_q its claims need (⌈W_qk / r_q⌉ + 1) × (R_q + P),
+// as for a Rate Limit; summed over the keys on top of the Queue's terms.
+//
 // Dependencies, T3 = W_dep × (P + D + F). The Queue-parallel term above
 // assumes c_q Attempts of q can run at once, but a dependent's Attempts wait
 // for its parents, so a graph may keep Workers idle while one chain runs.
@@ -109,6 +114,7 @@ func (w *world) drainBound() (anchor time.Time, bound time.Duration) {
 		}
 	}
 	work := make([]int, len(sc.Queues))
+	keyWork := map[[2]string]int{}
 	total, dependent := 0, 0
 	anchor = w.now
 	for i := range w.jobs {
@@ -133,6 +139,7 @@ func (w *world) drainBound() (anchor time.Time, bound time.Duration) {
 			anchor = j.ScheduledAt
 		}
 		work[w.wl.jobs[i].queue] += left
+		keyWork[[2]string{sc.Queues[w.wl.jobs[i].queue].Name, w.wl.jobs[i].key}] += left
 		total += left
 		if len(w.wl.jobs[i].parents) > 0 {
 			dependent += left
@@ -153,5 +160,6 @@ func (w *world) drainBound() (anchor time.Time, bound time.Duration) {
 	t2 += time.Duration(total) * (backoff + poll)
 	t2 += time.Duration(dependent) * slot
 	t2 += w.rateBound(work, poll)
+	t2 += w.keyBound(keyWork, pool, slot, poll)
 	return anchor, t1 + t2
 }

@@ -100,6 +100,12 @@ type QueueSpec struct {
 	Limit      int    `json:"limit,omitempty"`
 	RateLimit  int    `json:"rate_limit,omitempty"`
 	RatePeriod Dur    `json:"rate_period,omitempty"`
+	// KeyLimit, KeyRateLimit per KeyRatePeriod and FairClaim are the
+	// Queue's key policy (key.go); zero is none.
+	KeyLimit      int  `json:"key_limit,omitempty"`
+	KeyRateLimit  int  `json:"key_rate_limit,omitempty"`
+	KeyRatePeriod Dur  `json:"key_rate_period,omitempty"`
+	FairClaim     bool `json:"fair_claim,omitempty"`
 }
 
 // Workload is the shape of the jobs and Operator Actions of a run.
@@ -128,6 +134,12 @@ type Workload struct {
 	// Graphs shapes the Dependency graphs enqueued beside the jobs above
 	// (graph.go).
 	Graphs GraphWork `json:"graphs,omitzero"`
+	// Keys is how many Concurrency Keys the jobs draw from (key.go); 0 is
+	// none. KeyShare is the share of jobs carrying a key, KeyFlood the
+	// share of those on the flooding key.
+	Keys     int     `json:"keys,omitempty"`
+	KeyShare float64 `json:"key_share,omitempty"`
+	KeyFlood float64 `json:"key_flood,omitempty"`
 }
 
 // HandlerProfile shapes what handlers do. Durations are log-uniform in
@@ -224,6 +236,7 @@ func NewScenario(seed uint64, level Level, size Size) Scenario {
 	drawObservers(&sc)
 	drawFleet(&sc)
 	drawSnooze(&sc)
+	drawKeys(&sc)
 	return sc
 }
 
@@ -295,6 +308,9 @@ func (sc *Scenario) Validate() error {
 		known[q.Name] = true
 	}
 	if err := sc.validateSchedules(known); err != nil {
+		return err
+	}
+	if err := sc.validateKeys(); err != nil {
 		return err
 	}
 	if err := sc.validateRates(); err != nil {

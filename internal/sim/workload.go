@@ -23,6 +23,8 @@ type jobSpec struct {
 	// and mode its Dependency mode (graph.go).
 	parents []int
 	mode    job.DependencyMode
+	// key is the job's Concurrency Key, "" for none (key.go).
+	key string
 }
 
 // queueAction is a pause/resume or set-limit Operator Action and its undo.
@@ -79,6 +81,7 @@ func expandWorkload(sc *Scenario) *workload {
 			batch:       d.intn(nb),
 			cancelAt:    -1,
 			requeueAt:   -1,
+			key:         keyOf(sc, i),
 		}
 		if d.chance(sc.Work.FutureProb) {
 			js.future = d.dur(time.Millisecond, sc.Work.FutureMax.D()).Round(time.Millisecond)

@@ -395,6 +395,7 @@ func (w *world) setup() {
 		}
 	}
 	w.setupRates()
+	w.setupKeys()
 	w.setupWorkflows()
 	for k, a := range w.wl.actions {
 		w.workload(event{at: w.at(a.at), kind: evQueueAction, idx: k})
@@ -540,7 +541,7 @@ func (w *world) enqueue(b int) {
 	for k, i := range idxs {
 		js := &w.wl.jobs[i]
 		jobs[k] = store.NewJob{WireName: w.wireOf(i), Queue: w.sc.Queues[js.queue].Name, MaxAttempts: js.maxAttempts,
-			Dependency: w.dependencyOf(i, idxs)}
+			Dependency: w.dependencyOf(i, idxs), ConcurrencyKey: js.key}
 		w.jobs[i].due = w.storeNow()
 		if js.future > 0 {
 			jobs[k].ScheduledAt = w.storeNow().Add(js.future)

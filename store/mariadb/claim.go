@@ -45,6 +45,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 	var reopen time.Duration
 	err = s.write(ctx, "claim", func(w *wtx) error {
 		out, reopen = nil, 0
+		var keyReopen time.Time // the earliest end of a Key Rate window that held a job back
 		expires := w.now.Add(p.LeaseDuration)
 		for i, name := range p.Queues {
 			if len(out) == p.Limit {
@@ -74,7 +75,16 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			if room <= 0 {
 				continue
 			}
-			ids, err := w.dueIDs(name, room, p.Skip)
+			var ids []int64
+			if q.keyed() {
+				var reopen time.Time
+				ids, reopen, err = w.keyedDueIDs(q, room, p.Skip)
+				if !reopen.IsZero() && (keyReopen.IsZero() || reopen.Before(keyReopen)) {
+					keyReopen = reopen
+				}
+			} else {
+				ids, err = w.dueIDs(name, room, p.Skip)
+			}
 			if err != nil {
 				return err
 			}
@@ -102,6 +112,9 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			var err error
 			if reopen, err = w.rateReopen(p.Queues); err != nil {
 				return err
+			}
+			if k := keyReopen.Sub(w.now); !keyReopen.IsZero() && (reopen == 0 || k < reopen) {
+				reopen = k
 			}
 		}
 		return loadTags(w.tx, w.ctx, out)
@@ -161,13 +174,22 @@ type queueInfo struct {
 	ratePeriod int64
 	rateWindow int64
 	rateCount  int
+	// keyLimit, keyRateLimit and keyRatePeriod (µs) and fair are the key
+	// settings (key.go).
+	keyLimit      int
+	keyRateLimit  int
+	keyRatePeriod int64
+	fair          bool
+	fairTurn      int64
 }
 
-const queueCols = `name, paused, concurrency_limit, running, rate_limit, rate_period, rate_window, rate_count`
+const queueCols = `name, paused, concurrency_limit, running, rate_limit, rate_period, rate_window, rate_count,
+	key_limit, key_rate_limit, key_rate_period, fair_claim, fair_turn`
 
 func scanQueue(sc scanner) (*queueInfo, error) {
 	var q queueInfo
-	err := sc.Scan(&q.name, &q.paused, &q.limit, &q.running, &q.rateLimit, &q.ratePeriod, &q.rateWindow, &q.rateCount)
+	err := sc.Scan(&q.name, &q.paused, &q.limit, &q.running, &q.rateLimit, &q.ratePeriod, &q.rateWindow, &q.rateCount,
+		&q.keyLimit, &q.keyRateLimit, &q.keyRatePeriod, &q.fair, &q.fairTurn)
 	return &q, err
 }
 

@@ -184,6 +184,8 @@ type wtx struct {
 	// running the Queues' Running count deltas. finish writes both.
 	counts  map[countKey]int64
 	running map[string]int
+	// keyCounts are the key counts' deltas (keyed jobs only).
+	keyCounts map[keyCountKey]int64
 	// hinted are Queues whose jobs may have become claimable.
 	hinted []string
 	// settle holds the terminal parents whose dependents wait to be
@@ -229,7 +231,7 @@ func (s *Store) ready(ctx context.Context) error {
 
 // lockWriter locks the writer row in tx and reads the store's now with it.
 func (s *Store) lockWriter(ctx context.Context, tx querier) (*wtx, error) {
-	w := &wtx{s: s, ctx: ctx, tx: tx, counts: map[countKey]int64{}, running: map[string]int{}}
+	w := &wtx{s: s, ctx: ctx, tx: tx, counts: map[countKey]int64{}, running: map[string]int{}, keyCounts: map[keyCountKey]int64{}}
 	var serverNow int64
 	err := tx.QueryRowContext(ctx, (`SELECT seq, job_seq, occ_seq, workflow_seq, `+serverNowSQL+` FROM backwave_writer WHERE id = 1 FOR UPDATE`)).
 		Scan(&w.seq0, &w.jobSeq0, &w.occSeq0, &w.wfSeq0, &serverNow)
@@ -264,6 +266,9 @@ func (w *wtx) finish() error {
 			ON DUPLICATE KEY UPDATE n = n + ?`, k.queue, k.state, d, d); err != nil {
 			return fmt.Errorf("count jobs: %w", err)
 		}
+	}
+	if err := w.flushKeyCounts(); err != nil {
+		return err
 	}
 	if w.seq != w.seq0 || w.jobSeq != w.jobSeq0 || w.occSeq != w.occSeq0 || w.wfSeq != w.wfSeq0 {
 		if _, err := w.exec(`UPDATE backwave_writer SET seq = ?, job_seq = ?, occ_seq = ?, workflow_seq = ? WHERE id = 1`,

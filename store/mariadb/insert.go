@@ -81,7 +81,8 @@ func (w *wtx) insertMany(p store.InsertManyParams, workflow int64) ([]store.Inse
 		r := &jrow{job: job.Job{
 			ID: id, WireName: nj.WireName, Queue: nj.Queue, MaxAttempts: nj.MaxAttempts,
 			ScheduledAt: nj.Unique.InsertDue(w.now, nj.ScheduledAt).UTC().Truncate(time.Microsecond), CreatedAt: w.now,
-		}, workflow: workflow, depPending: int64(len(parents))}
+			ConcurrencyKey: nj.ConcurrencyKey,
+		}, workflow: workflow, depPending: int64(len(parents)), key: nj.ConcurrencyKey}
 		if nj.Unique.Scope == store.UniqueWhileLive {
 			r.uniqueKey = nj.Unique.Key
 		}
@@ -93,10 +94,10 @@ func (w *wtx) insertMany(p store.InsertManyParams, workflow int64) ([]store.Inse
 			trace = store.EncodeTraceContext(tc)
 		}
 		if _, err := w.exec(`INSERT INTO backwave_job (id, queue, wire_name, state, max_attempts, scheduled_at, created_at,
-			payload, trace_context, unique_key, dep_mode, dep_pending, workflow_id)
-			VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			payload, trace_context, unique_key, dep_mode, dep_pending, workflow_id, concurrency_key)
+			VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			int64(id), nj.Queue, nj.WireName, nj.MaxAttempts, micros(r.job.ScheduledAt), micros(w.now),
-			nullBytes(payload), trace, r.uniqueKey, r.depMode, r.depPending, workflow); err != nil {
+			nullBytes(payload), trace, r.uniqueKey, r.depMode, r.depPending, workflow, nj.ConcurrencyKey); err != nil {
 			return nil, fmt.Errorf("jobs[%d]: %w", i, err)
 		}
 		if err := w.addTags(id, nj.Tags); err != nil {

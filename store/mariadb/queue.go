@@ -95,7 +95,8 @@ func (s *Store) QueueList(ctx context.Context) ([]store.QueueInfo, error) {
 				return err
 			}
 			out = append(out, store.QueueInfo{Name: r.name, Paused: r.paused, Limit: r.limit, Running: r.running,
-				Rate: r.rate(), RateStarted: r.started(now)})
+				Rate: r.rate(), RateStarted: r.started(now),
+				Keys: store.KeyPolicy{Limit: r.keyLimit, Rate: r.keyRate(), Fair: r.fair}})
 		}
 		return rows.Err()
 	})

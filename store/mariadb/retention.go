@@ -77,6 +77,9 @@ func (w *wtx) purge(r *jrow) error {
 		}
 	}
 	w.counts[countKey{r.job.Queue, stateCode(r.job.State)}]--
+	if r.key != "" {
+		w.keyCounts[keyCountKey{r.job.Queue, r.key, stateCode(r.job.State)}]--
+	}
 	if r.workflow != 0 {
 		return w.forgetMember(r)
 	}

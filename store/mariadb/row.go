@@ -25,6 +25,8 @@ type jrow struct {
 	workflow   int64
 	schedule   string
 	hasOutput  bool
+	// key is the job's Concurrency Key; '' for none.
+	key string
 }
 
 // jobCols are the columns scanJob reads, in its order.
@@ -32,7 +34,7 @@ const jobCols = `j.id, j.queue, j.wire_name, j.state, j.attempt, j.attempt_base,
 	j.created_at, j.finalized_at, j.retry_cause, j.cancel_cause, j.worker, j.lease_expires_at, j.cancel_requested,
 	j.payload, j.trace_context, j.progress_attempt, j.progress_fraction, j.progress_note, j.progress_at,
 	j.unique_key, j.dep_mode, j.dep_pending, j.workflow_id, j.schedule_name, j.output IS NOT NULL, j.snoozes,
-	j.cursor_attempt, j.cursor_value, j.cursor_at`
+	j.cursor_attempt, j.cursor_value, j.cursor_at, j.concurrency_key`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -55,7 +57,7 @@ func scanJob(sc scanner) (*jrow, error) {
 	if err := sc.Scan(&id, &queue, &wire, &state, &attempt, &base, &maxA, &sched, &created, &fin, &rc, &cc,
 		&worker, &lease, &cancelReq, &payload, &trace, &pAttempt, &pFrac, &pNote, &pAt,
 		&ukey, &r.depMode, &r.depPending, &r.workflow, &schedName, &r.hasOutput, &r.job.Snoozes,
-		&cAttempt, &cValue, &cAt); err != nil {
+		&cAttempt, &cValue, &cAt, &r.key); err != nil {
 		return nil, err
 	}
 	j := &r.job
@@ -92,6 +94,7 @@ func scanJob(sc scanner) (*jrow, error) {
 	}
 	j.Cursor = cursorOf(cAttempt, cValue, cAt)
 	r.uniqueKey, r.schedule = ukey, schedName
+	j.ConcurrencyKey = r.key
 	return &r, nil
 }
 
@@ -182,6 +185,12 @@ func (w *wtx) move(r *jrow, to job.State, via core.Via, detail string) error {
 		w.counts[countKey{j.Queue, stateCode(e.From)}]--
 	}
 	w.counts[countKey{j.Queue, stateCode(to)}]++
+	if r.key != "" {
+		if e.From != job.StateUnknown {
+			w.keyCounts[keyCountKey{j.Queue, r.key, stateCode(e.From)}]--
+		}
+		w.keyCounts[keyCountKey{j.Queue, r.key, stateCode(to)}]++
+	}
 	if r.workflow != 0 {
 		if err := w.countMember(r.workflow, e.From, to); err != nil {
 			return err

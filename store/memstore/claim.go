@@ -33,6 +33,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 	now := s.clock.Now()
 	expires := now.Add(p.LeaseDuration)
 	var out []job.Job
+	var keyReopen time.Time // the earliest end of a Key Rate window that held a job back
 	for i, name := range p.Queues {
 		if len(out) == p.Limit {
 			break
@@ -53,6 +54,13 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			continue // the Rate Limit's window is spent
 		}
 		due := s.dueIn(q, now, room, p.Skip)
+		if !q.policy.IsZero() {
+			var reopen time.Time
+			due, reopen = s.keyPick(q, now, room, p.Skip)
+			if !reopen.IsZero() && (keyReopen.IsZero() || reopen.Before(keyReopen)) {
+				keyReopen = reopen
+			}
+		}
 		if !window.IsZero() {
 			q.rate.take(window, len(due))
 		}
@@ -66,6 +74,9 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 	}
 	if p.Reopen != nil {
 		*p.Reopen = s.rateReopen(p.Queues, now)
+		if !keyReopen.IsZero() && (*p.Reopen == 0 || keyReopen.Sub(now) < *p.Reopen) {
+			*p.Reopen = keyReopen.Sub(now)
+		}
 	}
 	return out, nil
 }
@@ -73,6 +84,14 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 // dueIn returns up to n claimable jobs of q at now, in due order (due time,
 // then id), passing over jobs of the Wire Names in skip. The caller holds s.mu.
 func (s *Store) dueIn(q *queue, now time.Time, n int, skip []string) []*row {
+	due := s.allDue(q, now, skip)
+	return due[:min(n, len(due))]
+}
+
+// allDue returns every claimable job of q at now in due order (due time,
+// then id), passing over jobs of the Wire Names in skip. The caller holds
+// s.mu.
+func (s *Store) allDue(q *queue, now time.Time, skip []string) []*row {
 	var due []*row
 	for _, id := range q.ids {
 		if r := s.row(id); core.Claimable(&r.job, now) && !slices.Contains(skip, r.job.WireName) {
@@ -85,5 +104,5 @@ func (s *Store) dueIn(q *queue, now time.Time, n int, skip []string) []*row {
 		}
 		return cmp.Compare(a.job.ID, b.job.ID)
 	})
-	return due[:min(n, len(due))]
+	return due
 }

@@ -90,7 +90,8 @@ func (s *Store) insertMany(p store.InsertManyParams, now time.Time, wf func() *w
 			ScheduledAt: nj.Unique.InsertDue(now, nj.ScheduledAt).Round(0),
 			CreatedAt:   now,
 			// The trace context is stored as given, none when empty.
-			TraceContext: store.NormalTraceContext(nj.TraceContext),
+			TraceContext:   store.NormalTraceContext(nj.TraceContext),
+			ConcurrencyKey: nj.ConcurrencyKey,
 		}}
 		if nj.Unique.Scope == store.UniqueWhileLive {
 			r.unique = nj.Unique.Key
@@ -131,6 +132,8 @@ func (s *Store) insert(nj store.NewJob, now time.Time, hs *hintSet) *row {
 		MaxAttempts: nj.MaxAttempts,
 		ScheduledAt: core.DueAt(now, nj.ScheduledAt).Round(0),
 		CreatedAt:   now,
+
+		ConcurrencyKey: nj.ConcurrencyKey,
 	}}
 	s.addTags(r, nj.Tags)
 	s.jobs = append(s.jobs, r)

@@ -131,6 +131,13 @@ type queue struct {
 	rate rateState
 	// ids lists every job of the Queue in ascending id order.
 	ids []job.ID
+	// policy is the Queue's KeyPolicy; keys its per-key counters, by
+	// Concurrency Key ("" for jobs without one), kept by Store.move and the
+	// claim.
+	policy store.KeyPolicy
+	keys   map[string]*keyCounter
+	// turn is the Queue's last Fair Claim turn (store.KeyPolicy.Pick).
+	turn int64
 }
 
 // New returns an empty Store.
@@ -228,6 +235,7 @@ func (s *Store) Clone() *Store {
 	for name, q := range s.queues {
 		qc := *q
 		qc.ids = slices.Clone(q.ids)
+		qc.keys = cloneKeys(q.keys)
 		c.queues[name] = &qc
 	}
 	return c
@@ -305,6 +313,7 @@ func (s *Store) move(r *row, to job.State, via core.Via, now time.Time, detail s
 		panic(fmt.Sprintf("memstore: job %d: illegal state edge %s", r.job.ID, e))
 	}
 	q := s.queues[r.job.Queue]
+	q.countKey(r.job.ConcurrencyKey, e.From, to)
 	if e.From == job.StateRunning {
 		q.running--
 		r.job.Worker = ""

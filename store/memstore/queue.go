@@ -71,7 +71,7 @@ func (s *Store) QueueList(ctx context.Context) ([]store.QueueInfo, error) {
 	now := s.clock.Now()
 	for name, q := range s.queues {
 		out = append(out, store.QueueInfo{Name: name, Paused: q.paused, Limit: q.limit, Running: q.running,
-			Rate: q.rate.rate, RateStarted: q.rate.started(now)})
+			Rate: q.rate.rate, RateStarted: q.rate.started(now), Keys: q.policy})
 	}
 	slices.SortFunc(out, func(a, b store.QueueInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil

@@ -39,7 +39,7 @@ import (
 // statement). Claims that name no limited Queue are unaffected.
 
 const claimLockSQL = `SELECT q.name FROM backwave.queue q
-WHERE q.name = ANY($1::text[]) AND (q.concurrency_limit > 0 OR q.rate_limit > 0)
+WHERE q.name = ANY($1::text[]) AND (q.concurrency_limit > 0 OR q.rate_limit > 0 OR q.key_limit > 0 OR q.key_rate_limit > 0 OR q.fair_claim)
 ORDER BY q.name COLLATE "C"
 FOR UPDATE`
 
@@ -68,19 +68,22 @@ const genericPlanSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan
 // this statement's snapshot cannot see (a concurrent change that left it
 // claimable) is simply not updated and stays Scheduled, so a claim may
 // lease fewer, never a wrong job.
-var claimSQL = `WITH now AS (SELECT t, (extract(epoch FROM t) * 1000000)::bigint AS us
+var claimSQL = `WITH RECURSIVE now AS (SELECT t, (extract(epoch FROM t) * 1000000)::bigint AS us
              FROM (SELECT coalesce($1::timestamptz, now()) AS t) c),
 queues AS (
     SELECT DISTINCT ON (u.name) u.name, u.ord, q.concurrency_limit, q.rate_limit, q.rate_window, q.rate_count,
-        CASE WHEN q.rate_limit > 0 THEN ` + rateWindowSQL + ` END AS ws
+        CASE WHEN q.rate_limit > 0 THEN ` + rateWindowSQL + ` END AS ws,
+        q.key_limit, q.key_rate_limit, q.key_rate_period, q.fair_claim, q.fair_turn,
+        (q.key_limit > 0 OR q.key_rate_limit > 0 OR q.fair_claim) AS keyed,
+        CASE WHEN q.key_rate_limit > 0 THEN ` + keyRateWindowSQL + ` END AS kws
     FROM unnest($2::text[]) WITH ORDINALITY AS u(name, ord)
     JOIN backwave.queue q ON q.name = u.name
     CROSS JOIN now
     WHERE NOT q.paused
     ORDER BY u.name, u.ord
 ),
-room AS (
-    SELECT qs.name, qs.ord,
+qroom AS (
+    SELECT qs.name, qs.ord, qs.keyed,
         least(CASE WHEN qs.concurrency_limit > 0
             THEN greatest(0, least($3::int, qs.concurrency_limit - (SELECT count(*) FROM backwave.job r
                                                                      WHERE r.queue = qs.name AND r.state = 'running')))
@@ -88,13 +91,18 @@ room AS (
         CASE WHEN qs.rate_limit = 0 THEN $3::int
             WHEN qs.rate_window IS NULL OR qs.rate_window < qs.ws THEN qs.rate_limit
             WHEN qs.rate_window = qs.ws THEN greatest(0, qs.rate_limit - qs.rate_count)
-            ELSE 0 END) AS n,
-        (SELECT count(*) FROM (SELECT 1 FROM backwave.job d
-                               WHERE d.queue = qs.name AND d.state = 'scheduled'
-                                 AND d.scheduled_at <= coalesce($1::timestamptz, now())
-                               ORDER BY d.scheduled_at, d.id
-                               LIMIT $3::int) due) AS due
+            ELSE 0 END) AS n
     FROM queues qs
+),` + keyClaimSQL + `
+room AS (
+    SELECT r.name, r.ord, r.n,
+        CASE WHEN r.keyed THEN (SELECT count(*) FROM kcand c WHERE c.name = r.name AND NOT c.marker)
+        ELSE (SELECT count(*) FROM (SELECT 1 FROM backwave.job d
+                                    WHERE d.queue = r.name AND d.state = 'scheduled'
+                                      AND d.scheduled_at <= coalesce($1::timestamptz, now())
+                                    ORDER BY d.scheduled_at, d.id
+                                    LIMIT $3::int) due) END AS due
+    FROM qroom r
 ),
 budget AS (
     SELECT r.name, r.ord,
@@ -104,7 +112,7 @@ budget AS (
 ),
 candidate AS (
     SELECT c.ctid, c.id, c.scheduled_at, b.ord
-    FROM budget b, now, LATERAL (
+    FROM budget b JOIN queues qs ON qs.name = b.name AND NOT qs.keyed, now, LATERAL (
         SELECT j.ctid, j.id, j.scheduled_at FROM backwave.job j
         WHERE j.queue = b.name AND j.state = 'scheduled' AND j.scheduled_at <= now.t
         ORDER BY j.scheduled_at, j.id
@@ -112,9 +120,12 @@ candidate AS (
         FOR UPDATE SKIP LOCKED
     ) c
     WHERE b.n > 0
-),
+),` + keyPickSQL + `
 picked AS (
-    SELECT c.ctid, c.id, c.ord FROM candidate c ORDER BY c.ord, c.scheduled_at, c.id LIMIT $3::int
+    SELECT c.ctid, c.id, c.ord, 0::bigint AS rnd, c.scheduled_at FROM candidate c
+    UNION ALL
+    SELECT k.ctid, k.id, k.ord, k.rnd, k.scheduled_at FROM klocked k
+    ORDER BY 3, 4, 5, 2 LIMIT $3::int
 ),
 claimed AS (
     UPDATE backwave.job j
@@ -126,17 +137,22 @@ claimed AS (
 ),
 rated AS (
     UPDATE backwave.queue q
-    SET rate_count = CASE WHEN q.rate_window = c.ws THEN q.rate_count + c.k ELSE c.k END, rate_window = c.ws
-    FROM (SELECT qs.name, qs.ws, count(*) AS k FROM claimed j JOIN queues qs ON qs.name = j.queue
-          WHERE qs.rate_limit > 0 GROUP BY qs.name, qs.ws) c
+    SET rate_count = CASE WHEN c.rl = 0 THEN q.rate_count WHEN q.rate_window = c.ws THEN q.rate_count + c.k ELSE c.k END,
+        rate_window = CASE WHEN c.rl = 0 THEN q.rate_window ELSE c.ws END,
+        fair_turn = CASE WHEN c.fair THEN q.fair_turn + c.k ELSE q.fair_turn END
+    FROM (SELECT qs.name, qs.ws, qs.rate_limit AS rl, qs.fair_claim AS fair, count(*) AS k FROM claimed j JOIN queues qs ON qs.name = j.queue
+          WHERE qs.rate_limit > 0 OR qs.fair_claim GROUP BY qs.name, qs.ws, qs.rate_limit, qs.fair_claim) c
     WHERE q.name = c.name
-),
+),` + keyRatedSQL + `
 logged AS (
     INSERT INTO backwave.job_transition (job_id, at, from_state, state, via, attempt)
     SELECT c.id, c.now, 'scheduled', 'running', 'claim', c.attempt FROM claimed c WHERE $6::bool
 ),
 trimmed AS (` + trimSQL("claimed", "$6") + `)
-SELECT ` + jobColumns + `, p.ord FROM claimed j JOIN picked p ON p.id = j.id`
+SELECT ` + jobColumns + `, p.ord, p.rnd FROM claimed j JOIN picked p ON p.id = j.id
+UNION ALL
+SELECT 0, '', '', 'scheduled', 0, 0, now.t, now.t, NULL, '', '', NULL, NULL, false, 0, NULL, NULL, NULL, NULL, NULL, ` + keyReopenRow + `
+FROM kreopen r, now WHERE r.ends IS NOT NULL`
 
 // JobClaim leases up to p.Limit due jobs to p.Worker in one transaction,
 // charging each one's next Attempt and running its Lease until the store's
@@ -154,11 +170,12 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 	}
 	var jobs []job.Job
 	var ords []int64 // each job's Queue's place in p.Queues, for sorting
-	var reopen int64
+	var rnds []int64 // each job's place in its keyed Queue's claim order (0 in any other Queue), for sorting
+	var reopen, keyReopen int64
 	// One row buffer and one list of scan destinations serve every row.
 	var r jobRow
-	var ord int64
-	dest := r.dest(&ord)
+	var ord, rnd int64
+	dest := r.dest(&ord, &rnd)
 	claim, claimArgs := claimStatement(p.Skip,
 		[]any{s.nowArg(), p.Queues, int32(min(p.Limit, 1<<31-1)), string(p.Worker), micros(p.LeaseDuration), s.opts.History.Records()})
 	stmts := []stmt{
@@ -172,14 +189,19 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 				if err := scan(dest...); err != nil {
 					return err
 				}
+				if ord == keyReopenOrd {
+					keyReopen = rnd
+					return nil
+				}
 				j, err := r.job()
 				if err != nil {
 					return err
 				}
 				if jobs == nil { // sized once, at the first row
 					jobs, ords = make([]job.Job, 0, min(p.Limit, 1024)), make([]int64, 0, min(p.Limit, 1024))
+					rnds = make([]int64, 0, min(p.Limit, 1024))
 				}
-				jobs, ords = append(jobs, j), append(ords, ord)
+				jobs, ords, rnds = append(jobs, j), append(ords, ord), append(rnds, rnd)
 				return nil
 			},
 		},
@@ -195,18 +217,23 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 	if err != nil {
 		return nil, s.wrap(fmt.Sprintf("claim for %s", p.Worker), err)
 	}
-	sort.Sort(claimOrder{jobs: jobs, ords: ords}) // in place: no second copy of the batch
+	sort.Sort(claimOrder{jobs: jobs, ords: ords, rnds: rnds}) // in place: no second copy of the batch
 	if p.Reopen != nil {
+		if keyReopen > 0 && (reopen == 0 || keyReopen < reopen) {
+			reopen = keyReopen
+		}
 		*p.Reopen = time.Duration(reopen) * time.Microsecond
 	}
 	return jobs, nil
 }
 
-// claimOrder sorts claimed jobs by their Queue's place, then due time, then
-// id, keeping each job's place alongside it.
+// claimOrder sorts claimed jobs by their Queue's place, then their place
+// in a keyed Queue's claim order (0 for every job of any other Queue), then
+// due time, then id, keeping each job's places alongside it.
 type claimOrder struct {
 	jobs []job.Job
 	ords []int64
+	rnds []int64
 }
 
 func (o claimOrder) Len() int { return len(o.jobs) }
@@ -214,6 +241,9 @@ func (o claimOrder) Len() int { return len(o.jobs) }
 func (o claimOrder) Less(a, b int) bool {
 	if o.ords[a] != o.ords[b] {
 		return o.ords[a] < o.ords[b]
+	}
+	if o.rnds[a] != o.rnds[b] {
+		return o.rnds[a] < o.rnds[b]
 	}
 	if c := o.jobs[a].ScheduledAt.Compare(o.jobs[b].ScheduledAt); c != 0 {
 		return c < 0
@@ -224,4 +254,5 @@ func (o claimOrder) Less(a, b int) bool {
 func (o claimOrder) Swap(a, b int) {
 	o.jobs[a], o.jobs[b] = o.jobs[b], o.jobs[a]
 	o.ords[a], o.ords[b] = o.ords[b], o.ords[a]
+	o.rnds[a], o.rnds[b] = o.rnds[b], o.rnds[a]
 }

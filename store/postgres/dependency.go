@@ -141,6 +141,7 @@ func (s *Store) settle(ctx context.Context, q querier, candidates []int64) error
 //     ordinal, $17 in-batch parent ordinal or 0, $18 stored parent id or 0)
 //     are written with its mode ($19);
 //   - ids drawn ahead ($23, see givenIDs), when given, are used instead;
+//   - the Concurrency Keys are $26 (as insertSQL's $19);
 //   - the jobs take their unique keys ($21 keys, $22 periods; see
 //     uniqueSQL) in insert order, and a job whose key is held is not
 //     inserted, nor are its edges (no job of the batch names it as a
@@ -156,9 +157,9 @@ ok AS (SELECT count(*) = coalesce(cardinality($20::bigint[]), 0) AS ok FROM pare
 candidate AS (
     SELECT coalesce(u.given_id, nextval('backwave.job_id_seq')) AS id, u.*
     FROM (SELECT * FROM unnest($2::text[], $3::text[], $4::bytea[], $5::timestamptz[], $6::int[],
-                               $14::int[], $15::int[], $19::text[], $21::text[], $22::bigint[], $23::bigint[])
+                               $14::int[], $15::int[], $19::text[], $21::text[], $22::bigint[], $23::bigint[], $26::text[])
             WITH ORDINALITY AS u(wire_name, queue, payload, scheduled_at, max_attempts, pending, rank, mode,
-                                 unique_key, unique_period, given_id, ord)
+                                 unique_key, unique_period, given_id, concurrency_key, ord)
           WHERE (SELECT ok FROM ok)
           ORDER BY rank) u
 ),
@@ -166,9 +167,9 @@ candidate AS (
 ` + insertSideSQL + `,
 ` + traceGraphSQL + `,
 new_job AS (
-    INSERT INTO backwave.job (id, queue, wire_name, state, max_attempts, scheduled_at, created_at, pending_parents)
+    INSERT INTO backwave.job (id, queue, wire_name, state, max_attempts, scheduled_at, created_at, pending_parents, concurrency_key)
     SELECT i.id, i.queue, i.wire_name, CASE WHEN i.pending > 0 THEN 'awaiting_parent' ELSE 'scheduled' END,
-           i.max_attempts, coalesce(i.scheduled_at, now.t), now.t, i.pending
+           i.max_attempts, coalesce(i.scheduled_at, now.t), now.t, i.pending, i.concurrency_key
     FROM input i, now
 ),
 known_tag AS (

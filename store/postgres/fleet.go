@@ -84,7 +84,7 @@ func (s *Store) FleetStamp(ctx context.Context, p store.FleetStampParams) (store
 // store.ClaimParams.Skip runs. An empty Skip runs claimSQL itself.
 var claimSkipSQL = withClaimSkip(claimSQL)
 
-// withClaimSkip returns claim with the Skip filter added to its two
+// withClaimSkip returns claim with the Skip filter added to its four
 // due-job predicates. It panics if claim no longer has exactly those
 // two: a broken invariant between two statements of this package, which
 // the package's first test (or any program that imports it) reports.
@@ -92,6 +92,8 @@ func withClaimSkip(claim string) string {
 	for _, p := range [...]string{
 		`AND d.scheduled_at <= coalesce($1::timestamptz, now())`,
 		`AND j.scheduled_at <= now.t`,
+		`AND k.scheduled_at <= now.t`,
+		`AND n.scheduled_at <= now.t`,
 	} {
 		if strings.Count(claim, p) != 1 {
 			panic("postgres: the claim statement lost the due-job predicate the Skip filter extends: " + p)

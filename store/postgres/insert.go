@@ -31,7 +31,8 @@ new_tag AS (
     ON CONFLICT DO NOTHING
 )`
 
-// insertSQL inserts a batch of jobs in one statement: the jobs take their
+// insertSQL inserts a batch of jobs in one statement ($19 the Concurrency
+// Keys, NULL for none, or a NULL array when no job has one): the jobs take their
 // unique keys ($14 keys, $15 periods; see uniqueSQL), the Queues they name
 // become known, each job inserted gets its hot row, its payload (if any)
 // and Tags in the side tables and its insert entry in the Transition Log,
@@ -42,16 +43,17 @@ const insertSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
 candidate AS (
     SELECT coalesce(u.given_id, nextval('backwave.job_id_seq')) AS id, u.ord AS rank, u.*
     FROM (SELECT * FROM unnest($2::text[], $3::text[], $4::bytea[], $5::timestamptz[], $6::int[], $14::text[], $15::bigint[],
-                               $16::bigint[])
-            WITH ORDINALITY AS u(wire_name, queue, payload, scheduled_at, max_attempts, unique_key, unique_period, given_id, ord)
+                               $16::bigint[], $19::text[])
+            WITH ORDINALITY AS u(wire_name, queue, payload, scheduled_at, max_attempts, unique_key, unique_period, given_id,
+                                 concurrency_key, ord)
           ORDER BY ord) u
 ),
 ` + uniqueSQL + `,
 ` + insertSideSQL + `,
 ` + traceSideSQL + `,
 new_job AS (
-    INSERT INTO backwave.job (id, queue, wire_name, state, max_attempts, scheduled_at, created_at)
-    SELECT i.id, i.queue, i.wire_name, 'scheduled', i.max_attempts, coalesce(i.scheduled_at, now.t), now.t
+    INSERT INTO backwave.job (id, queue, wire_name, state, max_attempts, scheduled_at, created_at, concurrency_key)
+    SELECT i.id, i.queue, i.wire_name, 'scheduled', i.max_attempts, coalesce(i.scheduled_at, now.t), now.t, i.concurrency_key
     FROM input i, now
 ),
 known_tag AS (
@@ -173,14 +175,15 @@ func (s *Store) insertChecked(ctx context.Context, q querier, p store.InsertMany
 	folded, display := foldArrays(keys, values)
 	uniqueKeys, uniquePeriods := uniqueArrays(p.Jobs)
 	traceOrds, traces := traceArrays(p.Jobs)
+	ckeys := concurrencyKeys(p.Jobs)
 	if hasParents(p) {
 		return s.insertGraph(ctx, q, p, []any{s.nowArg(), wireNames, queues, payloads, due, maxAttempts, ords, keys, values,
-			!s.opts.DisableNotify, folded, display, s.opts.History.Records()}, []any{uniqueKeys, uniquePeriods, given, traceOrds, traces})
+			!s.opts.DisableNotify, folded, display, s.opts.History.Records()}, []any{uniqueKeys, uniquePeriods, given, traceOrds, traces, ckeys})
 	}
 	res := make([]store.InsertResult, n)
 	err = q.query(ctx, s.sql(insertSQL),
 		[]any{s.nowArg(), wireNames, queues, payloads, due, maxAttempts, ords, keys, values, !s.opts.DisableNotify,
-			folded, display, s.opts.History.Records(), uniqueKeys, uniquePeriods, given, traceOrds, traces},
+			folded, display, s.opts.History.Records(), uniqueKeys, uniquePeriods, given, traceOrds, traces, ckeys},
 		func(scan scanFunc) error { return scanResult(scan, res) })
 	if err != nil {
 		return nil, s.wrap(fmt.Sprintf("insert %d jobs", n), err)

@@ -589,6 +589,9 @@ FROM (VALUES ('backwave', 'USAGE', 'schema'),
              ('backwave.workflow_count', 'SELECT,INSERT,UPDATE,DELETE', 'table'),
              ('backwave.workflow_count_delta', 'SELECT,INSERT,DELETE', 'table'),
              ('backwave.fleet_handler', 'SELECT,INSERT,UPDATE,DELETE', 'table'),
+             ('backwave.queue_key', 'SELECT,INSERT,UPDATE,DELETE', 'table'),
+             ('backwave.job_key_count', 'SELECT,INSERT,UPDATE', 'table'),
+             ('backwave.job_key_count_delta', 'SELECT,INSERT,DELETE', 'table'),
              ('backwave.job_id_seq', 'USAGE', 'sequence')) AS t(name, privs, kind)
 CROSS JOIN LATERAL unnest(string_to_array(t.privs, ',')) AS p(priv)
 WHERE NOT CASE t.kind

@@ -158,6 +158,9 @@ func (s *Store) foldCounts(ctx context.Context) error {
 	if _, err := s.db.exec(ctx, s.sql(foldSQL)); err != nil {
 		return err
 	}
+	if _, err := s.db.exec(ctx, s.sql(keyFoldSQL)); err != nil {
+		return err
+	}
 	return s.foldWorkflowCounts(ctx)
 }
 

@@ -84,7 +84,7 @@ func TestHotStatementsUseGenericPlans(t *testing.T) {
 		"input AS MATERIALIZED":          "report",
 		"SET lease_expires_at = now.t +": "renew",
 		"handed AS (":                    "relinquish",
-		"OR q.rate_limit > 0)":           "claim lock",
+		"OR q.fair_claim)":               "claim lock",
 		"spent AS (":                     "rate reopen",
 	}
 	rows, err := pool.Query(ctx, "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements")

@@ -67,7 +67,8 @@ func (s *Store) QueueSetLimit(ctx context.Context, p store.QueueSetLimitParams) 
 
 const queueListSQL = `WITH now AS (SELECT (extract(epoch FROM coalesce($1::timestamptz, now())) * 1000000)::bigint AS us)
 SELECT q.name, q.paused, q.concurrency_limit, coalesce(r.n, 0), q.rate_limit, q.rate_period,
-    CASE WHEN q.rate_limit > 0 AND q.rate_window = ` + rateWindowSQL + ` THEN q.rate_count ELSE 0 END
+    CASE WHEN q.rate_limit > 0 AND q.rate_window = ` + rateWindowSQL + ` THEN q.rate_count ELSE 0 END,
+    q.key_limit, q.key_rate_limit, q.key_rate_period, q.fair_claim
 FROM backwave.queue q CROSS JOIN now
 LEFT JOIN (SELECT j.queue, count(*) AS n FROM backwave.job j WHERE j.state = 'running' GROUP BY j.queue) r
     ON r.queue = q.name
@@ -84,10 +85,15 @@ func (s *Store) QueueList(ctx context.Context) ([]store.QueueInfo, error) {
 		var q store.QueueInfo
 		var rateLimit int32
 		var ratePeriod int64
-		if err := scan(&q.Name, &q.Paused, &q.Limit, &q.Running, &rateLimit, &ratePeriod, &q.RateStarted); err != nil {
+		var keyLimit, keyRateLimit int32
+		var keyRatePeriod int64
+		var fair bool
+		if err := scan(&q.Name, &q.Paused, &q.Limit, &q.Running, &rateLimit, &ratePeriod, &q.RateStarted,
+			&keyLimit, &keyRateLimit, &keyRatePeriod, &fair); err != nil {
 			return err
 		}
 		q.Rate = rateOf(rateLimit, ratePeriod)
+		q.Keys = keyPolicyOf(keyLimit, keyRateLimit, keyRatePeriod, fair)
 		out = append(out, q)
 		return nil
 	})

@@ -248,4 +248,9 @@ func (r *Replica) AuditList(ctx context.Context, p store.AuditListParams) ([]sto
 	return route(ctx, r, func(m store.Monitor) ([]store.AuditEntry, error) { return m.AuditList(ctx, p) })
 }
 
+// QueueKeys implements store.Monitor.
+func (r *Replica) QueueKeys(ctx context.Context, p store.QueueKeysParams) ([]store.KeyCount, error) {
+	return route(ctx, r, func(m store.Monitor) ([]store.KeyCount, error) { return m.QueueKeys(ctx, p) })
+}
+
 var _ store.Monitor = (*Replica)(nil)

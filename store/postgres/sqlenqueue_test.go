@@ -118,7 +118,7 @@ func TestSQLEnqueueConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = client.EnqueueMany(ctx, []backwave.EnqueueParams{
-				{Args: greetArgs{To: "ada@example.com", N: 1}},
+				{Args: greetArgs{To: "ada@example.com", N: 1}, Options: []backwave.EnqueueOption{backwave.WithConcurrencyKey("acme")}},
 				{Args: greetArgs{To: "bob@example.com", Lang: "fr", N: 2}, Options: []backwave.EnqueueOption{
 					backwave.WithQueue("mail"), backwave.WithMaxAttempts(3), backwave.WithRunAt(runAt),
 					backwave.WithTags(backwave.Label("urgent"), backwave.Keyed("tenant", "Acme"), backwave.Keyed("tenant", "Beta"), backwave.Label("urgent"), backwave.Label("Ärger")),
@@ -142,7 +142,7 @@ func TestSQLEnqueueConformance(t *testing.T) {
 			schema := sqlStore.Schema()
 			history := policy.String()
 			batch := `[
-			  {"wire_name": "sqlenqueue.greet", "payload": {"to":"ada@example.com","n":1}},
+			  {"wire_name": "sqlenqueue.greet", "payload": {"to":"ada@example.com","n":1}, "concurrency_key": "acme"},
 			  {"wire_name": "sqlenqueue.greet", "payload": {"to":"bob@example.com","lang":"fr","n":2}, "queue": "mail",
 			   "max_attempts": 3, "run_at": "2031-05-06T07:08:09.123456Z", "labels": ["urgent", "urgent", "Ärger"],
 			   "keyed_tags": {"tenant": ["Acme", "Beta"]}},
@@ -260,7 +260,11 @@ func TestSQLEnqueueBadInput(t *testing.T) {
 		{"negative unique period", `backwave.enqueue('w', unique_key => 'k', unique_period => '-1 second')`, nil, "22023", "unique_period"},
 		{"period without key", `backwave.enqueue('w', unique_period => '1 hour')`, nil, "22023", "unique_period"},
 		{"batch not an array", `backwave.enqueue_many('{}')`, nil, "22023", "jobs"},
-		{"batch with an unknown field", `backwave.enqueue_many('[{"wire_name": "w", "concurrency_key": "c"}]')`, nil, "22023", "concurrency_key"},
+		{"batch with an unknown field", `backwave.enqueue_many('[{"wire_name": "w", "concurrency_keys": "c"}]')`, nil, "22023", "concurrency_keys"},
+		{"empty concurrency key", `backwave.enqueue_many('[{"wire_name": "w", "concurrency_key": ""}]')`, nil, "22023", "concurrency_key"},
+		{"concurrency key too long", `backwave.enqueue_many(json_build_array(json_build_object('wire_name', 'w', 'concurrency_key', repeat('k', 129))))`, nil, "22023", "concurrency_key"},
+		{"concurrency key with a control character", `backwave.enqueue_many('[{"wire_name": "w", "concurrency_key": "a\tb"}]')`, nil, "22023", "concurrency_key"},
+		{"batch concurrency key a number", `backwave.enqueue_many('[{"wire_name": "w", "concurrency_key": 7}]')`, nil, "22023", "concurrency_key"},
 		{"batch wire name a number", `backwave.enqueue_many('[{"wire_name": 7}]')`, nil, "22023", "wire_name"},
 		{"batch null wire name", `backwave.enqueue_many('[{"wire_name": "w"}, {"wire_name": null}]')`, nil, "22004", "wire_name"},
 		{"batch bad run_at", `backwave.enqueue_many('[{"wire_name": "w", "run_at": "soon"}]')`, nil, "22023", "run_at"},
@@ -395,7 +399,7 @@ func TestSQLEnqueuePrivileges(t *testing.T) {
 		`GRANT USAGE ON SCHEMA ` + sc + ` TO ` + r,
 		`GRANT USAGE ON SEQUENCE ` + sc + `.job_id_seq TO ` + r,
 		`GRANT SELECT, INSERT ON ` + sc + `.queue, ` + sc + `.job, ` + sc + `.job_payload, ` + sc + `.job_tag, ` +
-			sc + `.job_transition, ` + sc + `.tag, ` + sc + `.job_count_delta TO ` + r,
+			sc + `.job_transition, ` + sc + `.tag, ` + sc + `.job_count_delta, ` + sc + `.job_key_count_delta TO ` + r,
 		`GRANT SELECT, INSERT, UPDATE ON ` + sc + `.job_unique TO ` + r,
 		`GRANT SELECT ON ` + sc + `.queue_wire_name TO ` + r,
 	} {

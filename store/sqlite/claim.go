@@ -38,6 +38,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 		// (the batch filled first); anyRated whether a read one has a Rate.
 		// Only then can the claim have a Reopen to read.
 		unread, anyRated := false, false
+		var keyReopen time.Time // the earliest end of a Key Rate window that held a job back
 		for i, name := range p.Queues {
 			if len(out) == p.Limit {
 				unread = true
@@ -46,7 +47,7 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			if slices.Contains(p.Queues[:i], name) {
 				continue
 			}
-			room, rate, err := s.room(ctx, tx, name, p.Limit-len(out), now)
+			room, rate, keys, err := s.room(ctx, tx, name, p.Limit-len(out), now)
 			if err != nil {
 				return err
 			}
@@ -54,13 +55,29 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			if room <= 0 {
 				continue
 			}
-			rows, err := s.claimDueRows(ctx, tx, name, now, room, p.Skip)
-			if err != nil {
-				return fmt.Errorf("queue %q: %w", name, err)
-			}
 			from := len(out)
-			if out, err = scanClaimed(rows, out, room, name, p.Worker, expires); err != nil {
-				return fmt.Errorf("queue %q: %w", name, err)
+			var pick store.KeyPick
+			if keys.keyed() {
+				var ids []int64
+				if ids, pick, err = s.claimKeyed(ctx, tx, name, keys, now, room, p.Skip); err != nil {
+					return err
+				}
+				if !pick.Reopen.IsZero() && (keyReopen.IsZero() || pick.Reopen.Before(keyReopen)) {
+					keyReopen = pick.Reopen
+				}
+				if len(ids) > 0 {
+					if out, err = s.claimKeyedRows(ctx, tx, ids, out, room, name, p.Worker, expires); err != nil {
+						return fmt.Errorf("queue %q: %w", name, err)
+					}
+				}
+			} else {
+				rows, err := s.claimDueRows(ctx, tx, name, now, room, p.Skip)
+				if err != nil {
+					return fmt.Errorf("queue %q: %w", name, err)
+				}
+				if out, err = scanClaimed(rows, out, room, name, p.Worker, expires); err != nil {
+					return fmt.Errorf("queue %q: %w", name, err)
+				}
 			}
 			claimed := int64(len(out) - from)
 			if claimed == 0 {
@@ -78,6 +95,11 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 					return err
 				}
 			}
+			if keys.keyed() {
+				if err := s.keyTake(ctx, tx, name, keys, pick); err != nil {
+					return err
+				}
+			}
 			counts.move([]byte(name), codeScheduled, codeRunning, claimed)
 		}
 		if p.Reopen != nil && (unread || anyRated) {
@@ -85,6 +107,9 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			if reopen, err = s.rateReopen(ctx, tx, p.Queues, now); err != nil {
 				return err
 			}
+		}
+		if k := keyReopen.Sub(now); !keyReopen.IsZero() && (reopen == 0 || k < reopen) {
+			reopen = k
 		}
 		if len(out) == 0 {
 			return nil
@@ -157,11 +182,12 @@ func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker j
 			progressFraction                                                           sql.NullFloat64
 			cursorAttempt, cursorAt                                                    sql.NullInt64
 			cursor                                                                     []byte
+			key                                                                        sql.NullString
 		)
 		if err := rows.Scan(&id, &wireName, &attempt, &maxAttempts, &scheduled, &created, &finalized,
 			&rc, &cc, &cancelRequested, &attemptBase, &snoozes, &payload, &trace,
 			&progressAttempt, &progressFraction, &progressNote, &progressAt,
-			&cursorAttempt, &cursor, &cursorAt); err != nil {
+			&cursorAttempt, &cursor, &cursorAt, &key); err != nil {
 			return nil, err
 		}
 		if cap(out) == 0 {
@@ -171,7 +197,7 @@ func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker j
 			ID: job.ID(id), Queue: queue, State: job.StateRunning, Attempt: job.Attempt(attempt + 1),
 			MaxAttempts: int(maxAttempts), ScheduledAt: fromMicros(scheduled), CreatedAt: fromMicros(created),
 			Worker: worker, LeaseExpiresAt: leaseExpires, CancelRequested: cancelRequested,
-			AttemptBase: job.Attempt(attemptBase), Snoozes: int(snoozes), Payload: payload,
+			AttemptBase: job.Attempt(attemptBase), Snoozes: int(snoozes), Payload: payload, ConcurrencyKey: key.String,
 		}
 		// The Wire Name repeats from job to job: share the string.
 		if n := len(out); n > 0 && out[n-1].WireName == string(wireName) {
@@ -209,32 +235,35 @@ type claimRate struct {
 // room returns how many jobs a claim at now may take from the Queue: want,
 // or fewer if the Queue's Concurrency Limit leaves fewer slots or its Rate
 // Limit leaves fewer starts in the window; 0 if the Queue is paused or
-// unknown. It runs inside the claim's write transaction.
-func (s *Store) room(ctx context.Context, tx *sql.Tx, queue string, want int, now time.Time) (int, claimRate, error) {
+// unknown. It also returns the Queue's key settings. It runs inside the
+// claim's write transaction.
+func (s *Store) room(ctx context.Context, tx *sql.Tx, queue string, want int, now time.Time) (int, claimRate, keySettings, error) {
 	var paused bool
 	var limit int
 	var r rateRow
-	err := s.queryRow(ctx, tx, s.q.queueSettings, []any{queue}, &paused, &limit, &r.limit, &r.period, &r.window, &r.count)
+	var k keySettings
+	err := s.queryRow(ctx, tx, s.q.queueSettings, []any{queue}, &paused, &limit, &r.limit, &r.period, &r.window, &r.count,
+		&k.limit, &k.rateLimit, &k.ratePeriod, &k.fair, &k.turn)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return 0, claimRate{}, nil
+		return 0, claimRate{}, k, nil
 	case err != nil:
-		return 0, claimRate{}, fmt.Errorf("queue %q: settings: %w", queue, err)
+		return 0, claimRate{}, k, fmt.Errorf("queue %q: settings: %w", queue, err)
 	case paused:
-		return 0, claimRate{}, nil
+		return 0, claimRate{}, k, nil
 	}
 	var rate claimRate
 	if budget, window := r.budget(now); budget >= 0 {
 		want, rate = min(want, budget), claimRate{rated: true, window: window}
 	}
 	if limit <= 0 || want <= 0 {
-		return want, rate, nil
+		return want, rate, k, nil
 	}
 	var running int
 	if err := s.queryRow(ctx, tx, s.q.countRunning, []any{queue}, &running); err != nil {
-		return 0, claimRate{}, fmt.Errorf("queue %q: count running: %w", queue, err)
+		return 0, claimRate{}, k, fmt.Errorf("queue %q: count running: %w", queue, err)
 	}
-	return min(want, limit-running), rate, nil
+	return min(want, limit-running), rate, k, nil
 }
 
 // jobIDs encodes the ids of jobs as a JSON array for json_each(?).

@@ -34,6 +34,10 @@ import (
 const (
 	sqlInsertDependent = `INSERT INTO backwave_job (queue, wire_name, state, max_attempts, scheduled_at, created_at, pending_parents)
 	VALUES (?, ?, 2, ?, ?, ?, ?)`
+	// sqlInsertKeyedDependent is sqlInsertDependent for a job with a
+	// Concurrency Key.
+	sqlInsertKeyedDependent = `INSERT INTO backwave_job (queue, wire_name, state, max_attempts, scheduled_at, created_at, pending_parents, concurrency_key)
+	VALUES (?, ?, 2, ?, ?, ?, ?, ?)`
 	sqlInsertEdge  = `INSERT INTO backwave_job_dependency (job_id, parent_id, mode) VALUES (?, ?, ?)`
 	sqlExistingIDs = `SELECT id FROM backwave_job WHERE id IN (SELECT value FROM json_each(?))`
 

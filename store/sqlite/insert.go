@@ -117,10 +117,18 @@ func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, own bool, p store.In
 		dueAt := nj.Unique.InsertDue(now, nj.ScheduledAt)
 		parents := nj.Dependency.ParentIDs(ids)
 		var res sql.Result
-		if len(parents) == 0 {
+		// A job without a key is written without the column, as before
+		// migration 0013; a keyed one by its own statement.
+		switch r := s.schema.Rename; {
+		case len(parents) == 0 && nj.ConcurrencyKey == "":
 			res, err = insJob.ExecContext(ctx, nj.Queue, nj.WireName, nj.MaxAttempts, micros(dueAt), micros(now))
-		} else {
+		case len(parents) == 0:
+			res, err = tx.ExecContext(ctx, r(sqlInsertKeyedJob), nj.Queue, nj.WireName, nj.MaxAttempts, micros(dueAt), micros(now), nj.ConcurrencyKey)
+		case nj.ConcurrencyKey == "":
 			res, err = insDependent.ExecContext(ctx, nj.Queue, nj.WireName, nj.MaxAttempts, micros(dueAt), micros(now), len(parents))
+		default:
+			res, err = tx.ExecContext(ctx, r(sqlInsertKeyedDependent), nj.Queue, nj.WireName, nj.MaxAttempts, micros(dueAt), micros(now),
+				len(parents), nj.ConcurrencyKey)
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("jobs[%d]: %w", i, err)
@@ -264,7 +272,7 @@ func (s *Store) insertFlat(ctx context.Context, tx *sql.Tx, own bool, p store.In
 	due0 := micros(core.DueAt(now, j0.ScheduledAt))
 	uniform := !slices.ContainsFunc(p.Jobs, func(nj store.NewJob) bool {
 		return nj.Queue != j0.Queue || nj.WireName != j0.WireName || nj.MaxAttempts != j0.MaxAttempts ||
-			micros(core.DueAt(now, nj.ScheduledAt)) != due0
+			micros(core.DueAt(now, nj.ScheduledAt)) != due0 || nj.ConcurrencyKey != j0.ConcurrencyKey
 	})
 	var rows *sql.Rows
 	var err error
@@ -276,7 +284,7 @@ func (s *Store) insertFlat(ctx context.Context, tx *sql.Tx, own bool, p store.In
 			}
 			b = append(b, '0')
 		}
-		rows, err = run(s.q.insertUniform, "["+string(b)+"]", j0.Queue, j0.WireName, j0.MaxAttempts, due0, at)
+		rows, err = run(s.q.insertUniform, "["+string(b)+"]", j0.Queue, j0.WireName, j0.MaxAttempts, due0, at, keyArg(j0.ConcurrencyKey))
 	} else {
 		var batch jsonRows
 		for _, nj := range p.Jobs {
@@ -285,6 +293,9 @@ func (s *Store) insertFlat(ctx context.Context, tx *sql.Tx, own bool, p store.In
 			batch.str(nj.WireName)
 			batch.int(int64(nj.MaxAttempts))
 			batch.int(micros(core.DueAt(now, nj.ScheduledAt)))
+			if nj.ConcurrencyKey != "" {
+				batch.str(nj.ConcurrencyKey)
+			}
 		}
 		rows, err = run(s.q.insertRows, batch.String(), at)
 	}

@@ -244,12 +244,14 @@ func scanJob(rows *sql.Rows) (job.Job, error) {
 		worker                                         sql.NullString
 		cancelRequested                                bool
 		attemptBase                                    int64
+		key                                            sql.NullString
 	)
 	err := rows.Scan(&id, &j.Queue, &j.WireName, &state, &attempt, &j.MaxAttempts, &scheduled, &created,
-		&finalized, &rc, &cc, &worker, &leaseExpires, &cancelRequested, &attemptBase, &j.Snoozes)
+		&finalized, &rc, &cc, &worker, &leaseExpires, &cancelRequested, &attemptBase, &j.Snoozes, &key)
 	if err != nil {
 		return j, err
 	}
+	j.ConcurrencyKey = key.String
 	j.ID, j.Attempt, j.AttemptBase = job.ID(id), job.Attempt(attempt), job.Attempt(attemptBase)
 	j.ScheduledAt, j.CreatedAt = fromMicros(scheduled), fromMicros(created)
 	if finalized.Valid {

@@ -8,23 +8,27 @@ package sqlite
 // jobColumns are the hot-row columns every job read selects, in scanJob's
 // order.
 const jobColumns = `id, queue, wire_name, state, attempt, max_attempts, scheduled_at, created_at,
-	finalized_at, retry_cause, cancel_cause, worker, lease_expires_at, cancel_requested, attempt_base, snoozes`
+	finalized_at, retry_cause, cancel_cause, worker, lease_expires_at, cancel_requested, attempt_base, snoozes, concurrency_key`
 
 const (
 	sqlInsertJob = `INSERT INTO backwave_job (queue, wire_name, state, max_attempts, scheduled_at, created_at)
 	VALUES (?, ?, 1, ?, ?, ?)`
+	// sqlInsertKeyedJob is sqlInsertJob for a job with a Concurrency Key.
+	sqlInsertKeyedJob = `INSERT INTO backwave_job (queue, wire_name, state, max_attempts, scheduled_at, created_at, concurrency_key)
+	VALUES (?, ?, 1, ?, ?, ?, ?)`
 	// sqlInsertUniform inserts one Scheduled job per element of the JSON
 	// array ?1, each in Queue ?2 with Wire Name ?3, attempt budget ?4, due
 	// at ?5 and created at ?6, flipping count_flip (the caller counts
-	// them), and returns their ids. The rows are alike, so their order
-	// needs no ORDER BY: the ids ascend in the order they go in.
-	sqlInsertUniform = `INSERT INTO backwave_job (queue, wire_name, state, max_attempts, scheduled_at, created_at, count_flip)
-	SELECT ?2, ?3, 1, ?4, ?5, ?6, 1 FROM json_each(?1)
+	// them), each with Concurrency Key ?7 (NULL: none), and returns their
+	// ids. The rows are alike, so their order needs no ORDER BY: the ids
+	// ascend in the order they go in.
+	sqlInsertUniform = `INSERT INTO backwave_job (queue, wire_name, state, max_attempts, scheduled_at, created_at, count_flip, concurrency_key)
+	SELECT ?2, ?3, 1, ?4, ?5, ?6, 1, ?7 FROM json_each(?1)
 	RETURNING id`
 	// sqlInsertRows is sqlInsertUniform for jsonRows ?1: [Queue, Wire Name,
-	// attempt budget, due time], created at ?2.
-	sqlInsertRows = `INSERT INTO backwave_job (queue, wire_name, state, max_attempts, scheduled_at, created_at, count_flip)
-	SELECT value ->> 0, value ->> 1, 1, value ->> 2, value ->> 3, ?2, 1 FROM jsonb_each(?1) ORDER BY key
+	// attempt budget, due time, Concurrency Key or null], created at ?2.
+	sqlInsertRows = `INSERT INTO backwave_job (queue, wire_name, state, max_attempts, scheduled_at, created_at, count_flip, concurrency_key)
+	SELECT value ->> 0, value ->> 1, 1, value ->> 2, value ->> 3, ?2, 1, value ->> 4 FROM jsonb_each(?1) ORDER BY key
 	RETURNING id`
 	// sqlPayloadsIn stores payloads from ?1: job id → payload as hex (a
 	// jsonObject).
@@ -36,15 +40,16 @@ const (
 	sqlTransition    = `INSERT INTO backwave_job_transition (job_id, at, from_state, state, via, attempt, failure_detail)
 	VALUES (?, ?, ?, ?, ?, ?, ?)`
 
-	sqlQueueSettings = `SELECT paused, concurrency_limit, rate_limit, rate_period, rate_window, rate_count FROM backwave_queue WHERE name = ?`
-	sqlCountRunning  = `SELECT COUNT(*) FROM backwave_job WHERE queue = ? AND state = 3`
+	sqlQueueSettings = `SELECT paused, concurrency_limit, rate_limit, rate_period, rate_window, rate_count,
+		key_limit, key_rate_limit, key_rate_period, fair_claim, fair_turn FROM backwave_queue WHERE name = ?`
+	sqlCountRunning = `SELECT COUNT(*) FROM backwave_job WHERE queue = ? AND state = 3`
 	// sqlClaimDue reads, in claim order, up to ?3 jobs of Queue ?1 due at
 	// ?2 (the partial index's order) with their payloads; the claim then
 	// leases exactly those with sqlClaim, in the same write transaction.
 	// scanClaimed reads the rows.
 	sqlClaimDue = `SELECT j.id, j.wire_name, j.attempt, j.max_attempts, j.scheduled_at, j.created_at, j.finalized_at,
 		j.retry_cause, j.cancel_cause, j.cancel_requested, j.attempt_base, j.snoozes, p.payload, t.trace_context,
-		g.attempt, g.fraction, g.note, g.at, c.attempt, c.value, c.at
+		g.attempt, g.fraction, g.note, g.at, c.attempt, c.value, c.at, j.concurrency_key
 	FROM backwave_job j LEFT JOIN backwave_job_payload p ON p.job_id = j.id
 		LEFT JOIN backwave_job_trace t ON t.job_id = j.id
 		LEFT JOIN backwave_job_progress g ON g.job_id = j.id
@@ -155,7 +160,8 @@ const (
 	sqlSetLimit = `INSERT INTO backwave_queue (name, concurrency_limit) VALUES (?1, ?2)
 	ON CONFLICT (name) DO UPDATE SET concurrency_limit = excluded.concurrency_limit`
 	sqlQueueList = `SELECT q.name, q.paused, q.concurrency_limit, q.rate_limit, q.rate_period, q.rate_window, q.rate_count,
-		(SELECT COUNT(*) FROM backwave_job j WHERE j.queue = q.name AND j.state = 3)
+		(SELECT COUNT(*) FROM backwave_job j WHERE j.queue = q.name AND j.state = 3),
+		q.key_limit, q.key_rate_limit, q.key_rate_period, q.fair_claim
 	FROM backwave_queue q ORDER BY q.name`
 
 	sqlJobGet       = `SELECT ` + jobColumns + ` FROM backwave_job WHERE id = ?`
@@ -193,6 +199,7 @@ type queries struct {
 	unique                                                                                                                                          uniqueQueries
 	rate                                                                                                                                            rateQueries
 	fleet                                                                                                                                           fleetQueries
+	key                                                                                                                                             keyQueries
 }
 
 func newQueries(n schemaName) *queries {
@@ -220,5 +227,6 @@ func newQueries(n schemaName) *queries {
 		unique:           newUniqueQueries(n),
 		rate:             newRateQueries(n),
 		fleet:            newFleetQueries(n),
+		key:              newKeyQueries(n),
 	}
 }

@@ -77,10 +77,13 @@ func (s *Store) QueueList(ctx context.Context) ([]store.QueueInfo, error) {
 		for rows.Next() {
 			var q store.QueueInfo
 			var r rateRow
-			if err := rows.Scan(&q.Name, &q.Paused, &q.Limit, &r.limit, &r.period, &r.window, &r.count, &q.Running); err != nil {
+			var k keySettings
+			if err := rows.Scan(&q.Name, &q.Paused, &q.Limit, &r.limit, &r.period, &r.window, &r.count, &q.Running,
+				&k.limit, &k.rateLimit, &k.ratePeriod, &k.fair); err != nil {
 				return fmt.Errorf("scan: %w", err)
 			}
 			q.Rate, q.RateStarted = r.rate(), r.started(now)
+			q.Keys = store.KeyPolicy{Limit: k.limit, Rate: k.rate(), Fair: k.fair}
 			out = append(out, q)
 		}
 		return rows.Err()

@@ -81,7 +81,15 @@ func RunDifferential(t *testing.T, newStore func(t *testing.T) Harness, opts Dif
 	for _, seed := range seeds {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			t.Parallel()
-			runDifferential(t, newStore, seed, ops, store.HistoryTransitionsWithDetail)
+			runDifferential(t, newStore, seed, ops, store.HistoryTransitionsWithDetail, false)
+		})
+	}
+	// Concurrency Keys: the same seeds draw keyed jobs (skewed, one key
+	// holding most) and key policies as well.
+	for _, seed := range seeds[:min(len(seeds), 2)] {
+		t.Run(fmt.Sprint("keys/seed=", seed), func(t *testing.T) {
+			t.Parallel()
+			runDifferential(t, newStore, seed, ops, store.HistoryTransitionsWithDetail, true)
 		})
 	}
 	if quick {
@@ -92,12 +100,12 @@ func RunDifferential(t *testing.T, newStore func(t *testing.T) Harness, opts Dif
 	for _, p := range []store.HistoryPolicy{store.HistoryTransitions, store.HistoryOff} {
 		t.Run(fmt.Sprintf("history=%s/seed=%d", p, seeds[0]), func(t *testing.T) {
 			t.Parallel()
-			runDifferential(t, newStore, seeds[0], ops, p)
+			runDifferential(t, newStore, seeds[0], ops, p, false)
 		})
 	}
 }
 
-func runDifferential(t *testing.T, newStore func(t *testing.T) Harness, seed uint64, ops int, policy store.HistoryPolicy) {
+func runDifferential(t *testing.T, newStore func(t *testing.T) Harness, seed uint64, ops int, policy store.HistoryPolicy, keys bool) {
 	h := newStore(t)
 	if h.Store == nil || h.Now == nil || h.WithHistory == nil {
 		t.Fatal("storetest: newStore returned a Harness without Store, Now or WithHistory")
@@ -119,6 +127,7 @@ func runDifferential(t *testing.T, newStore func(t *testing.T) Harness, seed uin
 		defs:     map[string]store.ScheduleDef{},
 		reached:  map[string]int{},
 		told:     map[job.Lease]bool{},
+		keys:     keys,
 	}
 	if policy == store.HistoryTransitionsWithDetail {
 		d.suts = []store.Store{h.Store}
@@ -166,6 +175,8 @@ type differ struct {
 	defs  map[string]store.ScheduleDef
 	// reached counts what the calls did in the reference, for the log.
 	reached map[string]int
+	// keys draws Concurrency Keys and key policies into the calls.
+	keys bool
 }
 
 type heldLease struct {

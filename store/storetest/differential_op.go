@@ -25,6 +25,11 @@ var (
 	diffWorkers   = []job.WorkerID{"w1", "w2"}
 	diffActors    = []store.Actor{"", "ops:alice", "Ops:Ünal"}
 	diffSchedules = []string{"s1", "S2", "nightly"}
+	// diffConcurrencyKeys are Concurrency Keys drawn skewed: the first holds most
+	// keyed jobs; "Acme" and "acme" differ only in case, "Øst" outside
+	// ASCII, so a store that folds or orders keys other than byte-wise
+	// shows it.
+	diffConcurrencyKeys = []string{"acme", "acme", "acme", "acme", "Acme", "beta", "Øst"}
 	// diffTags spell alike in ways Tag Suggest and the Tag Facet must
 	// keep apart or fold together: case, a Label that reads as a Keyed
 	// Tag, letters outside ASCII.
@@ -160,6 +165,9 @@ func (d *differ) insert() {
 		if d.rng.IntN(3) == 0 {
 			nj.Dependency = d.dependency(i)
 		}
+		if d.keys && d.rng.IntN(3) != 0 {
+			nj.ConcurrencyKey = diffConcurrencyKeys[d.rng.IntN(len(diffConcurrencyKeys))]
+		}
 		if d.rng.IntN(40) == 0 {
 			nj.MaxAttempts = 0 // invalid: nothing of the batch is inserted
 		}
@@ -173,11 +181,11 @@ func (d *differ) insert() {
 	}
 }
 
-// diffKeys are the unique keys a differential run's inserts share, few so
+// diffUniqueKeys are the unique keys a differential run's inserts share, few so
 // that they meet held keys in every mode.
-var diffKeys = []string{"u0", "u1", "U1"}
+var diffUniqueKeys = []string{"u0", "u1", "U1"}
 
-// uniqueInsert inserts one to three jobs with unique keys of diffKeys,
+// uniqueInsert inserts one to three jobs with unique keys of diffUniqueKeys,
 // while live or for a period, each keeping, replacing or debouncing a held
 // key's holder, and compares the answers: the jobs inserted, the holders
 // answered or rewritten, or a refusal (store.ErrHolderNotPending).
@@ -185,7 +193,7 @@ func (d *differ) uniqueInsert() {
 	var p store.InsertManyParams
 	for range 1 + d.rng.IntN(3) {
 		nj := store.NewJob{WireName: "diff", Queue: d.queue(), MaxAttempts: 1 + d.rng.IntN(3), Payload: []byte{byte(d.step), 'u'}}
-		u := store.Unique{Key: diffKeys[d.rng.IntN(len(diffKeys))], Scope: store.UniqueWhileLive}
+		u := store.Unique{Key: diffUniqueKeys[d.rng.IntN(len(diffUniqueKeys))], Scope: store.UniqueWhileLive}
 		if d.rng.IntN(3) == 0 {
 			u.Scope, u.Period = store.UniquePeriod, d.micros(10*time.Minute)+time.Minute
 		}
@@ -446,6 +454,10 @@ func (d *differ) relinquish() {
 
 func (d *differ) queueSetting() {
 	q, a := d.queue(), d.actor()
+	if d.keys && d.rng.IntN(3) == 0 {
+		d.keySetting(q, a)
+		return
+	}
 	switch d.rng.IntN(7) {
 	case 5, 6:
 		periods := []time.Duration{time.Second, 2 * time.Second, time.Minute}
@@ -472,6 +484,34 @@ func (d *differ) queueSetting() {
 		}
 		d.note("limit %s %d", q, p.Limit)
 		check(d, "limit "+q, p, errOnly(store.Store.QueueSetLimit))
+	}
+}
+
+// keySetting sets one of the Queue's key policy: a Key Limit (now and then
+// above the Queue's Concurrency Limit, or invalid), a Key Rate or Fair
+// Claim.
+func (d *differ) keySetting(q string, a store.Actor) {
+	switch d.rng.IntN(3) {
+	case 0:
+		p := store.QueueSetKeyLimitParams{Queue: q, Limit: max(0, d.rng.IntN(5)-1), Actor: a}
+		if d.rng.IntN(30) == 0 {
+			p.Limit = -1 // invalid
+		}
+		d.note("key limit %s %d", q, p.Limit)
+		check(d, "key limit "+q, p, errOnly(store.Store.QueueSetKeyLimit))
+	case 1:
+		periods := []time.Duration{time.Second, time.Minute}
+		p := store.QueueSetKeyRateParams{Queue: q, Actor: a,
+			Rate: store.QueueRate{Limit: 1 + d.rng.IntN(3), Period: periods[d.rng.IntN(len(periods))]}}
+		if d.rng.IntN(8) == 0 {
+			p.Rate = store.QueueRate{} // removed
+		}
+		d.note("key rate %s %s", q, p.Rate)
+		check(d, "key rate "+q, p, errOnly(store.Store.QueueSetKeyRate))
+	default:
+		p := store.QueueSetFairClaimParams{Queue: q, Fair: d.rng.IntN(3) != 0, Actor: a}
+		d.note("fair claim %s %v", q, p.Fair)
+		check(d, "fair claim "+q, p, errOnly(store.Store.QueueSetFairClaim))
 	}
 }
 

@@ -68,6 +68,12 @@ func (d *differ) read() {
 		d.note("occurrences %+v", p)
 		check(d, "occurrences", p, store.Store.ScheduleOccurrences)
 	case 10:
+		if d.keys && d.rng.IntN(2) == 0 {
+			p := store.QueueKeysParams{Queue: d.queue(), Limit: d.rng.IntN(4)}
+			d.note("queue keys %+v", p)
+			check(d, "queue keys", p, store.Store.QueueKeys)
+			return
+		}
 		id := d.pickJob()
 		d.note("transitions of %d", id)
 		check(d, fmt.Sprint("transitions of ", id), id, transitionsNoSeq)
@@ -161,6 +167,11 @@ func (d *differ) compareState() {
 	}
 	check(d, "counts by queue", struct{}{}, noParams(store.Store.JobCountByQueue))
 	check(d, "queues", struct{}{}, noParams(store.Store.QueueList))
+	if d.keys {
+		for _, q := range diffQueues {
+			check(d, "keys of "+q, store.QueueKeysParams{Queue: q, Limit: store.MaxQueueKeys}, store.Store.QueueKeys)
+		}
+	}
 	check(d, "tag facet", store.TagFacetParams{Limit: 1000}, store.Store.TagFacet)
 	check(d, "tag suggest", store.TagSuggestParams{Limit: 1000}, store.Store.TagSuggest)
 	check(d, "audit trail", store.AuditListParams{Limit: 10_000}, store.Store.AuditList)

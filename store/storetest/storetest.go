@@ -19,7 +19,7 @@
 //	}
 //
 // The suite is split by noun — insert, claim, renew, report, expire,
-// Relinquish, queues, the Concurrency Limit, the Rate Limit, the Monitor reads, validation,
+// Relinquish, queues, the Concurrency Limit, the Rate Limit, Concurrency Keys, the Monitor reads, validation,
 // unique keys, Recurring Schedules, retention, close — and each test names
 // the contract clause or glossary entry it checks.
 //
@@ -126,6 +126,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Queue", testQueue},
 		{"Limit", testLimit},
 		{"Rate", testRate},
+		{"Keys", testKeys},
 		{"Fleet", testFleet},
 		{"Monitor", testMonitor},
 		{"Backlog", testBacklog},
