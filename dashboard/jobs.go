@@ -293,8 +293,8 @@ type jobDetailData struct {
 	Output          sensitive
 	// Cursor is the job's Cursor, its value gated as the payload is; nil
 	// when the job has none.
-	Cursor          *cursorView
-	Transitions     []transitionView
+	Cursor      *cursorView
+	Transitions []transitionView
 	// Rewrites are the job's Replace and Debounce rewrites, oldest first.
 	Rewrites        []backwave.AuditEntry
 	Mode            string

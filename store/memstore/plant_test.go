@@ -32,7 +32,9 @@ func TestConformancePlanted(t *testing.T) {
 		o.Clock = clock
 		o.SetPlant(bug)
 		return storetest.Harness{Store: memstore.New(o), Now: clock.Now, Advance: func(d time.Duration) { clock.Advance(d) },
-			WithHistory: func(p store.HistoryPolicy) store.Store { return memstore.New(memstore.Options{Clock: clock, History: p}) }}
+			WithHistory: func(p store.HistoryPolicy) store.Store {
+				return memstore.New(memstore.Options{Clock: clock, History: p})
+			}}
 	})
 }
 
