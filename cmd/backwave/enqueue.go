@@ -37,6 +37,7 @@ func enqueueCommand() *cli.Command {
 			&cli.StringFlag{Name: "queue", Value: backwave.DefaultQueue, Usage: "the Queue"},
 			&cli.IntFlag{Name: "max-attempts", Value: backwave.DefaultMaxAttempts, Usage: "the attempt budget"},
 			&cli.DurationFlag{Name: "delay", Usage: "run no earlier than this long from now"},
+			&cli.StringFlag{Name: "concurrency-key", Usage: "the job's Concurrency Key (whose work it is), read by the Queue's Key Limit, Key Rate and Fair Claim"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the new job's id"},
 		}, tagFlags("tag the job with")...),
 		Action: enqueue,
@@ -86,6 +87,9 @@ func enqueue(ctx context.Context, cmd *cli.Command) error {
 	}
 	if len(tags) > 0 {
 		opts = append(opts, backwave.WithTags(tags...))
+	}
+	if cmd.IsSet("concurrency-key") {
+		opts = append(opts, backwave.WithConcurrencyKey(cmd.String("concurrency-key")))
 	}
 
 	t, err := targetOf(cmd)
