@@ -114,8 +114,8 @@ func (a *Admin) RestartWorkflow(ctx context.Context, id WorkflowID) (WorkflowInf
 
 // restartDefinition turns a Workflow's members (ascending id, as
 // WorkflowMembers returns them) into the jobs of its Workflow Restart:
-// each member's Wire Name, payload, Queue, attempt budget, Tags and mode,
-// its parents named by batch index, due at once.
+// each member's Wire Name, payload, Queue, attempt budget, Tags,
+// Concurrency Key and mode, its parents named by batch index, due at once.
 func restartDefinition(ms []store.WorkflowMember) ([]store.NewJob, error) {
 	index := make(map[job.ID]int, len(ms))
 	for i, m := range ms {
@@ -124,7 +124,7 @@ func restartDefinition(ms []store.WorkflowMember) ([]store.NewJob, error) {
 	jobs := make([]store.NewJob, len(ms))
 	for i, m := range ms {
 		nj := store.NewJob{WireName: m.Job.WireName, Queue: m.Job.Queue, Payload: m.Job.Payload,
-			MaxAttempts: m.Job.MaxAttempts, Tags: m.Job.Tags}
+			MaxAttempts: m.Job.MaxAttempts, Tags: m.Job.Tags, ConcurrencyKey: m.Job.ConcurrencyKey}
 		if nj.MaxAttempts < 1 {
 			nj.MaxAttempts = 1
 		}

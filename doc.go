@@ -74,6 +74,16 @@
 // claim takes what all three allow; when a spent window reopens the Pumps
 // poll again at that instant, with no busy loop. See docs/rate-limits.md.
 //
+// # Concurrency Keys
+//
+// A job may carry one Concurrency Key (WithConcurrencyKey("acme")): whose
+// work it is. Unlike a Tag, the claim reads it. Per Queue, a Key Limit
+// (Admin.SetKeyLimit) caps the Running jobs of one key, a Key Rate
+// (Admin.SetKeyRate) caps its starts per window, and Fair Claim
+// (Admin.SetFairClaim) takes due jobs round-robin across keys, so one key's
+// flood does not hold up the others. Admin.QueueKeys lists a Queue's keys
+// with the most jobs. See docs/concurrency-keys.md.
+//
 // # Recurring Schedules
 //
 // A RecurringSchedule is a cron-defined template that mints jobs as time

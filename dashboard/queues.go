@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/backwave/backwave"
 )
@@ -18,7 +19,21 @@ type queueRow struct {
 	Counts   []stateCount
 	JobsHref string
 	Backlog  backlogCell
+	// Keys are the Queue's Concurrency Keys with the most Scheduled and
+	// Running jobs (dashboardTopKeys of them).
+	Keys []keyCell
+	// KeysFailed is set when the store could not answer for the keys.
+	KeysFailed bool
 }
+
+// keyCell is one of a Queue's top Concurrency Keys.
+type keyCell struct {
+	Key                string
+	Scheduled, Running int
+}
+
+// dashboardTopKeys is how many of a Queue's top keys its row shows.
+const dashboardTopKeys = 5
 
 type queuesData struct {
 	States []backwave.JobState
@@ -53,6 +68,16 @@ func (s *server) queues(r *http.Request, _ Capabilities) (page, error) {
 		row := queueRow{Info: q, AtLimit: q.Limit > 0 && q.Running >= q.Limit, JobsHref: s.jobsHref(url.Values{"queue": {q.Name}}), Backlog: backlog[q.Name]}
 		for _, st := range d.States {
 			row.Counts = append(row.Counts, stateCount{State: st, Count: per[q.Name][st], Href: s.stateHref(q.Name, st)})
+		}
+		keys, err := s.reader.QueueKeys(ctx, q.Name, dashboardTopKeys)
+		if err != nil {
+			// One Queue's keys failing to read leaves the rest of the page:
+			// the row says so and the error goes to the server log.
+			s.log.ErrorContext(ctx, "dashboard: read the top keys of a queue", "queue", q.Name, "err", err)
+			row.KeysFailed = true
+		}
+		for _, k := range keys {
+			row.Keys = append(row.Keys, keyCell{Key: k.Key, Scheduled: k.Scheduled, Running: k.Running})
 		}
 		d.Queues = append(d.Queues, row)
 	}
@@ -95,4 +120,57 @@ func (s *server) setQueueLimit(r *http.Request, a *backwave.Admin) (string, erro
 		return "", badRequest("limit %q is not a whole number of at least 0 (0 removes the limit)", v)
 	}
 	return s.backTo(r, "/queues"), a.SetQueueLimit(r.Context(), name, n)
+}
+
+func (s *server) setKeyLimit(r *http.Request, a *backwave.Admin) (string, error) {
+	name, err := formName(r)
+	if err != nil {
+		return "", err
+	}
+	v := strings.TrimSpace(r.PostForm.Get("key_limit"))
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return "", badRequest("key limit %q is not a whole number of at least 0 (0 removes the Key Limit)", v)
+	}
+	if n == 0 {
+		return s.backTo(r, "/queues"), a.RemoveKeyLimit(r.Context(), name)
+	}
+	return s.backTo(r, "/queues"), a.SetKeyLimit(r.Context(), name, n)
+}
+
+func (s *server) setKeyRate(r *http.Request, a *backwave.Admin) (string, error) {
+	name, err := formName(r)
+	if err != nil {
+		return "", err
+	}
+	lv, pv := strings.TrimSpace(r.PostForm.Get("key_rate_limit")), strings.TrimSpace(r.PostForm.Get("key_rate_period"))
+	var rate backwave.QueueRate
+	if lv != "0" || pv != "" {
+		n, err := strconv.Atoi(lv)
+		if err != nil || n < 1 {
+			return "", badRequest("key rate %q is not a whole number of at least 1 (0 with no period removes the Key Rate)", lv)
+		}
+		d, err := time.ParseDuration(pv)
+		if err != nil || d <= 0 {
+			return "", badRequest("key rate period %q is not a positive duration such as 1s or 1m", pv)
+		}
+		rate = backwave.QueueRate{Limit: n, Period: d}
+	}
+	return s.backTo(r, "/queues"), a.SetKeyRate(r.Context(), name, rate)
+}
+
+func (s *server) setFairClaim(r *http.Request, a *backwave.Admin) (string, error) {
+	name, err := formName(r)
+	if err != nil {
+		return "", err
+	}
+	var on bool
+	switch v := r.PostForm.Get("fair"); v {
+	case "on":
+		on = true
+	case "off":
+	default:
+		return "", badRequest("fair claim %q is neither on nor off", v)
+	}
+	return s.backTo(r, "/queues"), a.SetFairClaim(r.Context(), name, on)
 }

@@ -12,8 +12,10 @@ func catalogue() ([]toolDef, error) {
 	b := &builder{}
 	addReads(b)
 	addWorkflowReads(b)
+	addKeyReads(b)
 	addWrites(b)
 	addWorkflowWrites(b)
+	addKeyWrites(b)
 	return b.tools, b.err
 }
 
@@ -181,6 +183,7 @@ type queueView struct {
 	Later   int    `json:"later" jsonschema:"Scheduled jobs due in the future"`
 	// OldestReadyAge is the Queue's latency in seconds.
 	OldestReadyAge float64 `json:"oldest_ready_age_seconds" jsonschema:"how long the oldest ready job has been due, in seconds; 0 when none is ready"`
+	KeyPolicy      string  `json:"key_policy" jsonschema:"the Queue's Key Limit, Key Rate and Fair Claim, e.g. key limit 2, fair; none when unset"`
 }
 
 type queuesResult struct {
@@ -393,7 +396,7 @@ func addReads(b *builder) {
 			for i, q := range qs {
 				b := backlog[q.Name]
 				out.Queues[i] = queueView{Name: q.Name, Paused: q.Paused, Limit: q.Limit, Running: q.Running,
-					Ready: b.Ready, Later: b.Later, OldestReadyAge: b.Age(now).Seconds()}
+					Ready: b.Ready, Later: b.Later, OldestReadyAge: b.Age(now).Seconds(), KeyPolicy: q.Keys.String()}
 			}
 			return out, nil
 		})

@@ -15,17 +15,18 @@ import (
 	"github.com/backwave/backwave/store/memstore"
 )
 
-// The 28 tools (glossary, MCP Server): the Monitor reads, then the audited
+// The 32 tools (glossary, MCP Server): the Monitor reads, then the audited
 // Operator Actions. docs/mcp.md lists the same names.
 var wantTools = []string{
 	"job_get", "job_transitions", "job_list", "job_retrying", "job_dependencies",
 	"tag_facet", "tag_suggest", "count_by_state", "count_by_queue", "queue_list",
 	"schedule_list", "schedule_occurrences", "audit_list",
-	"workflow_list", "workflow_get",
+	"workflow_list", "workflow_get", "queue_keys",
 	"job_requeue", "job_cancel", "job_reschedule",
 	"schedule_trigger", "schedule_pause", "schedule_resume", "schedule_remove",
 	"queue_pause", "queue_resume", "queue_set_limit",
 	"workflow_cancel", "workflow_restart", "workflow_retry",
+	"queue_set_key_limit", "queue_set_key_rate", "queue_set_fair_claim",
 }
 
 func TestCatalogue(t *testing.T) {
@@ -51,8 +52,8 @@ func TestCatalogue(t *testing.T) {
 			actions[tool.Action] = tool.Name
 		}
 	}
-	if len(tools) != 28 || !slices.Equal(names, wantTools) {
-		t.Errorf("catalogue has %d tools %v\nwant 28 %v", len(tools), names, wantTools)
+	if len(tools) != 32 || !slices.Equal(names, wantTools) {
+		t.Errorf("catalogue has %d tools %v\nwant 32 %v", len(tools), names, wantTools)
 	}
 	for _, a := range permission.Actions() {
 		switch a {
@@ -120,7 +121,7 @@ func TestNewServerRefuses(t *testing.T) {
 func TestToolListPerCaller(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	reads := wantTools[:15]
+	reads := wantTools[:16]
 	sorted := func(names ...[]string) []string {
 		out := slices.Concat(names...)
 		slices.Sort(out)
@@ -139,7 +140,7 @@ func TestToolListPerCaller(t *testing.T) {
 		{"Requeue", grant("ops:r", permission.View, permission.Requeue), sorted(reads, []string{"job_requeue", "job_reschedule", "workflow_restart", "workflow_retry"})},
 		{"Cancel", grant("ops:c", permission.View, permission.Cancel), sorted(reads, []string{"job_cancel", "workflow_cancel"})},
 		{"TriggerSchedule", grant("ops:t", permission.View, permission.TriggerSchedule), sorted(reads, []string{"schedule_trigger", "schedule_pause", "schedule_resume", "schedule_remove"})},
-		{"PauseQueue", grant("ops:q", permission.View, permission.PauseQueue), sorted(reads, []string{"queue_pause", "queue_resume", "queue_set_limit"})},
+		{"PauseQueue", grant("ops:q", permission.View, permission.PauseQueue), sorted(reads, []string{"queue_pause", "queue_resume", "queue_set_limit", "queue_set_key_limit", "queue_set_key_rate", "queue_set_fair_claim"})},
 		{"everything", grant("ops:all", all...), sorted(wantTools)},
 		{"everything but read-only", func() permission.Policy { p := grant("ops:all", all...); p.ReadOnly = true; return p }(), sorted(reads)},
 	} {
@@ -193,16 +194,19 @@ func TestEveryWriteToolIsGated(t *testing.T) {
 // writeArgs are valid arguments for every write tool on the fixture.
 func writeArgs(f *fixture) map[string]map[string]any {
 	return map[string]map[string]any{
-		"job_requeue":      {"id": f.dead},
-		"job_cancel":       {"id": f.waiting[0]},
-		"job_reschedule":   {"id": f.waiting[1], "at": "2031-01-02T03:04:05Z"},
-		"schedule_trigger": {"name": scheduleName},
-		"schedule_pause":   {"name": scheduleName},
-		"schedule_resume":  {"name": scheduleName},
-		"schedule_remove":  {"name": scheduleName},
-		"queue_pause":      {"queue": mailQueue},
-		"queue_resume":     {"queue": mailQueue},
-		"queue_set_limit":  {"queue": mailQueue, "limit": 3},
+		"job_requeue":          {"id": f.dead},
+		"job_cancel":           {"id": f.waiting[0]},
+		"job_reschedule":       {"id": f.waiting[1], "at": "2031-01-02T03:04:05Z"},
+		"schedule_trigger":     {"name": scheduleName},
+		"schedule_pause":       {"name": scheduleName},
+		"schedule_resume":      {"name": scheduleName},
+		"schedule_remove":      {"name": scheduleName},
+		"queue_pause":          {"queue": mailQueue},
+		"queue_resume":         {"queue": mailQueue},
+		"queue_set_limit":      {"queue": mailQueue, "limit": 3},
+		"queue_set_key_limit":  {"queue": mailQueue, "limit": 2},
+		"queue_set_key_rate":   {"queue": mailQueue, "limit": 5, "period": "1m"},
+		"queue_set_fair_claim": {"queue": mailQueue, "on": true},
 		// The fixture holds no Workflow: the gate refuses before the id
 		// is read (workflow_test.go runs these on a real Workflow).
 		"workflow_cancel":  {"id": 1},

@@ -189,6 +189,7 @@ func TestCallEveryTool(t *testing.T) {
 	}
 
 	callWorkflowTools(t, f, cs, do, actor)
+	callKeyTools(t, cs, do, actor, auditHas)
 
 	for _, name := range wantTools {
 		if !called[name] {

@@ -99,6 +99,15 @@ const (
 	// ActionRetryWorkflow reanimates a Workflow's terminal members in
 	// place; gated by Requeue, being a requeue of many members at once.
 	ActionRetryWorkflow
+	// ActionSetKeyLimit sets or removes a Queue's Key Limit; gated by
+	// PauseQueue, as the Queue's own limit is.
+	ActionSetKeyLimit
+	// ActionSetKeyRate sets or removes a Queue's Key Rate; gated by
+	// PauseQueue.
+	ActionSetKeyRate
+	// ActionSetFairClaim turns a Queue's Fair Claim on or off; gated by
+	// PauseQueue.
+	ActionSetFairClaim
 )
 
 var actionInfo = [...]struct {
@@ -118,6 +127,9 @@ var actionInfo = [...]struct {
 	ActionCancelWorkflow:  {"cancel_workflow", Cancel},
 	ActionRestartWorkflow: {"restart_workflow", Requeue},
 	ActionRetryWorkflow:   {"retry_workflow", Requeue},
+	ActionSetKeyLimit:     {"set_key_limit", PauseQueue},
+	ActionSetKeyRate:      {"set_key_rate", PauseQueue},
+	ActionSetFairClaim:    {"set_fair_claim", PauseQueue},
 }
 
 // Actions returns every Action, in declaration order.

@@ -208,7 +208,8 @@ func WithMode(m backwave.DependencyMode) StepOption {
 }
 
 // With passes enqueue options to the Step's job: a Queue, an attempt
-// budget, Tags, a delay. Its Dependency edges come from the Builder; do not
+// budget, Tags, a delay, a Concurrency Key (backwave.WithConcurrencyKey,
+// which a Workflow Restart keeps). Its Dependency edges come from the Builder; do not
 // pass WithParents or WithParentsInBatch here.
 func With(opts ...backwave.EnqueueOption) StepOption {
 	return func(s *stepSettings) { s.opts = append(s.opts, opts...) }

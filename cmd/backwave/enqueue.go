@@ -41,6 +41,7 @@ func enqueueCommand() *cli.Command {
 			&cli.StringFlag{Name: "queue", Value: backwave.DefaultQueue, Usage: "the Queue"},
 			&cli.IntFlag{Name: "max-attempts", Value: backwave.DefaultMaxAttempts, Usage: "the attempt budget"},
 			&cli.DurationFlag{Name: "delay", Usage: "run no earlier than this long from now"},
+			&cli.StringFlag{Name: "concurrency-key", Usage: "the job's Concurrency Key (whose work it is), read by the Queue's Key Limit, Key Rate and Fair Claim"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the new job's id"},
 			&cli.StringFlag{Name: "unique", Usage: "a unique key: store the job only if no live job holds it"},
 			&cli.DurationFlag{Name: "unique-for", Usage: "hold the unique key for this long from the enqueue, not while the job is live"},
@@ -101,6 +102,9 @@ func enqueue(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	opts = append(opts, unique...)
+	if cmd.IsSet("concurrency-key") {
+		opts = append(opts, backwave.WithConcurrencyKey(cmd.String("concurrency-key")))
+	}
 
 	t, err := targetOf(cmd)
 	if err != nil {

@@ -14,8 +14,8 @@ import (
 func queuesCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "queues",
-		Usage:     "list Queues, pause and resume them, set their Concurrency Limit and Rate Limit",
-		UsageText: "backwave queues list|pause|resume|limit|rate --db URI …",
+		Usage:     "list and show Queues, pause and resume them, set their Concurrency Limit, Rate Limit and key policy",
+		UsageText: "backwave queues list|show|pause|resume|limit|rate|key-limit|key-rate|fair --db URI …",
 		Commands: []*cli.Command{
 			{
 				Name:      "list",
@@ -72,34 +72,48 @@ func queuesCommand() *cli.Command {
 					"whole fleet runs this release.",
 				UsageText: "backwave queues rate --db URI [--actor WHO] [--create] QUEUE N PERIOD | QUEUE none",
 				Flags:     []cli.Flag{dbFlag(), actorFlag(), createFlag()},
-				Action: func(ctx context.Context, cmd *cli.Command) error {
-					args := cmd.Args().Slice()
-					extra := 2
-					if len(args) == 2 && args[1] == "none" {
-						extra = 1
-					}
-					return queueAction(extra, func(q string, rest []string) (queueFunc, error) {
-						var r backwave.QueueRate
-						if len(rest) == 2 {
-							n, err := strconv.Atoi(rest[0])
-							if err != nil || n < 1 {
-								return nil, usagef("rate %q is not a positive integer (or give none to remove the Rate Limit)", rest[0])
-							}
-							d, err := time.ParseDuration(rest[1])
-							if err != nil || d <= 0 {
-								return nil, usagef("period %q is not a positive duration such as 1s, 1m or 24h", rest[1])
-							}
-							r = backwave.QueueRate{Limit: n, Period: d}
-						}
-						msg := q + ": no rate limit"
-						if !r.IsZero() {
-							msg = fmt.Sprintf("%s: rate limit %d per %v", q, r.Limit, r.Period)
-						}
-						return func(ctx context.Context, a *backwave.Admin) (string, error) { return msg, a.SetQueueRate(ctx, q, r) }, nil
-					})(ctx, cmd)
-				},
+				Action: rateAction("rate limit", "Rate Limit", func(ctx context.Context, a *backwave.Admin, q string, r backwave.QueueRate) error {
+					return a.SetQueueRate(ctx, q, r)
+				}),
 			},
+			keyLimitCommand(),
+			keyRateCommand(),
+			fairCommand(),
+			showCommand(),
 		},
+	}
+}
+
+// rateAction is the action of a command taking QUEUE N PERIOD or QUEUE
+// none: it parses the rate (the zero QueueRate for none) and calls set;
+// what names the setting in messages ("rate limit", "key rate"), term in
+// the glossary's words ("Rate Limit", "Key Rate").
+func rateAction(what, term string, set func(ctx context.Context, a *backwave.Admin, q string, r backwave.QueueRate) error) cli.ActionFunc {
+	return func(ctx context.Context, cmd *cli.Command) error {
+		args := cmd.Args().Slice()
+		extra := 2
+		if len(args) == 2 && args[1] == "none" {
+			extra = 1
+		}
+		return queueAction(extra, func(q string, rest []string) (queueFunc, error) {
+			var r backwave.QueueRate
+			if len(rest) == 2 {
+				n, err := strconv.Atoi(rest[0])
+				if err != nil || n < 1 {
+					return nil, usagef("rate %q is not a positive integer (or give none to remove the %s)", rest[0], term)
+				}
+				d, err := time.ParseDuration(rest[1])
+				if err != nil || d <= 0 {
+					return nil, usagef("period %q is not a positive duration such as 1s, 1m or 24h", rest[1])
+				}
+				r = backwave.QueueRate{Limit: n, Period: d}
+			}
+			msg := fmt.Sprintf("%s: no %s", q, what)
+			if !r.IsZero() {
+				msg = fmt.Sprintf("%s: %s %d per %v", q, what, r.Limit, r.Period)
+			}
+			return func(ctx context.Context, a *backwave.Admin) (string, error) { return msg, set(ctx, a, q, r) }, nil
+		})(ctx, cmd)
 	}
 }
 

@@ -19,8 +19,10 @@ import (
 // Queues are skipped, and a Queue with a Concurrency Limit yields no more
 // jobs than leave its Running count at the limit; a Queue with a Rate Limit
 // yields no more than leave its window's count at the Rate's Limit
-// (p.Reopen says when the earliest exhausted window ends, rateReopen). The
-// returned jobs are in claim order.
+// (p.Reopen says when the earliest exhausted window ends, rateReopen); a
+// Queue with a KeyPolicy yields what store.KeyPolicy.Pick takes (keyPick),
+// its Key Rate windows joining p.Reopen. The returned jobs are in claim
+// order.
 func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -53,8 +55,10 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 		if room <= 0 {
 			continue // the Rate Limit's window is spent
 		}
-		due := s.dueIn(q, now, room, p.Skip)
-		if !q.policy.IsZero() {
+		var due []*row
+		if q.policy.IsZero() {
+			due = s.dueIn(q, now, room, p.Skip)
+		} else {
 			var reopen time.Time
 			due, reopen = s.keyPick(q, now, room, p.Skip)
 			if !reopen.IsZero() && (keyReopen.IsZero() || reopen.Before(keyReopen)) {
