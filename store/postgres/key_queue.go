@@ -11,7 +11,7 @@ import (
 // The key-policy Operator Actions and the Monitor's top keys.
 
 // keyIndexReadySQL says whether the index step job_key_due of migration
-// 013 is built and valid in schema $1: until it is, a keyed claim would
+// 016 is built and valid in schema $1: until it is, a keyed claim would
 // walk the Queue's jobs, so the key settings are refused.
 const keyIndexReadySQL = `SELECT coalesce((SELECT i.indisvalid FROM pg_index i
     JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -58,7 +58,7 @@ func (s *Store) keySet(ctx context.Context, op, queue string, args [4]any, a sto
 			return err
 		}
 		if !ready {
-			return fmt.Errorf("%w: the Concurrency Key index job_key_due (migration 013) is not built yet", store.ErrSchemaTooOld)
+			return fmt.Errorf("%w: the Concurrency Key index job_key_due (migration 016) is not built yet", store.ErrSchemaTooOld)
 		}
 		var limit int32
 		var period int64
@@ -166,7 +166,7 @@ ON CONFLICT (queue, concurrency_key, state) DO UPDATE SET n = c.n + excluded.n`
 
 // QueueKeys returns the Queue's Concurrency Keys with the most Scheduled
 // and Running jobs together, most first (store.SortKeyCounts), from the
-// key counters (migration 013), never the job table: one row per key with
+// key counters (migration 016), never the job table: one row per key with
 // a live job, however many jobs each holds.
 func (s *Store) QueueKeys(ctx context.Context, p store.QueueKeysParams) ([]store.KeyCount, error) {
 	if err := p.Validate(); err != nil {

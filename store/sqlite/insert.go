@@ -118,7 +118,7 @@ func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, own bool, p store.In
 		parents := nj.Dependency.ParentIDs(ids)
 		var res sql.Result
 		// A job without a key is written without the column, as before
-		// migration 0013; a keyed one by its own statement.
+		// migration 0016; a keyed one by its own statement.
 		switch r := s.schema.Rename; {
 		case len(parents) == 0 && nj.ConcurrencyKey == "":
 			res, err = insJob.ExecContext(ctx, nj.Queue, nj.WireName, nj.MaxAttempts, micros(dueAt), micros(now))

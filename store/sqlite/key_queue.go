@@ -117,7 +117,7 @@ func (s *Store) QueueSetFairClaim(ctx context.Context, p store.QueueSetFairClaim
 
 // QueueKeys returns the Queue's Concurrency Keys with the most Scheduled
 // and Running jobs together, most first (store.SortKeyCounts), from the
-// key counters the triggers of migration 0013 keep, never the job table.
+// key counters the triggers of migration 0016 keep, never the job table.
 func (s *Store) QueueKeys(ctx context.Context, p store.QueueKeysParams) ([]store.KeyCount, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
