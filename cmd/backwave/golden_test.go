@@ -316,7 +316,11 @@ func (n *normalizer) output(lines []string, shape bool) []string {
 			return mask
 		})
 		l = jsonTime.ReplaceAllString(l, "RFC3339")
-		l = schemaVersion.ReplaceAllString(l, "${1}$$V")
+		if strings.Contains(l, "version") || strings.Contains(l, "applied") {
+			// only where a schema version is spoken of: "running, 5 members"
+			// is no version even when 5 is one adapter's
+			l = schemaVersion.ReplaceAllString(l, "${1}$$V")
+		}
 		l = allApplied.ReplaceAllString(l, "(applied 1–$$V)")
 		l = goRelease.ReplaceAllString(l, "$$GO")
 		if shape && !strings.HasPrefix(l, "exit ") {
