@@ -58,18 +58,25 @@ func queueExists(ctx context.Context, a *backwave.Admin, queue string, create bo
 	if create {
 		return nil
 	}
+	_, err := findQueue(ctx, a, queue)
+	return err
+}
+
+// findQueue returns the Queue the store knows by name, or a noSuch error
+// listing the Queues it knows.
+func findQueue(ctx context.Context, a *backwave.Admin, queue string) (backwave.QueueInfo, error) {
 	qs, err := a.Queues(ctx)
 	if err != nil {
-		return err
+		return backwave.QueueInfo{}, err
 	}
 	names := make([]string, 0, len(qs))
 	for _, q := range qs {
 		if q.Name == queue {
-			return nil
+			return q, nil
 		}
 		names = append(names, q.Name)
 	}
-	return noSuch{what: fmt.Sprintf("Queue %q", queue), hint: known(names, "") + "; --create sets it up anyway"}
+	return backwave.QueueInfo{}, noSuch{what: fmt.Sprintf("Queue %q", queue), hint: known(names, "") + "; --create sets it up anyway"}
 }
 
 // known lists names for a hint, or says there are none.

@@ -102,18 +102,9 @@ func queueShow(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	defer done()
-	if err := queueExists(ctx, a, name, false); err != nil {
-		return err
-	}
-	qs, err := a.Queues(ctx)
+	q, err := findQueue(ctx, a, name)
 	if err != nil {
 		return err
-	}
-	var q backwave.QueueInfo
-	for _, x := range qs {
-		if x.Name == name {
-			q = x
-		}
 	}
 	keys, err := a.QueueKeys(ctx, name, limit)
 	if err != nil {

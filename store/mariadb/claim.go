@@ -136,15 +136,8 @@ func (w *wtx) dueIDs(queue string, n int, skip []string) ([]int64, error) {
 	b.WriteString(`SELECT id FROM backwave_job FORCE INDEX (backwave_job_due)
 	WHERE queue = ? AND state = 1 AND scheduled_at <= ?`)
 	if len(skip) > 0 {
-		b.WriteString(` AND wire_name NOT IN (`)
-		for i, name := range skip {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteByte('?')
-			args = append(args, name)
-		}
-		b.WriteString(`)`)
+		b.WriteString(` AND wire_name NOT IN `)
+		args = inList(&b, args, skip)
 	}
 	b.WriteString(` ORDER BY scheduled_at, id LIMIT ? FOR UPDATE SKIP LOCKED`)
 	args = append(args, n)
@@ -295,4 +288,19 @@ func notFound(err error, id job.ID) error {
 		return fmt.Errorf("job %d: %w", id, store.ErrNotFound)
 	}
 	return err
+}
+
+// inList writes a parenthesized list of one placeholder per value to b and
+// returns args with the values appended, in order: "(?,?,?)".
+func inList[T any](b *strings.Builder, args []any, values []T) []any {
+	b.WriteByte('(')
+	for i, v := range values {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('?')
+		args = append(args, v)
+	}
+	b.WriteByte(')')
+	return args
 }

@@ -33,25 +33,11 @@ func (s *Store) anyRow(ctx context.Context, queues, skip []string, cond string) 
 	if s.opts.Now != nil {
 		args = append(args, micros(s.opts.Now()))
 	}
-	b.WriteString(` AND queue IN (`)
-	for i, q := range queues {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('?')
-		args = append(args, q)
-	}
-	b.WriteString(`)`)
+	b.WriteString(` AND queue IN `)
+	args = inList(&b, args, queues)
 	if len(skip) > 0 {
-		b.WriteString(` AND wire_name NOT IN (`)
-		for i, name := range skip {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteByte('?')
-			args = append(args, name)
-		}
-		b.WriteString(`)`)
+		b.WriteString(` AND wire_name NOT IN `)
+		args = inList(&b, args, skip)
 	}
 	b.WriteString(` LIMIT 1`)
 	var one int

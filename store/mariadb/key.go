@@ -187,15 +187,8 @@ func (w *wtx) keyDue(queue, key string, n int, skip []string) ([]keyDue, error) 
 	b.WriteString(`SELECT id, scheduled_at FROM backwave_job FORCE INDEX (backwave_job_key)
 	WHERE queue = ? AND concurrency_key = ? AND state = 1 AND scheduled_at <= ?`)
 	if len(skip) > 0 {
-		b.WriteString(` AND wire_name NOT IN (`)
-		for i, name := range skip {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteByte('?')
-			args = append(args, name)
-		}
-		b.WriteString(`)`)
+		b.WriteString(` AND wire_name NOT IN `)
+		args = inList(&b, args, skip)
 	}
 	b.WriteString(` ORDER BY scheduled_at, id LIMIT ?`)
 	args = append(args, n)
@@ -240,15 +233,9 @@ func (w *wtx) keyStanding(queue, key string) (time.Time, int, int64, error) {
 func (w *wtx) lockPicked(picks []int64) ([]int64, error) {
 	var b strings.Builder
 	args := make([]any, 0, len(picks))
-	b.WriteString(`SELECT id FROM backwave_job WHERE state = 1 AND id IN (`)
-	for i, p := range picks {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('?')
-		args = append(args, p)
-	}
-	b.WriteString(`) FOR UPDATE SKIP LOCKED`)
+	b.WriteString(`SELECT id FROM backwave_job WHERE state = 1 AND id IN `)
+	args = inList(&b, args, picks)
+	b.WriteString(` FOR UPDATE SKIP LOCKED`)
 	rows, err := w.query(b.String(), args...)
 	if err != nil {
 		return nil, fmt.Errorf("lock picked jobs: %w", err)

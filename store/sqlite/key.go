@@ -53,13 +53,7 @@ const (
 		AND (?5 IS NULL OR wire_name NOT IN (SELECT value FROM json_each(?5)))
 	ORDER BY scheduled_at, id LIMIT ?4`
 	// sqlClaimByID reads the jobs of the JSON array ?1 as sqlClaimDue does.
-	sqlClaimByID = `SELECT j.id, j.wire_name, j.attempt, j.max_attempts, j.scheduled_at, j.created_at, j.finalized_at,
-		j.retry_cause, j.cancel_cause, j.cancel_requested, j.attempt_base, j.snoozes, p.payload, t.trace_context,
-		g.attempt, g.fraction, g.note, g.at, c.attempt, c.value, c.at, j.concurrency_key
-	FROM backwave_job j LEFT JOIN backwave_job_payload p ON p.job_id = j.id
-		LEFT JOIN backwave_job_trace t ON t.job_id = j.id
-		LEFT JOIN backwave_job_progress g ON g.job_id = j.id
-		LEFT JOIN backwave_job_cursor c ON c.job_id = j.id
+	sqlClaimByID = sqlClaimSelect + `
 	WHERE j.id IN (SELECT value FROM json_each(?1)) AND j.state = 1`
 	// sqlKeyWindow reads the Key Rate window, count and Fair Claim turn of
 	// key ?2 ('' for none) of Queue ?1.

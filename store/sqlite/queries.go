@@ -40,6 +40,17 @@ const (
 	sqlTransition    = `INSERT INTO backwave_job_transition (job_id, at, from_state, state, via, attempt, failure_detail)
 	VALUES (?, ?, ?, ?, ?, ?, ?)`
 
+	// sqlClaimSelect reads claimable jobs with their payloads, trace,
+	// progress and Cursor, in the columns scanClaimed reads; sqlClaimDue
+	// and sqlClaimByID add which jobs.
+	sqlClaimSelect = `SELECT j.id, j.wire_name, j.attempt, j.max_attempts, j.scheduled_at, j.created_at, j.finalized_at,
+		j.retry_cause, j.cancel_cause, j.cancel_requested, j.attempt_base, j.snoozes, p.payload, t.trace_context,
+		g.attempt, g.fraction, g.note, g.at, c.attempt, c.value, c.at, j.concurrency_key
+	FROM backwave_job j LEFT JOIN backwave_job_payload p ON p.job_id = j.id
+		LEFT JOIN backwave_job_trace t ON t.job_id = j.id
+		LEFT JOIN backwave_job_progress g ON g.job_id = j.id
+		LEFT JOIN backwave_job_cursor c ON c.job_id = j.id`
+
 	sqlQueueSettings = `SELECT paused, concurrency_limit, rate_limit, rate_period, rate_window, rate_count,
 		key_limit, key_rate_limit, key_rate_period, fair_claim, fair_turn FROM backwave_queue WHERE name = ?`
 	sqlCountRunning = `SELECT COUNT(*) FROM backwave_job WHERE queue = ? AND state = 3`
@@ -47,13 +58,7 @@ const (
 	// ?2 (the partial index's order) with their payloads; the claim then
 	// leases exactly those with sqlClaim, in the same write transaction.
 	// scanClaimed reads the rows.
-	sqlClaimDue = `SELECT j.id, j.wire_name, j.attempt, j.max_attempts, j.scheduled_at, j.created_at, j.finalized_at,
-		j.retry_cause, j.cancel_cause, j.cancel_requested, j.attempt_base, j.snoozes, p.payload, t.trace_context,
-		g.attempt, g.fraction, g.note, g.at, c.attempt, c.value, c.at, j.concurrency_key
-	FROM backwave_job j LEFT JOIN backwave_job_payload p ON p.job_id = j.id
-		LEFT JOIN backwave_job_trace t ON t.job_id = j.id
-		LEFT JOIN backwave_job_progress g ON g.job_id = j.id
-		LEFT JOIN backwave_job_cursor c ON c.job_id = j.id
+	sqlClaimDue = sqlClaimSelect + `
 	WHERE j.queue = ?1 AND j.state = 1 AND j.scheduled_at <= ?2
 	ORDER BY j.scheduled_at, j.id
 	LIMIT ?3`
