@@ -3,6 +3,8 @@ package sim
 import (
 	"errors"
 	"github.com/backwave/backwave/internal/plant"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -89,6 +91,16 @@ func TestPlantedBugsAreFound(t *testing.T) {
 			back.Scenario.Mutation = plant.None
 			if _, err := Run(back); err != nil {
 				t.Fatalf("minimized plan fails without the planted bug: %v", err)
+			}
+			// A checked-in Plan for this bug (TestPlansInTestdata replays it)
+			// is rewritten from this run with -update-plans, for when the
+			// Simulator's draws change and the old Plan no longer trips.
+			file := filepath.Join("testdata", "planted-"+string(tc.mutation)+"--"+tc.invariant+".json")
+			if _, err := os.Stat(file); err == nil && *updatePlans {
+				if err := os.WriteFile(file, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("rewrote %s", file)
 			}
 		})
 	}
