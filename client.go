@@ -140,11 +140,14 @@ func NewClient(s Store, cfg Config) (*Client, error) {
 	if len(regs) == 0 {
 		return nil, fmt.Errorf("%w: worker groups but no registered workers: every claimed job would be quarantined", ErrInvalidConfig)
 	}
+	if err := checkBatches(regs, cfg.Groups); err != nil {
+		return nil, err
+	}
 	p := &pumpSet{
 		store:  s,
 		cfg:    cfg,
 		nodeID: cfg.NodeID,
-		exec:   &executor{byWire: regs, log: cfg.Logger, maxOutput: cfg.MaxOutputBytes, middleware: slices.Clone(cfg.Middleware), deps: s},
+		exec:   newExecutor(regs, cfg, s),
 		retry:  make(map[string]core.RetryPolicy),
 	}
 	p.hints, _ = s.(store.HintSource)

@@ -55,6 +55,11 @@ type registration struct {
 	timeout *time.Duration
 	// snoozeCap is the Wire Name's own snooze cap (WithSnoozeCap).
 	snoozeCap *int
+	// batch shapes the calls of a batch handler (AddBatchHandler); nil for
+	// a handler of one job at a time.
+	batch *BatchOptions
+	// newBatch makes a batch handler's per-Client gathering of its calls.
+	newBatch func() batchRunner
 	// run decodes one claimed job and runs the handler inside the
 	// executor's middleware.
 	run func(ctx context.Context, j job.Job, e *executor) shell.Result
@@ -81,40 +86,14 @@ func AddHandler[T JobArgs](w *Handlers, h Handler[T], opts ...HandlerOption) err
 	if w == nil || h == nil {
 		return fmt.Errorf("%w: AddHandler needs a registry and a handler", ErrInvalidConfig)
 	}
-	wire, jo, err := describeArgs(zeroArgs[T]())
+	r, err := newRegistration[T](w, opts)
 	if err != nil {
-		return w.fail(fmt.Errorf("%w: register %T: %w", ErrInvalidConfig, zeroArgs[T](), err))
-	}
-	r := &registration{wireName: wire, queue: jo.Queue, args: reflect.TypeFor[T]()}
-	if r.queue == "" {
-		r.queue = DefaultQueue
-	}
-	for _, o := range opts {
-		o(r)
+		return err
 	}
 	r.run = func(ctx context.Context, sj job.Job, e *executor) shell.Result {
-		// The payload decodes straight into the Job the handler gets: one
-		// allocation per Attempt, not one for the args and one for the Job.
-		j := &Job[T]{
-			ID:             sj.ID,
-			Attempt:        sj.Attempt,
-			AttemptCeiling: sj.Ceiling(),
-			Queue:          sj.Queue,
-			WireName:       sj.WireName,
-			Tags:           tagsOf(sj.Tags),
-			CreatedAt:      sj.CreatedAt,
-			deps:           e.deps,
-			progress:       shell.ProgressOf(ctx),
-			cursorSink:     shell.CursorOf(ctx),
-		}
-		if sj.Cursor != nil {
-			j.cursor = sj.Cursor.Value
-		}
-		if err := json.Unmarshal(sj.Payload, &j.Args); err != nil {
-			return shell.Result{
-				Result:        core.ResultUnroutable,
-				FailureDetail: fmt.Sprintf("payload of wire name %q does not decode into %T: %v", sj.WireName, j.Args, err),
-			}
+		j, bad, ok := decodeJob[T](ctx, sj, e)
+		if !ok {
+			return bad
 		}
 		var err error
 		if len(e.middleware) == 0 {
@@ -124,14 +103,66 @@ func AddHandler[T JobArgs](w *Handlers, h Handler[T], opts ...HandlerOption) err
 		}
 		return resultOf(err, j.output, j.tags, e.maxOutput)
 	}
+	return w.add(r, zeroArgs[T]())
+}
 
+// newRegistration describes T's Wire Name and default Queue and applies
+// opts; an args type whose WireName is not a valid name is an error the
+// registry keeps for NewClient.
+func newRegistration[T JobArgs](w *Handlers, opts []HandlerOption) (*registration, error) {
+	wire, jo, err := describeArgs(zeroArgs[T]())
+	if err != nil {
+		return nil, w.fail(fmt.Errorf("%w: register %T: %w", ErrInvalidConfig, zeroArgs[T](), err))
+	}
+	r := &registration{wireName: wire, queue: jo.Queue, args: reflect.TypeFor[T]()}
+	if r.queue == "" {
+		r.queue = DefaultQueue
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	return r, nil
+}
+
+// decodeJob builds the Job a handler gets from one claimed job. A payload
+// that does not decode into T is an Unroutable result, with ok false.
+func decodeJob[T JobArgs](ctx context.Context, sj job.Job, e *executor) (j *Job[T], bad shell.Result, ok bool) {
+	// The payload decodes straight into the Job the handler gets: one
+	// allocation per Attempt, not one for the args and one for the Job.
+	j = &Job[T]{
+		ID:             sj.ID,
+		Attempt:        sj.Attempt,
+		AttemptCeiling: sj.Ceiling(),
+		Queue:          sj.Queue,
+		WireName:       sj.WireName,
+		Tags:           tagsOf(sj.Tags),
+		CreatedAt:      sj.CreatedAt,
+		deps:           e.deps,
+		progress:       shell.ProgressOf(ctx),
+		cursorSink:     shell.CursorOf(ctx),
+	}
+	if sj.Cursor != nil {
+		j.cursor = sj.Cursor.Value
+	}
+	if err := json.Unmarshal(sj.Payload, &j.Args); err != nil {
+		return nil, shell.Result{
+			Result:        core.ResultUnroutable,
+			FailureDetail: fmt.Sprintf("payload of wire name %q does not decode into %T: %v", sj.WireName, j.Args, err),
+		}, false
+	}
+	return j, shell.Result{}, true
+}
+
+// add puts r in the registry; a Wire Name registered twice is an error.
+func (w *Handlers) add(r *registration, args any) error {
+	wire := r.wireName
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.byWire == nil {
 		w.byWire = make(map[string]*registration)
 	}
 	if _, dup := w.byWire[wire]; dup {
-		err := fmt.Errorf("%w: wire name %q is registered twice (second: %T)", ErrInvalidConfig, wire, zeroArgs[T]())
+		err := fmt.Errorf("%w: wire name %q is registered twice (second: %T)", ErrInvalidConfig, wire, args)
 		if w.err == nil {
 			w.err = err
 		}
@@ -216,6 +247,23 @@ type executor struct {
 	middleware []Middleware
 	// deps is the store, for Job.AncestorOutput.
 	deps store.Dependencies
+	// batches gathers the calls of each batch Wire Name.
+	batches map[string]batchRunner
+}
+
+// newExecutor returns the executor of a Client's Pumps, with a gathering
+// of its own for each batch Wire Name.
+func newExecutor(regs map[string]*registration, cfg Config, deps store.Dependencies) *executor {
+	e := &executor{byWire: regs, log: cfg.Logger, maxOutput: cfg.MaxOutputBytes, middleware: slices.Clone(cfg.Middleware), deps: deps}
+	for wire, r := range regs {
+		if r.newBatch != nil {
+			if e.batches == nil {
+				e.batches = make(map[string]batchRunner)
+			}
+			e.batches[wire] = r.newBatch()
+		}
+	}
+	return e
 }
 
 // Middleware wraps every Attempt's handler call: it runs code around next

@@ -13,3 +13,7 @@ func (c *Config) SetPlant(b plant.Bug) { c.plant = b }
 // SetPlant plants bug b in the Walker c configures, as Config.SetPlant
 // does in a Driver. Only a build with the tag backwave_plant has it.
 func (c *WalkerConfig) SetPlant(b plant.Bug) { c.plant = b }
+
+// SetPlant plants bug b in g, as Config.SetPlant does in a Driver. Only a
+// build with the tag backwave_plant has it.
+func (g *Gather) SetPlant(b plant.Bug) { g.plant = b }

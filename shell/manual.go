@@ -471,3 +471,21 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	}
 	return nil
 }
+
+// Now returns the time on the clock the handler whose context is ctx runs
+// by: a Pump driven by hand (Manual) runs on the Pump's clock, any other on
+// the host's. A handler that waits with Sleep times its wait from it.
+func Now(ctx context.Context) time.Time {
+	if r, ok := ctx.Value(manualKey{}).(*manualRun); ok {
+		return r.m.p.now()
+	}
+	return time.Now()
+}
+
+// ByHand reports whether ctx is the context of a handler of a Pump driven
+// by hand (Manual): one whose waits must go through Sleep, on the Pump's
+// clock, never block on the host's.
+func ByHand(ctx context.Context) bool {
+	_, ok := ctx.Value(manualKey{}).(*manualRun)
+	return ok
+}

@@ -107,6 +107,10 @@ const (
 	// Attempt that read the old payload (memstore; caught by the
 	// Conformance Suite's Replace/NotPendingHolderRefuses).
 	ReplaceRewritesRunning Bug = "replace-rewrites-running"
+	// BatchDealsShifted: a batch handler call pairs each job with the
+	// result of the job after it, so a batch job's outcome is applied
+	// under another job's Lease and fence (node, Gather).
+	BatchDealsShifted Bug = "batch-deals-shifted"
 )
 
 // All returns every planted bug, in a new slice.
@@ -114,7 +118,7 @@ func All() []Bug {
 	return []Bug{
 		FenceIgnoresAttempt, ClaimIgnoresLimit, ClaimIgnoresRate, LatchRecountsEdges, CascadeStopsEarly, MintIgnoresFence, RetryReleasesEarly, WindowRefusesNewer, CursorIgnoresFence, SnoozeCharged,
 		CapacityForgetsBuffered, CoalesceEveryMissed, MintDropsOccurrence, ObserverAdvancesFirst, FleetSkipsNothing, SnoozeIgnoresCap,
-		ReplaceRewritesRunning,
+		ReplaceRewritesRunning, BatchDealsShifted,
 		ClaimIgnoresKeyLimit, ClaimIgnoresKeyRate, ClaimIgnoresKeyOrder,
 	}
 }
