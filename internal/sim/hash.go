@@ -35,6 +35,7 @@ const (
 	tagCursor
 	tagSnooze
 	tagKey
+	tagBatch
 )
 
 // mix64 is the splitmix64 finalizer.

@@ -18,6 +18,10 @@ type attempt struct {
 	// Driver asked it to stop.
 	result    core.Result
 	signalled bool
+	// wire is the job's Wire Name, for a batch job (batched) the call it
+	// waits for or runs in (batch.go).
+	wire    string
+	batched bool
 }
 
 // simNode is one node: the production Driver plus the Simulator's pump,
@@ -67,6 +71,8 @@ type simNode struct {
 	walkers []*walker
 	// fl is the node's side of a Mixed-Version Fleet (fleet.go).
 	fl fleetNode
+	// batch is the incarnation's batch calls (batch.go).
+	batch batchState
 }
 
 func newSimNode(w *world, i int) *simNode {
@@ -158,6 +164,10 @@ func (n *simNode) handle(ev *event) {
 		n.step(node.DrainTimeout{Now: n.now()})
 		n.exit()
 		return
+	case evBatchLinger:
+		n.lingerOver(ev.idx)
+	case evBatchDone:
+		n.callDone(ev.idx)
 	case evWalkTick, evWalkDelivered:
 		n.handleWalk(ev)
 		return
@@ -203,6 +213,7 @@ func (n *simNode) start() {
 	}
 	n.drv, n.up = drv, true
 	n.attempts = make(map[job.Lease]*attempt)
+	n.batch = batchState{}
 	n.cmds, n.head = n.cmds[:0], 0
 	n.wakePending = false
 	n.repollAt = time.Time{}
@@ -297,6 +308,9 @@ func (n *simNode) do(c node.Command) node.Event {
 	case node.Execute:
 		n.execute(c.Job)
 	case node.Abandon:
+		if a := n.attempts[c.Lease]; a != nil && a.batched {
+			n.leaveBatch(c.Lease, a.wire)
+		}
 		delete(n.attempts, c.Lease)
 		if c.Reason == node.AbandonLeaseLost {
 			w.cov.hit(SitLeaseLostAbandon)
@@ -313,7 +327,7 @@ func (n *simNode) do(c node.Command) node.Event {
 		if a := n.attempts[c.Lease]; a != nil {
 			a.signalled = true
 		}
-		if a := n.attempts[c.Lease]; a != nil && !a.done && !a.plan.ignoreCancel {
+		if a := n.attempts[c.Lease]; a != nil && !a.done && !a.plan.ignoreCancel && !a.batched {
 			w.schedule(event{at: w.now.Add(a.plan.reaction), kind: evHandlerDone, node: n.idx, inc: n.inc, lease: c.Lease, result: core.ResultFailed})
 		}
 	default:
@@ -332,6 +346,13 @@ func (n *simNode) execute(j job.Job) {
 	if !n.handles(j.WireName) {
 		// No handler for its Wire Name: the Shell Quarantines it at once.
 		p.dur, p.result = 0, core.ResultUnroutable
+	}
+	if w.sc.Batch != nil && p.result != core.ResultUnroutable {
+		// A batch job: a payload that does not decode, or a Wire Name
+		// without a handler, is Unroutable before it joins a call.
+		n.attempts[l] = &attempt{plan: p, wire: j.WireName, batched: true}
+		n.joinBatch(l, j.WireName)
+		return
 	}
 	n.attempts[l] = &attempt{plan: p}
 	w.schedule(event{at: w.now.Add(p.dur), kind: evHandlerDone, node: n.idx, inc: n.inc, lease: l, result: p.result})

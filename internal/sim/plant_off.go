@@ -13,3 +13,4 @@ import (
 func plantDriver(*node.Config, plant.Bug)       {}
 func plantWalker(*node.WalkerConfig, plant.Bug) {}
 func plantStore(*memstore.Options, plant.Bug)   {}
+func plantGather(*node.Gather, plant.Bug)       {}

@@ -13,3 +13,4 @@ import (
 func plantDriver(c *node.Config, b plant.Bug)       { c.SetPlant(b) }
 func plantWalker(c *node.WalkerConfig, b plant.Bug) { c.SetPlant(b) }
 func plantStore(o *memstore.Options, b plant.Bug)   { o.SetPlant(b) }
+func plantGather(g *node.Gather, b plant.Bug)       { g.SetPlant(b) }

@@ -37,6 +37,7 @@ func TestPlantedBugsAreFound(t *testing.T) {
 		{plant.CursorIgnoresFence, Recoverable, InvCursorFenced, 200},
 		{plant.SnoozeCharged, Pristine, InvSnoozeUncharged, 50},
 		{plant.SnoozeIgnoresCap, Pristine, InvSnoozeCap, 50},
+		{plant.BatchDealsShifted, Pristine, InvBatchOwnResult, 50},
 	} {
 		t.Run(string(tc.mutation), func(t *testing.T) {
 			t.Parallel()

@@ -41,6 +41,8 @@ type Scenario struct {
 	// SnoozeCap is every node's node.Config.SnoozeCap (0: the default;
 	// node.NoFreeSnoozes: none free).
 	SnoozeCap int `json:"snooze_cap,omitempty"`
+	// Batch, if set, makes every handler a batch handler (batch.go).
+	Batch *BatchSpec `json:"batch,omitempty"`
 	// MintLookahead is every node's node.Config.MintLookahead (0: the
 	// default, its maintenance interval).
 	MintLookahead Dur `json:"mint_lookahead,omitempty"`
@@ -237,6 +239,7 @@ func NewScenario(seed uint64, level Level, size Size) Scenario {
 	drawFleet(&sc)
 	drawSnooze(&sc)
 	drawKeys(&sc)
+	drawBatch(&sc)
 	return sc
 }
 
@@ -295,6 +298,8 @@ func (sc *Scenario) Validate() error {
 		return fmt.Errorf("%w: chaos %v, lease %v", ErrInvalidPlan, sc.Chaos, sc.Lease)
 	case sc.Handler.Min <= 0 || sc.Handler.Max < sc.Handler.Min:
 		return fmt.Errorf("%w: handler durations [%v, %v]", ErrInvalidPlan, sc.Handler.Min, sc.Handler.Max)
+	case sc.Batch != nil && (sc.Batch.Size < 1 || sc.Batch.Linger < 0):
+		return fmt.Errorf("%w: batch size %d, linger %v: want a size of at least 1 and a linger of at least 0", ErrInvalidPlan, sc.Batch.Size, sc.Batch.Linger.D())
 	case !sc.Mutation.Known():
 		return fmt.Errorf("%w: unknown mutation %q", ErrInvalidPlan, sc.Mutation)
 	case sc.Mutation != plant.None && !plant.Enabled:

@@ -25,7 +25,7 @@ var evNames = [...]string{
 	evStoreUp: "store-up", evRequeue: "operator-requeue", evScheduleRemove: "schedule-remove",
 	evRateAction: "rate-action", evRateUndo: "rate-undo", evRepoll: "re-poll", evWorkflowRetry: "workflow-retry",
 	evWalkTick: "walk-tick", evWalkDelivered: "walk-delivered", evObserverDeadline: "observer-deadline",
-	evMigrate: "migrate", evMigrationCheck: "migration-check",
+	evMigrate: "migrate", evMigrationCheck: "migration-check", evBatchLinger: "batch-linger", evBatchDone: "batch-done",
 }
 
 func (w *world) traceEvent(ev *event) {

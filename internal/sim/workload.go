@@ -155,5 +155,8 @@ func (sc *Scenario) maxHandler() time.Duration {
 	if sc.Handler.LongProb > 0 {
 		m = max(m, 3*sc.Lease.D())
 	}
+	if sc.Batch != nil {
+		m += sc.Batch.Linger.D() // a batch job may wait its linger before its call runs
+	}
 	return m
 }

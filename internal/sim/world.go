@@ -48,6 +48,8 @@ const (
 	evWorkflowRetry
 	evMigrate
 	evMigrationCheck
+	evBatchLinger
+	evBatchDone
 	evKinds // one past the last kind: every kind below it has a name in evNames
 )
 
