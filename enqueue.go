@@ -115,20 +115,7 @@ func (c *Client) enqueue(ctx context.Context, params []EnqueueParams) ([]store.I
 	if err != nil {
 		return nil, err
 	}
-	if c.log.Enabled(ctx, levelDebug) {
-		for i, r := range res {
-			switch {
-			case r.Inserted:
-				c.log.DebugContext(ctx, "job enqueued", "job", int64(r.ID), "queue", jobs[i].Queue, "wire_name", jobs[i].WireName)
-			case r.Replaced:
-				c.log.DebugContext(ctx, "job not enqueued: it rewrote the holder of its unique key", "job", int64(r.ID),
-					"queue", jobs[i].Queue, "wire_name", jobs[i].WireName, "unique_key", jobs[i].Unique.Key, "unique_mode", jobs[i].Unique.Mode.String())
-			default:
-				c.log.DebugContext(ctx, "job not enqueued: its unique key is held", "job", int64(r.ID), "queue", jobs[i].Queue,
-					"wire_name", jobs[i].WireName, "unique_key", jobs[i].Unique.Key)
-			}
-		}
-	}
+	c.logResults(ctx, "", jobs, res)
 	stored := jobs
 	if slices.ContainsFunc(res, func(r store.InsertResult) bool { return !r.Inserted }) {
 		stored = nil
@@ -172,6 +159,26 @@ func insertError(where string, n int, err error) error {
 		return fmt.Errorf("backwave: %s%s: %w: %w", what, where, ErrInvalidJob, err)
 	}
 	return fmt.Errorf("backwave: %s%s: %w", what, where, err)
+}
+
+// logResults logs at debug level what the insert did with each job; where
+// says where the jobs went ("" or " in the caller's transaction").
+func (c *Client) logResults(ctx context.Context, where string, jobs []store.NewJob, res []store.InsertResult) {
+	if !c.log.Enabled(ctx, levelDebug) {
+		return
+	}
+	for i, r := range res {
+		switch {
+		case r.Inserted:
+			c.log.DebugContext(ctx, "job enqueued"+where, "job", int64(r.ID), "queue", jobs[i].Queue, "wire_name", jobs[i].WireName)
+		case r.Replaced:
+			c.log.DebugContext(ctx, "job not enqueued"+where+": it rewrote the holder of its unique key", "job", int64(r.ID),
+				"queue", jobs[i].Queue, "wire_name", jobs[i].WireName, "unique_key", jobs[i].Unique.Key, "unique_mode", jobs[i].Unique.Mode.String())
+		default:
+			c.log.DebugContext(ctx, "job not enqueued"+where+": its unique key is held", "job", int64(r.ID), "queue", jobs[i].Queue,
+				"wire_name", jobs[i].WireName, "unique_key", jobs[i].Unique.Key)
+		}
+	}
 }
 
 // logEnqueued logs msg at debug level for each stored job.

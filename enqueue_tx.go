@@ -50,10 +50,11 @@ func (c *Client) EnqueueTx(ctx context.Context, tx Tx, args JobArgs, opts ...Enq
 //
 // BackWave never commits or rolls back tx. The jobs become claimable when
 // the application commits; if it rolls back they never existed, and the
-// returned ids name no job. Keep an id only where tx writes it: on SQLite a
-// later job may be given the id of a rolled-back one (PostgreSQL's ids are
-// never handed out twice). After an error, roll tx back: nothing of the
-// call was inserted, but a failed statement may have left tx unusable.
+// returned ids name no job: the store does not give a rolled-back id to a
+// later job (on SQLite, within the life of the Store that handed it out;
+// see its JobInsertManyTx). After an error, roll tx back:
+// nothing of the call was inserted, but a failed statement may have left tx
+// unusable.
 //
 // Wake-Up Hints fire only after the commit, never for a rollback: on
 // PostgreSQL the insert's NOTIFY is itself transactional and goes out at
@@ -62,6 +63,39 @@ func (c *Client) EnqueueTx(ctx context.Context, tx Tx, args JobArgs, opts ...Enq
 // Group's PollInterval. Either way a hint only cuts latency; polling finds
 // every committed job.
 func (c *Client) EnqueueManyTx(ctx context.Context, tx Tx, params []EnqueueParams) ([]JobID, error) {
+	res, err := c.enqueueTx(ctx, tx, params)
+	if err != nil || res == nil {
+		return nil, err
+	}
+	return store.ResultIDs(res), nil
+}
+
+// EnqueueUniqueTx is EnqueueUnique inside tx (see EnqueueManyTx): it also
+// says whether the job was stored, or its unique key was held, or its
+// Replace or Debounce mode rewrote the holder (EnqueueResult). A rewrite
+// commits or rolls back with tx, as an insert does; a holder that is not
+// pending refuses the enqueue with ErrHolderNotPending, and tx should be
+// rolled back.
+func (c *Client) EnqueueUniqueTx(ctx context.Context, tx Tx, args JobArgs, opts ...EnqueueOption) (EnqueueResult, error) {
+	res, err := c.EnqueueManyUniqueTx(ctx, tx, []EnqueueParams{{Args: args, Options: opts}})
+	if err != nil {
+		return EnqueueResult{}, err
+	}
+	return res[0], nil
+}
+
+// EnqueueManyUniqueTx is EnqueueManyUnique inside tx (see EnqueueManyTx):
+// it answers per job, in input order, what the insert did (EnqueueResult).
+func (c *Client) EnqueueManyUniqueTx(ctx context.Context, tx Tx, params []EnqueueParams) ([]EnqueueResult, error) {
+	res, err := c.enqueueTx(ctx, tx, params)
+	if err != nil || res == nil {
+		return nil, err
+	}
+	return enqueueResults(res), nil
+}
+
+// enqueueTx is the one path of every enqueue in the caller's transaction.
+func (c *Client) enqueueTx(ctx context.Context, tx Tx, params []EnqueueParams) ([]store.InsertResult, error) {
 	ins, ok := c.store.(store.TxInserter)
 	if !ok {
 		return nil, fmt.Errorf("backwave: enqueue in the caller's transaction: %w: the Client's store, a %T, has no Transactional Enqueue",
@@ -74,14 +108,13 @@ func (c *Client) EnqueueManyTx(ctx context.Context, tx Tx, params []EnqueueParam
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.insertThrough(ctx, jobs, true, " in the caller's transaction", func(ctx context.Context) ([]store.InsertResult, error) {
-		ids, err := ins.JobInsertManyInTx(ctx, tx, store.InsertManyParams{Jobs: jobs})
-		return insertedResults(ids), err
+	const where = " in the caller's transaction"
+	res, err := c.insertThrough(ctx, jobs, true, where, func(ctx context.Context) ([]store.InsertResult, error) {
+		return ins.JobInsertManyResultsInTx(ctx, tx, store.InsertManyParams{Jobs: jobs})
 	})
 	if err != nil {
 		return nil, err
 	}
-	ids := store.ResultIDs(res)
-	c.logEnqueued(ctx, "job enqueued in the caller's transaction", jobs, ids)
-	return ids, nil
+	c.logResults(ctx, where, jobs, res)
+	return res, nil
 }

@@ -414,3 +414,77 @@ func foreignTxs(t *testing.T, env string) map[string]backwave.Tx {
 	}
 	return out
 }
+
+// TestEnqueueUniqueTxSaysWhatItDid: inside the application's transaction an
+// enqueue answers, per job, as EnqueueManyUnique does — stored, its key
+// held, or its holder rewritten (Replace) — and the rewrite commits or rolls
+// back with the transaction.
+func TestEnqueueUniqueTxSaysWhatItDid(t *testing.T) {
+	t.Parallel()
+	eachTxEnv(t, func(t *testing.T, e *txEnv) {
+		ctx := t.Context()
+		c, _ := listenHints(t, e.store)
+		replace := func(order int) backwave.EnqueueParams {
+			return backwave.EnqueueParams{Args: shipOrder{Order: order}, Options: []backwave.EnqueueOption{
+				backwave.WithUnique("ship:swap", backwave.UniqueWhileLive().Replace()), backwave.WithDelay(time.Hour)}}
+		}
+		held, err := c.EnqueueUnique(ctx, shipOrder{Order: 1}, backwave.WithUnique("ship:held", backwave.UniqueWhileLive()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		holder, err := c.EnqueueUnique(ctx, replace(2).Args, replace(2).Options...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload := func() string {
+			j, err := e.store.JobGet(ctx, holder.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(j.Payload)
+		}
+		// Rolled back: the rewrite goes with it.
+		tx := e.begin(t)
+		res, err := c.EnqueueManyUniqueTx(ctx, tx.tx, []backwave.EnqueueParams{replace(3)})
+		if err != nil {
+			t.Fatalf("EnqueueManyUniqueTx: %v", err)
+		}
+		if res[0] != (backwave.EnqueueResult{ID: holder.ID, Replaced: true}) {
+			t.Fatalf("a Replace of a Scheduled holder in a transaction = %+v, want holder %d replaced", res[0], holder.ID)
+		}
+		if err := tx.rollback(); err != nil {
+			t.Fatal(err)
+		}
+		if got := payload(); got != `{"order":2}` {
+			t.Fatalf("holder's payload %s after the transaction rolled back, want the one it had", got)
+		}
+		// Committed: one of each answer.
+		tx = e.begin(t)
+		res, err = c.EnqueueManyUniqueTx(ctx, tx.tx, []backwave.EnqueueParams{
+			{Args: shipOrder{Order: 4}, Options: []backwave.EnqueueOption{backwave.WithUnique("ship:fresh", backwave.UniqueWhileLive())}},
+			{Args: shipOrder{Order: 5}, Options: []backwave.EnqueueOption{backwave.WithUnique("ship:held", backwave.UniqueWhileLive())}},
+			replace(6),
+		})
+		if err != nil {
+			t.Fatalf("EnqueueManyUniqueTx: %v", err)
+		}
+		if err := tx.commit(); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case !res[0].Inserted || res[0].Replaced || res[0].ID == held.ID || res[0].ID == holder.ID:
+			t.Fatalf("a free key = %+v, want a new job inserted", res[0])
+		case res[1] != (backwave.EnqueueResult{ID: held.ID}):
+			t.Fatalf("a held key = %+v, want holder %d, not inserted", res[1], held.ID)
+		case res[2] != (backwave.EnqueueResult{ID: holder.ID, Replaced: true}):
+			t.Fatalf("a Replace = %+v, want holder %d replaced", res[2], holder.ID)
+		}
+		if got := payload(); got != `{"order":6}` {
+			t.Fatalf("holder's payload %s after the commit, want the replacing job's", got)
+		}
+		one, err := c.EnqueueUniqueTx(ctx, e.begin(t).tx, shipOrder{Order: 7}, backwave.WithUnique("ship:held", backwave.UniqueWhileLive()))
+		if err != nil || one != (backwave.EnqueueResult{ID: held.ID}) {
+			t.Fatalf("EnqueueUniqueTx of a held key = %+v, %v; want holder %d, not inserted", one, err, held.ID)
+		}
+	})
+}

@@ -175,9 +175,14 @@ func (c *Client) EnqueueManyUnique(ctx context.Context, params []EnqueueParams) 
 	if err != nil || res == nil {
 		return nil, err
 	}
+	return enqueueResults(res), nil
+}
+
+// enqueueResults turns the store's per-job results into the Client's.
+func enqueueResults(res []store.InsertResult) []EnqueueResult {
 	out := make([]EnqueueResult, len(res))
 	for i, r := range res {
 		out[i] = EnqueueResult{ID: r.ID, Inserted: r.Inserted, Replaced: r.Replaced}
 	}
-	return out, nil
+	return out
 }

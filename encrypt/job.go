@@ -49,15 +49,9 @@ func (b *base) sealInsert(ctx context.Context, p store.InsertManyParams) (store.
 // placeholder, no plaintext, and is Quarantined at its claim. A job with
 // a unique key may answer its holder's id instead, so it is checked only
 // where the result says it was inserted.
-func checkSealed(jobs []store.NewJob, asked []job.ID, res []store.InsertResult, known bool) error {
+func checkSealed(res []store.InsertResult, asked []job.ID) error {
 	for i, r := range res {
-		if i >= len(asked) || asked[i] == r.ID {
-			continue
-		}
-		if !known && jobs[i].Unique.Key != "" {
-			continue
-		}
-		if known && !r.Inserted {
+		if i >= len(asked) || asked[i] == r.ID || !r.Inserted {
 			continue
 		}
 		return fmt.Errorf("encrypt: insert: the store did not ask for job %d's sealed payload (id %d): "+
@@ -83,7 +77,7 @@ func (b *base) JobInsertManyResults(ctx context.Context, p store.InsertManyParam
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSealed(p.Jobs, asked, res, true); err != nil {
+	if err := checkSealed(res, asked); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -92,6 +86,13 @@ func (b *base) JobInsertManyResults(ctx context.Context, p store.InsertManyParam
 // JobInsertManyInTx inserts the jobs inside the caller's transaction with
 // their payloads sealed.
 func (m txInsert) JobInsertManyInTx(ctx context.Context, tx any, p store.InsertManyParams) ([]job.ID, error) {
+	res, err := m.JobInsertManyResultsInTx(ctx, tx, p)
+	return store.ResultIDs(res), err
+}
+
+// JobInsertManyResultsInTx inserts the jobs inside the caller's
+// transaction with their payloads sealed, and answers per job.
+func (m txInsert) JobInsertManyResultsInTx(ctx context.Context, tx any, p store.InsertManyParams) ([]store.InsertResult, error) {
 	ins, ok := m.b.Store.(store.TxInserter)
 	if !ok {
 		return nil, fmt.Errorf("encrypt: insert: %w", store.ErrTxUnsupported)
@@ -100,18 +101,14 @@ func (m txInsert) JobInsertManyInTx(ctx context.Context, tx any, p store.InsertM
 	if err != nil {
 		return nil, fmt.Errorf("encrypt: insert: %w", err)
 	}
-	ids, err := ins.JobInsertManyInTx(ctx, tx, q)
+	res, err := ins.JobInsertManyResultsInTx(ctx, tx, q)
 	if err != nil {
 		return nil, err
 	}
-	res := make([]store.InsertResult, len(ids))
-	for i, id := range ids {
-		res[i] = store.InsertResult{ID: id}
-	}
-	if err := checkSealed(p.Jobs, asked, res, false); err != nil {
+	if err := checkSealed(res, asked); err != nil {
 		return nil, err
 	}
-	return ids, nil
+	return res, nil
 }
 
 // JobRescheduleInTx is the Operator Action inside the caller's

@@ -20,7 +20,7 @@ func (b *base) WorkflowInsert(ctx context.Context, p store.WorkflowInsertParams)
 	if err != nil {
 		return store.WorkflowInsertResult{}, err
 	}
-	if err := checkSealed(q.Jobs, asked, insertedAll(res.Jobs), true); err != nil {
+	if err := checkSealed(insertedAll(res.Jobs), asked); err != nil {
 		return store.WorkflowInsertResult{}, err
 	}
 	return res, nil
@@ -42,7 +42,7 @@ func (m txInsert) WorkflowInsertInTx(ctx context.Context, tx any, p store.Workfl
 	if err != nil {
 		return store.WorkflowInsertResult{}, err
 	}
-	if err := checkSealed(q.Jobs, asked, insertedAll(res.Jobs), true); err != nil {
+	if err := checkSealed(insertedAll(res.Jobs), asked); err != nil {
 		return store.WorkflowInsertResult{}, err
 	}
 	return res, nil

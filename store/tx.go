@@ -40,6 +40,12 @@ type TxInserter interface {
 	// inserted. After any error the caller should roll tx back: a failed
 	// statement may have left it unusable.
 	JobInsertManyInTx(ctx context.Context, tx any, p InsertManyParams) ([]job.ID, error)
+	// JobInsertManyResultsInTx is JobInsertManyInTx answering per job, in
+	// input order, as JobInsertManyResults does: the id, whether the job
+	// was inserted, and whether it rewrote its key's holder instead
+	// (UniqueReplace, UniqueDebounce). The rewrite commits or rolls back
+	// with tx like the insert; the rest is JobInsertManyInTx.
+	JobInsertManyResultsInTx(ctx context.Context, tx any, p InsertManyParams) ([]InsertResult, error)
 	// JobRescheduleInTx is JobReschedule inside tx (glossary, Reschedule:
 	// "It can join the caller's transaction, the same as Transactional
 	// Enqueue"), with the same params, validation, audit record and errors.

@@ -24,13 +24,13 @@ import (
 // A tx of another type, nil, or on another server or database is refused
 // with store.ErrTxUnsupported.
 func (s *Store) JobInsertManyInTx(ctx context.Context, tx any, p store.InsertManyParams) ([]job.ID, error) {
-	res, err := s.JobInsertManyTx(ctx, tx, p)
+	res, err := s.JobInsertManyResultsInTx(ctx, tx, p)
 	return store.ResultIDs(res), err
 }
 
-// JobInsertManyTx is JobInsertManyInTx answering per job, as
-// JobInsertManyResults does.
-func (s *Store) JobInsertManyTx(ctx context.Context, tx any, p store.InsertManyParams) ([]store.InsertResult, error) {
+// JobInsertManyResultsInTx is JobInsertManyInTx answering per job, as
+// JobInsertManyResults does (store.TxInserter).
+func (s *Store) JobInsertManyResultsInTx(ctx context.Context, tx any, p store.InsertManyParams) ([]store.InsertResult, error) {
 	var out []store.InsertResult
 	err := s.inTx(ctx, tx, "insert in transaction", p.Validate, func(w *wtx) error {
 		var err error

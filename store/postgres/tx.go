@@ -27,6 +27,12 @@ import (
 // back. BackWave never commits or rolls back tx. Wake-Up Hints go out at
 // commit, and never for a rollback. See JobInsertManyInTx for the checks.
 func (s *Store) JobInsertManyTx(ctx context.Context, tx pgx.Tx, p store.InsertManyParams) ([]job.ID, error) {
+	res, err := s.insertPgxTx(ctx, tx, p)
+	return store.ResultIDs(res), err
+}
+
+// insertPgxTx is JobInsertManyTx answering per job.
+func (s *Store) insertPgxTx(ctx context.Context, tx pgx.Tx, p store.InsertManyParams) ([]store.InsertResult, error) {
 	if err := s.enter(ctx); err != nil {
 		return nil, err
 	}
@@ -44,6 +50,12 @@ func (s *Store) JobInsertManyTx(ctx context.Context, tx pgx.Tx, p store.InsertMa
 // database through pgx's stdlib driver, whichever connection mode the
 // store itself uses. Otherwise it is JobInsertManyTx.
 func (s *Store) JobInsertManySQLTx(ctx context.Context, tx *sql.Tx, p store.InsertManyParams) ([]job.ID, error) {
+	res, err := s.insertSQLTx(ctx, tx, p)
+	return store.ResultIDs(res), err
+}
+
+// insertSQLTx is JobInsertManySQLTx answering per job.
+func (s *Store) insertSQLTx(ctx context.Context, tx *sql.Tx, p store.InsertManyParams) ([]store.InsertResult, error) {
 	if err := s.enter(ctx); err != nil {
 		return nil, err
 	}
@@ -65,11 +77,18 @@ func (s *Store) JobInsertManySQLTx(ctx context.Context, tx *sql.Tx, p store.Inse
 // database: the same database of the same cluster (pg_control_system's
 // system identifier).
 func (s *Store) JobInsertManyInTx(ctx context.Context, tx any, p store.InsertManyParams) ([]job.ID, error) {
+	res, err := s.JobInsertManyResultsInTx(ctx, tx, p)
+	return store.ResultIDs(res), err
+}
+
+// JobInsertManyResultsInTx implements store.TxInserter: it is
+// JobInsertManyInTx answering per job, as JobInsertManyResults does.
+func (s *Store) JobInsertManyResultsInTx(ctx context.Context, tx any, p store.InsertManyParams) ([]store.InsertResult, error) {
 	switch t := tx.(type) {
 	case pgx.Tx:
-		return s.JobInsertManyTx(ctx, t, p)
+		return s.insertPgxTx(ctx, t, p)
 	case *sql.Tx:
-		return s.JobInsertManySQLTx(ctx, t, p)
+		return s.insertSQLTx(ctx, t, p)
 	default:
 		return nil, fmt.Errorf("postgres: insert jobs: %w: a transaction of type %T; the Networked Adapter takes a pgx.Tx or a *sql.Tx on pgx's stdlib driver",
 			store.ErrTxUnsupported, tx)
@@ -114,7 +133,7 @@ func (s *Store) JobRescheduleInTx(ctx context.Context, tx any, p store.JobResche
 // insertInTx checks that q, the caller's transaction, is on the store's
 // database, then inserts the jobs of p (checked already) through it. viaSQL
 // tells that q is a *sql.Tx, whose driver is not known.
-func (s *Store) insertInTx(ctx context.Context, q querier, viaSQL bool, p store.InsertManyParams) ([]job.ID, error) {
+func (s *Store) insertInTx(ctx context.Context, q querier, viaSQL bool, p store.InsertManyParams) ([]store.InsertResult, error) {
 	if err := s.checkTx(ctx, q, viaSQL); err != nil {
 		return nil, s.wrap("insert jobs in the caller's transaction", err)
 	}
@@ -122,7 +141,10 @@ func (s *Store) insertInTx(ctx context.Context, q querier, viaSQL bool, p store.
 	if err == nil && rewrites(p) {
 		err = s.rewriteHeld(ctx, q, p, res)
 	}
-	return store.ResultIDs(res), err
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // dbIdentity names one database of one PostgreSQL cluster.

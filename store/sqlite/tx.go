@@ -40,6 +40,12 @@ import (
 // when another connection wrote meanwhile. The database must already hold
 // this store's schema (Open and OpenDB migrate it).
 func (s *Store) JobInsertManyTx(ctx context.Context, tx *sql.Tx, p store.InsertManyParams) ([]job.ID, error) {
+	res, err := s.insertInTx(ctx, tx, p)
+	return store.ResultIDs(res), err
+}
+
+// insertInTx is JobInsertManyTx answering per job.
+func (s *Store) insertInTx(ctx context.Context, tx *sql.Tx, p store.InsertManyParams) ([]store.InsertResult, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -53,25 +59,32 @@ func (s *Store) JobInsertManyTx(ctx context.Context, tx *sql.Tx, p store.InsertM
 		return nil, fmt.Errorf("sqlite: insert jobs in the caller's transaction: %w", err)
 	}
 	if len(p.Jobs) == 0 {
-		return []job.ID{}, nil
+		return []store.InsertResult{}, nil
 	}
-	ids, _, err := s.insert(ctx, tx, false, p)
+	res, _, err := s.insertResults(ctx, tx, false, p)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: insert jobs in the caller's transaction: %w", err)
 	}
-	return ids, nil
+	return res, nil
 }
 
 // JobInsertManyInTx implements store.TxInserter: it is JobInsertManyTx for
 // a tx that must be a *sql.Tx on the store's file. Any other value wraps
 // store.ErrTxUnsupported.
 func (s *Store) JobInsertManyInTx(ctx context.Context, tx any, p store.InsertManyParams) ([]job.ID, error) {
+	res, err := s.JobInsertManyResultsInTx(ctx, tx, p)
+	return store.ResultIDs(res), err
+}
+
+// JobInsertManyResultsInTx implements store.TxInserter: it is
+// JobInsertManyInTx answering per job, as JobInsertManyResults does.
+func (s *Store) JobInsertManyResultsInTx(ctx context.Context, tx any, p store.InsertManyParams) ([]store.InsertResult, error) {
 	t, ok := tx.(*sql.Tx)
 	if !ok {
 		return nil, fmt.Errorf("sqlite: insert jobs: %w: a transaction of type %T; the Embedded Adapter takes a *sql.Tx on its file %s",
 			store.ErrTxUnsupported, tx, s.path)
 	}
-	return s.JobInsertManyTx(ctx, t, p)
+	return s.insertInTx(ctx, t, p)
 }
 
 // JobRescheduleInTx implements store.TxInserter: it is JobRescheduleTx for

@@ -113,6 +113,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 	}{
 		{"Insert", testInsert},
 		{"TxIDs", testTxIDs},
+		{"TxResults", testTxResults},
 		{"Claim", testClaim},
 		{"Renew", testRenew},
 		{"Report", testReport},

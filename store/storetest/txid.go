@@ -85,3 +85,44 @@ func RollBackIn(t *testing.T, db *sql.DB, fn func(tx any)) {
 		t.Fatalf("storetest: roll back: %v", err)
 	}
 }
+
+// testTxResults holds TxInserter.JobInsertManyResultsInTx to its doc: "answering
+// per job, in input order, as JobInsertManyResults does … The rewrite
+// commits or rolls back with tx like the insert".
+func testTxResults(t *testing.T, s *suite) {
+	s.run(t, "ResultsInTxSayInsertedHeldReplaced", func(t *testing.T, e *env) {
+		tx := e.txInserter()
+		held := e.inserted(whileLive("q", "held"))
+		holder := e.inserted(replacing("q", "swap", "one"))
+		var got []store.InsertResult
+		e.rolledBack(func(x any) {
+			var err error
+			got, err = tx.JobInsertManyResultsInTx(e.ctx, x, store.InsertManyParams{Jobs: []store.NewJob{
+				whileLive("q", "fresh"), whileLive("q", "held"), replacing("q", "swap", "two"),
+			}})
+			if err != nil {
+				t.Fatalf("JobInsertManyResultsInTx: %v", err)
+			}
+		})
+		switch {
+		case len(got) != 3:
+			t.Fatalf("JobInsertManyResultsInTx answered %d results for 3 jobs: %+v", len(got), got)
+		case !got[0].Inserted || got[0].Replaced || got[0].ID == held || got[0].ID == holder:
+			t.Fatalf("a free key's result = %+v, want a new job inserted", got[0])
+		case got[1] != (store.InsertResult{ID: held}):
+			t.Fatalf("a held key's result = %+v, want holder %d, not inserted", got[1], held)
+		case got[2] != (store.InsertResult{ID: holder, Replaced: true}):
+			t.Fatalf("a Replace of a Scheduled holder = %+v, want holder %d replaced", got[2], holder)
+		}
+		// The transaction rolled back: the rewrite with it.
+		if j := e.get(holder); string(j.Payload) != "one" {
+			t.Fatalf("holder's payload = %q after the caller's transaction rolled back, want the one it had", j.Payload)
+		}
+		if audit := e.rewrites(holder); len(audit) != 0 {
+			t.Fatalf("audit trail %+v of a rewrite whose transaction rolled back, want none", audit)
+		}
+		if _, err := e.s.JobGet(e.ctx, got[0].ID); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("JobGet(%d) of a job inserted in a transaction that rolled back: err = %v, want store.ErrNotFound", got[0].ID, err)
+		}
+	})
+}
