@@ -55,6 +55,9 @@ func backwaveKnobs(sc, tg string, sz sizes) *knobs {
 		k.set("transition_observers", "1")
 	case scFleetSkip:
 		k.set("fleet_skip", "bwbench.elsewhere")
+	case scDrainBatch:
+		k.set("batch", "100")
+		k.set("linger", backwave.DefaultBatchLinger.String())
 	case scLatencyOn:
 		k.set("pool", "100")
 		k.set("claim", "100")
@@ -233,10 +236,22 @@ func (in *backwaveInstance) insertBatch(ctx context.Context, k int) error {
 
 func (in *backwaveInstance) start(ctx context.Context, onWork func(int64)) error {
 	h := backwave.NewHandlers()
-	if err := backwave.AddHandlerFunc(h, func(_ context.Context, j *backwave.Job[noop]) error {
-		onWork(j.Args.T)
-		return nil
-	}); err != nil {
+	var err error
+	if in.k.str("batch") != "" {
+		b := backwave.BatchOptions{Size: in.k.int("batch"), Linger: in.k.dur("linger")}
+		err = backwave.AddBatchHandlerFunc(h, b, func(_ context.Context, jobs []*backwave.Job[noop]) []error {
+			for _, j := range jobs {
+				onWork(j.Args.T)
+			}
+			return nil
+		})
+	} else {
+		err = backwave.AddHandlerFunc(h, func(_ context.Context, j *backwave.Job[noop]) error {
+			onWork(j.Args.T)
+			return nil
+		})
+	}
+	if err != nil {
 		return err
 	}
 	worker := in.store()

@@ -23,6 +23,8 @@
 //	drain-fleet-skip   BackWave's drain while the fleet registry shows another live node
 //	                   handling a Wire Name this one lacks, so every claim carries a Skip list;
 //	                   paired with the default drain (the ratio is the cost per claim)
+//	drain-batch        BackWave's drain through a batch handler taking up to 100 jobs a call
+//	                   (AddBatchHandler, default linger), paired with the default drain
 //	steady             a producer keeps a backlog while workers drain; completed jobs/s over
 //	                   a window after a warm-up
 //	latency-hints-on   single enqueues at a fixed rate; enqueue → handler start p50/p90/p99,

@@ -40,10 +40,43 @@ const (
 	// another live node handling a Wire Name this one does not, so every
 	// claim carries a Skip list (store.ClaimParams.Skip).
 	scFleetSkip = "drain-fleet-skip"
-	scRSS       = "rss"
+	// scDrainBatch is BackWave's drain through a batch handler that takes
+	// up to 100 jobs a call (backwave.AddBatchHandler).
+	scDrainBatch = "drain-batch"
+	scRSS        = "rss"
 )
 
-var allScenarios = []string{scInsert, scDrain, scHistoryOff, scEncrypted, scObserversIdle, scTransitionObserverIdle, scFleetSkip, scSteady, scLatencyOn, scLatencyOff, scLimit, scRate, scNoisy, scDrainLag, scLatencyLag, scDrainIdleTx, scRSS}
+// pairedVariant is a variant of BackWave's drain, measured alternately with
+// the default drain in the same loop (pairedDrain) rather than against the
+// drain row, which ran at another time on a machine that may have drifted
+// since.
+type pairedVariant struct {
+	// ratio names the paired ratio its row prints, variant/default.
+	ratio string
+	// river: River's drain row is a peer of the variant (the variant
+	// changes only what River has no counterpart of).
+	river bool
+}
+
+// pairedVariants are the drain variants by scenario name.
+var pairedVariants = map[string]pairedVariant{
+	scLimit:                  {ratio: "limit/unlimited"},
+	scRate:                   {ratio: "idle rate/unrated"},
+	scHistoryOff:             {ratio: "history off/on", river: true},
+	scEncrypted:              {ratio: "encrypted/plain"},
+	scObserversIdle:          {ratio: "observers idle/none", river: true},
+	scTransitionObserverIdle: {ratio: "transition observer idle/none", river: true},
+	scFleetSkip:              {ratio: "fleet skip/none", river: true},
+	scDrainBatch:             {ratio: "batch/single", river: true},
+}
+
+// isPaired reports whether sc is a drain variant (pairedVariants).
+func isPaired(sc string) bool {
+	_, ok := pairedVariants[sc]
+	return ok
+}
+
+var allScenarios = []string{scInsert, scDrain, scHistoryOff, scEncrypted, scObserversIdle, scTransitionObserverIdle, scFleetSkip, scDrainBatch, scSteady, scLatencyOn, scLatencyOff, scLimit, scRate, scNoisy, scDrainLag, scLatencyLag, scDrainIdleTx, scRSS}
 
 // Target names.
 const (

@@ -40,12 +40,10 @@ func (b *bench) measure(ctx context.Context, sc, tg string) ([]result, error) {
 			systems = append(systems, s)
 		}
 	}
-	// A variant of BackWave's drain (limit, rate, history off) is compared with
-	// the default drain measured alternately in the same loop, not with the
-	// drain row, which ran at another time on a machine that may have
-	// drifted since.
+	// A variant of BackWave's drain (pairedVariants) is compared with the
+	// default drain measured alternately in the same loop.
 	paired := -1
-	if (sc == scLimit || sc == scRate || sc == scHistoryOff || sc == scEncrypted || sc == scObserversIdle || sc == scTransitionObserverIdle || sc == scFleetSkip) && len(systems) > 0 {
+	if isPaired(sc) && len(systems) > 0 {
 		paired = len(systems)
 		systems = append(systems, pairedDrain{})
 	}
@@ -134,7 +132,7 @@ func (b *bench) once(ctx context.Context, s system, sc, tg string) (smp sample, 
 		}
 		smp.elapsed = time.Since(t0)
 		meter.end(ctx, smp.jobs)
-	case scDrain, scHistoryOff, scEncrypted, scObserversIdle, scTransitionObserverIdle, scFleetSkip, scLimit, scRate:
+	case scDrain, scHistoryOff, scEncrypted, scObserversIdle, scTransitionObserverIdle, scFleetSkip, scDrainBatch, scLimit, scRate:
 		smp.jobs = b.drainSize(s.name(), tg)
 		smp.elapsed, err = drain(ctx, inst, smp.jobs, meter)
 	case scSteady:

@@ -210,28 +210,13 @@ func (r report) ratios() []string {
 			}
 			continue
 		}
-		if x.Scenario == scLimit || x.Scenario == scRate || x.Scenario == scHistoryOff || x.Scenario == scEncrypted || x.Scenario == scObserversIdle || x.Scenario == scTransitionObserverIdle || x.Scenario == scFleetSkip {
+		if v, ok := pairedVariants[x.Scenario]; ok {
 			river, raw = nil, find(scDrain, x.Target, sysRaw)
-			if x.Scenario == scHistoryOff || x.Scenario == scObserversIdle || x.Scenario == scTransitionObserverIdle || x.Scenario == scFleetSkip {
+			if v.river {
 				river = find(scDrain, x.Target, sysRiver)
 			}
 			if x.baseline > 0 {
-				what := "limit/unlimited"
-				switch x.Scenario {
-				case scHistoryOff:
-					what = "history off/on"
-				case scEncrypted:
-					what = "encrypted/plain"
-				case scObserversIdle:
-					what = "observers idle/none"
-				case scTransitionObserverIdle:
-					what = "transition observer idle/none"
-				case scFleetSkip:
-					what = "fleet skip/none"
-				case scRate:
-					what = "idle rate/unrated"
-				}
-				out = append(out, fmt.Sprintf("| %s | %s | %s (%s drain, paired: %.2f×) | %s |", x.Scenario, x.Target, ratio(river), what, x.JobsPerSec/x.baseline, ratio(raw)))
+				out = append(out, fmt.Sprintf("| %s | %s | %s (%s drain, paired: %.2f×) | %s |", x.Scenario, x.Target, ratio(river), v.ratio, x.JobsPerSec/x.baseline, ratio(raw)))
 				continue
 			}
 		}

@@ -23,7 +23,7 @@ type riverSystem struct{}
 func (riverSystem) name() string { return sysRiver }
 
 func (riverSystem) supports(sc, tg string) bool {
-	return sc != scLimit && sc != scRate && sc != scHistoryOff && sc != scEncrypted && sc != scObserversIdle && sc != scTransitionObserverIdle && sc != scFleetSkip && sc != scNoisy && sc != scRSS
+	return !isPaired(sc) && sc != scNoisy && sc != scRSS
 }
 
 // riverKnobs is River's tuning per scenario and target: MaxWorkers,
