@@ -101,10 +101,11 @@ type auditInput struct {
 // The results of the read tools.
 
 type jobGetResult struct {
-	Job         jobView  `json:"job"`
-	Output      *blob    `json:"output,omitempty" jsonschema:"the Job Output a successful Attempt stored; absent if none, and for a caller without ViewSensitiveData"`
-	Transitions int      `json:"transitions" jsonschema:"how many Transition Log entries the job has; job_transitions lists them"`
-	Withheld    []string `json:"withheld,omitempty" jsonschema:"the sensitive fields left out of this result because the caller does not hold the ViewSensitiveData permission; absent when nothing was withheld"`
+	Job         jobView     `json:"job"`
+	Output      *blob       `json:"output,omitempty" jsonschema:"the Job Output a successful Attempt stored; absent if none, and for a caller without ViewSensitiveData"`
+	Transitions int         `json:"transitions" jsonschema:"how many Transition Log entries the job has; job_transitions lists them"`
+	Rewrites    []auditView `json:"rewrites,omitempty" jsonschema:"the job's unique-key rewrites (Replace and Debounce: a later enqueue of its key gave it new args, Tags or due time), oldest first, from the audit trail; absent if none"`
+	Withheld    []string    `json:"withheld,omitempty" jsonschema:"the sensitive fields left out of this result because the caller does not hold the ViewSensitiveData permission; absent when nothing was withheld"`
 }
 
 type transitionView struct {
@@ -239,6 +240,10 @@ type auditView struct {
 	Detail string    `json:"detail,omitempty" jsonschema:"what changed, e.g. limit 5, the new due time, or the schedule's name"`
 }
 
+func auditViewOf(e backwave.AuditEntry) auditView {
+	return auditView{ID: e.ID, At: e.At, Actor: string(e.Actor), Action: e.Action.String(), JobID: jobID(e.JobID), Queue: e.Queue, Detail: e.Detail}
+}
+
 type auditResult struct {
 	Entries []auditView `json:"entries" jsonschema:"the audit trail, newest first"`
 	Next    cursor      `json:"next,omitempty" jsonschema:"pass as before to read the next page; absent on the last page"`
@@ -255,6 +260,9 @@ func addReads(b *builder) {
 			out := jobGetResult{Job: jobViewOf(d.Job, r.sensitive), Transitions: len(d.Transitions), Withheld: withheld(r.sensitive, fieldPayload, fieldOutput, fieldCursor)}
 			if r.sensitive && d.Output != nil {
 				out.Output = blobOf(d.Output)
+			}
+			for _, e := range d.Rewrites {
+				out.Rewrites = append(out.Rewrites, auditViewOf(e))
 			}
 			return out, nil
 		})
@@ -448,7 +456,7 @@ func addReads(b *builder) {
 			}
 			out := auditResult{Entries: make([]auditView, len(p.Items)), Next: cursor(p.Next)}
 			for i, e := range p.Items {
-				out.Entries[i] = auditView{ID: e.ID, At: e.At, Actor: string(e.Actor), Action: e.Action.String(), JobID: jobID(e.JobID), Queue: e.Queue, Detail: e.Detail}
+				out.Entries[i] = auditViewOf(e)
 			}
 			return out, nil
 		})
