@@ -24,6 +24,9 @@ type backwaveSystem struct{}
 func (backwaveSystem) name() string { return sysBackWave }
 
 func (backwaveSystem) supports(sc, tg string) bool {
+	if tg == tgPgBouncer {
+		return pooledScenario(sc)
+	}
 	return sc != scRSS && (sc != scNoisy || tg == tgPostgres || tg == tgSQLite)
 }
 
@@ -115,13 +118,13 @@ func (backwaveSystem) open(ctx context.Context, b *bench, sc, tg string) (instan
 		return nil, "", fmt.Errorf("-backwave: %w", err)
 	}
 	switch tg {
-	case tgPostgres:
+	case tgPostgres, tgPgBouncer:
 		schema, drop, err := b.newSchema(ctx, "bw")
 		if err != nil {
 			return nil, "", err
 		}
 		in.drop = drop
-		u, err := b.pgURLWith(k.int("conns"), sysBackWave)
+		u, err := b.pgURLWith(tg, sc, k.int("conns"), sysBackWave)
 		if err != nil {
 			drop()
 			return nil, "", err

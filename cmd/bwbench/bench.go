@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/backwave/backwave/internal/privatedb"
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver every system here uses
 )
 
@@ -77,6 +79,10 @@ type bench struct {
 	// via, while set, is its address, which pgURLWith connects through.
 	lag *lagProxy
 	via string
+	// pooler is the postgres-pgbouncer target's private PgBouncer
+	// (pgbouncer.go), and stopPooler ends it.
+	pooler     *privatedb.PgBouncer
+	stopPooler func()
 }
 
 func newBench(ctx context.Context, cfg config, log *slog.Logger, stderr io.Writer) (*bench, error) {
@@ -101,9 +107,20 @@ func newBench(ctx context.Context, cfg config, log *slog.Logger, stderr io.Write
 	}
 	for _, tg := range cfg.targets {
 		switch tg {
-		case tgPostgres:
+		case tgPostgres, tgPgBouncer:
 			if cfg.pgURL == "" {
 				b.skipped[tg] = "no PostgreSQL URL (-postgres, $BWBENCH_POSTGRES_URL or $BACKWAVE_TEST_POSTGRES_URL)"
+				continue
+			}
+			if tg == tgPgBouncer {
+				pb, stop, err := startPgBouncer(ctx, cfg.pgURL)
+				if err != nil {
+					b.skipped[tg] = fmt.Sprintf("no private PgBouncer: %v", err)
+					continue
+				}
+				b.pooler, b.stopPooler = pb, stop
+			}
+			if b.pg != nil {
 				continue
 			}
 			pool, err := pgxpool.New(ctx, cfg.pgURL)
@@ -146,6 +163,9 @@ func (b *bench) close() {
 	}
 	if b.pg != nil {
 		b.pg.Close()
+	}
+	if b.stopPooler != nil {
+		b.stopPooler()
 	}
 	if b.ownDir {
 		_ = os.RemoveAll(b.dir)
@@ -210,9 +230,12 @@ func appName(system string) string { return "bwbench_" + system }
 
 // pgURLWith returns the PostgreSQL URL with a pgx pool size and the
 // system's application_name.
-func (b *bench) pgURLWith(conns int, system string) (string, error) {
+func (b *bench) pgURLWith(tg, sc string, conns int, system string) (string, error) {
 	u, err := url.Parse(b.cfg.pgURL)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		if tg == tgPgBouncer {
+			return "", fmt.Errorf("the %s target needs -postgres as a postgres:// URL", tgPgBouncer)
+		}
 		// A key=value DSN.
 		return b.cfg.pgURL + " pool_max_conns=" + strconv.Itoa(conns) + " application_name=" + appName(system), nil
 	}
@@ -223,6 +246,9 @@ func (b *bench) pgURLWith(conns int, system string) (string, error) {
 	q.Set("pool_max_conns", strconv.Itoa(conns))
 	q.Set("application_name", appName(system))
 	u.RawQuery = q.Encode()
+	if tg == tgPgBouncer {
+		pooledURL(u, poolerAddr(b.pooler), system, sc != scLatencyOff)
+	}
 	return u.String(), nil
 }
 

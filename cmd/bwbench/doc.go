@@ -84,7 +84,13 @@
 //	go run . -drain 200000 -rss 10000,1000000
 //
 // The PostgreSQL target reads -postgres, else BWBENCH_POSTGRES_URL, else
-// BACKWAVE_TEST_POSTGRES_URL; without any, it is skipped.
+// BACKWAVE_TEST_POSTGRES_URL; without any, it is skipped. The
+// postgres-pgbouncer target is the same server through a private PgBouncer
+// in transaction pooling mode that bwbench starts on a free loopback port
+// (Debian's pgbouncer; skipped with a message where it is not installed):
+// the drain and both latency scenarios, BackWave with pooler=transaction and
+// listen= naming the server directly, River in pgx's exec mode with
+// PollOnly, raw in exec mode (pgbouncer.go says why each).
 //
 // # The competitors
 //

@@ -97,7 +97,7 @@ const (
 var allSystems = []string{sysBackWave, sysRiver, sysRaw, sysGraphile, sysPgBoss, sysAsynq}
 
 // allTargets are the storage targets; redis carries only asynq's rows.
-var allTargets = []string{tgPostgres, tgSQLite, tgRedis}
+var allTargets = []string{tgPostgres, tgPgBouncer, tgSQLite, tgRedis}
 
 // sizes are the amounts of work each scenario does; every one is settable.
 type sizes struct {

@@ -16,21 +16,23 @@ import (
 
 // manifest pins the environment every number was measured in.
 type manifest struct {
-	Mode        string            `json:"mode"`
-	Started     string            `json:"started"`
-	Duration    string            `json:"duration"`
-	Commit      string            `json:"commit"`
-	GoVersion   string            `json:"go_version"`
-	OS          string            `json:"os"`
-	Kernel      string            `json:"kernel"`
-	CPUModel    string            `json:"cpu_model"`
-	CPUCount    int               `json:"cpu_count"`
-	GOMAXPROCS  int               `json:"gomaxprocs"`
-	LoadBefore  string            `json:"load_average_before"`
-	LoadAfter   string            `json:"load_average_after"`
-	Postgres    map[string]string `json:"postgres,omitempty"`
-	SQLite      map[string]string `json:"sqlite,omitempty"`
-	Redis       map[string]string `json:"redis,omitempty"`
+	Mode       string            `json:"mode"`
+	Started    string            `json:"started"`
+	Duration   string            `json:"duration"`
+	Commit     string            `json:"commit"`
+	GoVersion  string            `json:"go_version"`
+	OS         string            `json:"os"`
+	Kernel     string            `json:"kernel"`
+	CPUModel   string            `json:"cpu_model"`
+	CPUCount   int               `json:"cpu_count"`
+	GOMAXPROCS int               `json:"gomaxprocs"`
+	LoadBefore string            `json:"load_average_before"`
+	LoadAfter  string            `json:"load_average_after"`
+	Postgres   map[string]string `json:"postgres,omitempty"`
+	SQLite     map[string]string `json:"sqlite,omitempty"`
+	Redis      map[string]string `json:"redis,omitempty"`
+	// PgBouncer is the postgres-pgbouncer target's private pooler.
+	PgBouncer   string            `json:"pgbouncer,omitempty"`
 	Competitors map[string]string `json:"competitors"`
 	// PeerSettings is each peer's drain tuning; a row prints the settings
 	// of its own scenario.
@@ -84,6 +86,10 @@ func collectManifest(ctx context.Context, b *bench) manifest {
 	if b.redis != nil {
 		m.Redis = b.redis
 	}
+	if b.pooler != nil {
+		m.PgBouncer = fmt.Sprintf("%s, pool_mode transaction, %d server connections, 127.0.0.1:%d (private, started for the run)",
+			pgbouncerVersion(), pgbouncerPoolSize, b.pooler.Port())
+	}
 	if b.dir != "" {
 		m.SQLite = map[string]string{
 			"driver":       "modernc.org/sqlite " + moduleVersion("modernc.org/sqlite"),
@@ -128,6 +134,9 @@ func (m manifest) markdown() string {
 		row("postgresql", fmt.Sprintf("%s, shared_buffers %s, synchronous_commit %s, fsync %s, max_connections %s, wal_level %s, %s",
 			m.Postgres["version"], m.Postgres["shared_buffers"], m.Postgres["synchronous_commit"], m.Postgres["fsync"],
 			m.Postgres["max_connections"], m.Postgres["wal_level"], m.Postgres["connection"]))
+	}
+	if m.PgBouncer != "" {
+		row("pgbouncer", m.PgBouncer)
 	}
 	if m.SQLite != nil {
 		row("sqlite", fmt.Sprintf("%s (%s), journal_mode %s, synchronous %s, busy_timeout %s ms",

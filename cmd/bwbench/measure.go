@@ -117,7 +117,7 @@ func (b *bench) once(ctx context.Context, s system, sc, tg string) (smp sample, 
 	}
 	defer undoAfter()
 	var meter *cpuMeter
-	if tg == tgPostgres {
+	if isPG(tg) {
 		meter = b.newCPUMeter(sc+"/"+tg+"/"+s.name(), appName(s.name()))
 	} else {
 		meter = b.newCPUMeter(sc+"/"+tg+"/"+s.name(), "")

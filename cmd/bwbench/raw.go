@@ -25,6 +25,9 @@ type rawSystem struct{}
 func (rawSystem) name() string { return sysRaw }
 
 func (rawSystem) supports(sc, tg string) bool {
+	if tg == tgPgBouncer {
+		return sc == scDrain
+	}
 	return sc == scInsert || sc == scDrain || sc == scSteady
 }
 
@@ -95,13 +98,13 @@ func (rawSystem) open(ctx context.Context, b *bench, sc, tg string) (instance, s
 	}
 	in := &rawInstance{b: b, k: k}
 	switch tg {
-	case tgPostgres:
+	case tgPostgres, tgPgBouncer:
 		schema, drop, err := b.newSchema(ctx, "raw")
 		if err != nil {
 			return nil, "", err
 		}
 		in.schema, in.drop = schema, drop
-		u, err := b.pgURLWith(k.int("loops")+1, sysRaw)
+		u, err := b.pgURLWith(tg, sc, k.int("loops")+1, sysRaw)
 		if err != nil {
 			drop()
 			return nil, "", err

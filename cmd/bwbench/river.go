@@ -23,6 +23,9 @@ type riverSystem struct{}
 func (riverSystem) name() string { return sysRiver }
 
 func (riverSystem) supports(sc, tg string) bool {
+	if tg == tgPgBouncer {
+		return pooledScenario(sc)
+	}
 	return !isPaired(sc) && sc != scNoisy && sc != scRSS
 }
 
@@ -53,6 +56,14 @@ func riverKnobs(sc, tg string, sz sizes) *knobs {
 		k.set("cooldown", "1ms")
 		k.set("poll", sz.HintsOffPoll.String())
 		k.set("poll_only", "true")
+	}
+	if tg == tgPgBouncer {
+		// Behind a transaction pooler LISTEN cannot work: River's
+		// PollOnly, and for latency the poll of the hints-off row.
+		k.set("poll_only", "true")
+		if sc == scLatencyOn {
+			k.set("poll", sz.HintsOffPoll.String())
+		}
 	}
 	return k
 }
@@ -95,13 +106,13 @@ func (riverSystem) open(ctx context.Context, b *bench, sc, tg string) (instance,
 	}
 	in := &riverInstance{b: b, tg: tg, sc: sc, k: k}
 	switch tg {
-	case tgPostgres:
+	case tgPostgres, tgPgBouncer:
 		schema, drop, err := b.newSchema(ctx, "river")
 		if err != nil {
 			return nil, "", err
 		}
 		in.drop = drop
-		u, err := b.pgURLWith(k.int("conns"), sysRiver)
+		u, err := b.pgURLWith(tg, sc, k.int("conns"), sysRiver)
 		if err != nil {
 			drop()
 			return nil, "", err

@@ -81,7 +81,7 @@ func (b *bench) rssOnce(ctx context.Context, exe, tg string, n int) (result, err
 	args := []string{rssChildArg, "-target", tg, "-n", fmt.Sprint(n), "-knobs", strings.ReplaceAll(settings, " ", ",")}
 	switch tg {
 	case tgPostgres:
-		u, err := b.pgURLWith(in.k.int("conns"), sysBackWave)
+		u, err := b.pgURLWith(tgPostgres, scRSS, in.k.int("conns"), sysBackWave)
 		if err != nil {
 			return result{}, err
 		}
