@@ -73,42 +73,13 @@ func txEnvs() map[string]func(t *testing.T) *txEnv {
 		// A pgx pool store, the application's pgx.Tx.
 		"postgres/pgx": func(t *testing.T) *txEnv {
 			url, schema := pgSchema(t)
-			st, err := postgres.Open(t.Context(), url, postgres.Options{Schema: schema})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Close() })
-			pool, err := pgxpool.New(t.Context(), url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(pool.Close)
-			e := &txEnv{store: st, orders: schema + ".orders"}
-			if _, err := pool.Exec(t.Context(), "CREATE TABLE "+e.orders+" (id int PRIMARY KEY, item text NOT NULL)"); err != nil {
-				t.Fatal(err)
-			}
-			e.begin = func(t *testing.T) appTx {
-				ctx := t.Context()
-				tx, err := pool.Begin(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
-				return appTx{
-					tx:       tx,
-					exec:     func(q string) error { _, err := tx.Exec(ctx, q); return err },
-					commit:   func() error { return tx.Commit(ctx) },
-					rollback: func() error { return tx.Rollback(ctx) },
-				}
-			}
-			e.rows = func(t *testing.T) int {
-				var n int
-				if err := pool.QueryRow(t.Context(), "SELECT count(*) FROM "+e.orders).Scan(&n); err != nil {
-					t.Fatal(err)
-				}
-				return n
-			}
-			return e
+			return pgxEnv(t, url, url, schema)
+		},
+		// Both through a transaction pooler (pooler_env_test.go).
+		"postgres/pgbouncer": func(t *testing.T) *txEnv {
+			url, schema := pgSchema(t)
+			storeURL, appURL := pooledURLs(t, url)
+			return pgxEnv(t, storeURL, appURL, schema)
 		},
 		// One database/sql DB through pgx's stdlib driver for the
 		// application and the store (postgres.OpenDB).
@@ -138,6 +109,58 @@ func txEnvs() map[string]func(t *testing.T) *txEnv {
 		envs[name] = open
 	}
 	return envs
+}
+
+// pgxEnv is the environment of a pgx pool store on storeURL and the
+// application's pgx pool on appURL, both in schema.
+func pgxEnv(t *testing.T, storeURL, appURL, schema string) *txEnv {
+	t.Helper()
+	st, err := postgres.Open(t.Context(), storeURL, postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	cfg, err := pgxpool.ParseConfig(appURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What postgres.RegisterTypes asks of an application pool that, like
+	// one behind a transaction pooler, prepares no statements.
+	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
+		postgres.RegisterTypes(c.TypeMap())
+		return nil
+	}
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	e := &txEnv{store: st, orders: schema + ".orders"}
+	if _, err := pool.Exec(t.Context(), "CREATE TABLE "+e.orders+" (id int PRIMARY KEY, item text NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	e.begin = func(t *testing.T) appTx {
+		ctx := t.Context()
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+		return appTx{
+			tx:       tx,
+			exec:     func(q string) error { _, err := tx.Exec(ctx, q); return err },
+			commit:   func() error { return tx.Commit(ctx) },
+			rollback: func() error { return tx.Rollback(ctx) },
+		}
+	}
+	e.rows = func(t *testing.T) int {
+		var n int
+		if err := pool.QueryRow(t.Context(), "SELECT count(*) FROM "+e.orders).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	return e
 }
 
 // openSQLiteApp opens the application's *sql.DB on path, with the settings

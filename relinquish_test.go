@@ -2,15 +2,10 @@ package backwave_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/core"
@@ -40,30 +35,28 @@ func relinquishStores(t *testing.T) map[string]func(t *testing.T) store.Store {
 			return s
 		},
 		"postgres": func(t *testing.T) store.Store {
-			url := os.Getenv("BACKWAVE_TEST_POSTGRES_URL")
-			if url == "" {
-				t.Skip("BACKWAVE_TEST_POSTGRES_URL is not set")
-			}
-			b := make([]byte, 6)
-			_, _ = rand.Read(b)
-			schema := "bwtest_" + hex.EncodeToString(b)
-			s, err := postgres.Open(t.Context(), url, postgres.Options{Schema: schema})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				_ = s.Close()
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				if conn, err := pgx.Connect(ctx, url); err == nil {
-					_, _ = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
-					_ = conn.Close(ctx)
-				}
-			})
-			return s
+			url, schema := pgSchema(t)
+			return openPgStore(t, url, schema)
+		},
+		// Through a transaction pooler (pooler_env_test.go).
+		"postgres/pgbouncer": func(t *testing.T) store.Store {
+			url, schema := pgSchema(t)
+			through, _ := pooledURLs(t, url)
+			return openPgStore(t, through, schema)
 		},
 		"mariadb": openMariaStore,
 	}
+}
+
+// openPgStore opens a PostgreSQL store on url in schema, closed at cleanup.
+func openPgStore(t *testing.T, url, schema string) store.Store {
+	t.Helper()
+	s, err := postgres.Open(t.Context(), url, postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
 }
 
 // TestStopRelinquishesEveryStore stops a Client while its handler runs, on

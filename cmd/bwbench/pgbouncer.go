@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -53,37 +51,13 @@ func startPgBouncer(ctx context.Context, pgURL string) (*privatedb.PgBouncer, fu
 	if _, err := privatedb.PgBouncerBin(); err != nil {
 		return nil, nil, err
 	}
-	u, err := url.Parse(pgURL)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
-		return nil, nil, fmt.Errorf("the pooler target needs -postgres as a postgres:// URL with a host")
-	}
-	host, port := u.Hostname(), u.Port()
-	if host == "localhost" {
-		host = "127.0.0.1"
-	}
-	p, _ := strconv.Atoi(port)
-	if p == 0 {
-		p = 5432
-	}
-	user := u.User.Username()
-	if user == "" {
-		user = "postgres"
-	}
 	within, err := os.MkdirTemp("", "bwbench-pgbouncer-")
 	if err != nil {
 		return nil, nil, err
 	}
-	free, err := privatedb.FreePort()
-	if err != nil {
-		_ = os.RemoveAll(within)
-		return nil, nil, err
-	}
 	sctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	pb, err := privatedb.StartPgBouncer(sctx, privatedb.PgBouncerConfig{
-		Dir: filepath.Join(within, "pgbouncer"), Within: within, Port: free,
-		ServerHost: host, ServerPort: p, Users: []string{user}, PoolSize: pgbouncerPoolSize,
-	})
+	pb, err := privatedb.StartPgBouncerFor(sctx, pgURL, within, pgbouncerPoolSize)
 	if err != nil {
 		_ = os.RemoveAll(within)
 		return nil, nil, err

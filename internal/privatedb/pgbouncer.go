@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,6 +141,49 @@ func StartPgBouncer(ctx context.Context, cfg PgBouncerConfig) (*PgBouncer, error
 		return nil, err
 	}
 	return b, nil
+}
+
+// StartPgBouncerFor starts a private PgBouncer in transaction mode, with
+// poolSize server connections, in front of the server serverURL (a
+// postgres:// URL) names, as its user, on a free loopback port, in the
+// directory within/pgbouncer.
+func StartPgBouncerFor(ctx context.Context, serverURL, within string, poolSize int) (*PgBouncer, error) {
+	u, err := neturl.Parse(serverURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+		return nil, fmt.Errorf("private PgBouncer: the server must be named by a postgres:// URL with a host, not %q", serverURL)
+	}
+	port, _ := strconv.Atoi(u.Port())
+	if port == 0 {
+		port = 5432
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		host = "127.0.0.1"
+	}
+	user := u.User.Username()
+	if user == "" {
+		user = "postgres"
+	}
+	free, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	return StartPgBouncer(ctx, PgBouncerConfig{
+		Dir: filepath.Join(within, "pgbouncer"), Within: within, Port: free,
+		ServerHost: host, ServerPort: port, Users: []string{user}, PoolSize: poolSize,
+	})
+}
+
+// Through returns serverURL, a postgres:// URL of the server the pooler
+// fronts, as it reads through the pooler: the same user, database and
+// parameters, the pooler's address.
+func (b *PgBouncer) Through(serverURL string) (string, error) {
+	u, err := neturl.Parse(serverURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return "", fmt.Errorf("private PgBouncer: %q is not a postgres:// URL", serverURL)
+	}
+	u.Host = net.JoinHostPort("127.0.0.1", strconv.Itoa(b.cfg.Port))
+	return u.String(), nil
 }
 
 // Port is the pooler's loopback port.

@@ -277,6 +277,10 @@ func typesRegistered(m *pgtype.Map) bool {
 	return ok
 }
 
+// errTxTypesNotRegistered is checkTxTypes' error.
+var errTxTypesNotRegistered = fmt.Errorf("postgres: %w: the caller's pgx.Tx is on a connection in exec or simple-protocol mode (as behind a transaction pooler) that does not know the store's array types: call postgres.RegisterTypes(conn.TypeMap()) in the AfterConnect hook of the application's pool",
+	store.ErrInvalidParams)
+
 // errTypesNotRegistered is checkTypes' error.
 var errTypesNotRegistered = fmt.Errorf("postgres: %w: behind a transaction pooler the connections must know the store's array types: call postgres.RegisterTypes(conn.TypeMap()) in the pool's AfterConnect hook, or open the store with Open and pooler=transaction in its URL",
 	store.ErrInvalidParams)

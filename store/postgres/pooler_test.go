@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	neturl "net/url"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -87,32 +85,9 @@ func sharedPooler(t testing.TB) *privatedb.PgBouncer {
 // server connections in front of the server u names, in a directory under
 // within.
 func startPooler(u, within string, poolSize int) (*privatedb.PgBouncer, error) {
-	parsed, err := neturl.Parse(u)
-	if err != nil {
-		return nil, err
-	}
-	port, _ := strconv.Atoi(parsed.Port())
-	if port == 0 {
-		port = 5432
-	}
-	host := parsed.Hostname()
-	if host == "" || host == "localhost" {
-		host = "127.0.0.1"
-	}
-	user := parsed.User.Username()
-	if user == "" {
-		user = "postgres"
-	}
-	free, err := privatedb.FreePort()
-	if err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	return privatedb.StartPgBouncer(ctx, privatedb.PgBouncerConfig{
-		Dir: filepath.Join(within, "pgbouncer"), Within: within, Port: free,
-		ServerHost: host, ServerPort: port, Users: []string{user}, PoolSize: poolSize,
-	})
+	return privatedb.StartPgBouncerFor(ctx, u, within, poolSize)
 }
 
 // stopSharedPooler stops the shared PgBouncer, if one was started.
@@ -129,22 +104,21 @@ func stopSharedPooler() error {
 func poolerURL(t testing.TB, b *privatedb.PgBouncer, listen bool) string {
 	t.Helper()
 	direct := testURL(t)
-	parsed, err := neturl.Parse(direct)
+	through, err := b.Through(direct)
 	if err != nil {
 		t.Fatal(err)
 	}
-	through, err := neturl.Parse(b.URL(strings.TrimPrefix(parsed.Path, "/")))
+	u, err := neturl.Parse(through)
 	if err != nil {
 		t.Fatal(err)
 	}
-	through.User = parsed.User
-	q := parsed.Query()
+	q := u.Query()
 	q.Set("pooler", postgres.PoolerTransaction)
 	if listen {
 		q.Set("listen", direct)
 	}
-	through.RawQuery = q.Encode()
-	return through.String()
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // schemaExists reports whether schema exists, asked on a direct connection.

@@ -180,6 +180,9 @@ func (s *Store) identity(ctx context.Context, q querier) (id dbIdentity, hasSche
 // store's database. The store's own identity is read once, on its
 // connections, and kept.
 func (s *Store) checkTx(ctx context.Context, q querier, viaSQL bool) error {
+	if err := checkTxTypes(q); err != nil {
+		return err
+	}
 	mine := s.ident.Load()
 	if mine == nil {
 		id, _, err := s.identity(ctx, s.db)
@@ -203,6 +206,30 @@ func (s *Store) checkTx(ctx context.Context, q querier, viaSQL bool) error {
 	}
 	if !hasSchema {
 		return fmt.Errorf("%w: the transaction's database holds no schema %q", store.ErrTxUnsupported, s.schema)
+	}
+	return nil
+}
+
+// checkTxTypes fails, as a store's own connections would, when q is a
+// caller's pgx.Tx on a connection that prepares no statement (exec mode or
+// the simple protocol, as behind a transaction pooler) and whose type map
+// was not told the store's array types (RegisterTypes): its first statement
+// with an array argument would fail with pgx's "cannot find encode plan",
+// after the check of its database, with nothing said of the cause.
+func checkTxTypes(q querier) error {
+	r, ok := q.(pgxRunner)
+	if !ok {
+		return nil
+	}
+	tx, ok := r.q.(pgx.Tx)
+	if !ok || tx.Conn() == nil {
+		return nil
+	}
+	switch tx.Conn().Config().DefaultQueryExecMode {
+	case pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol:
+		if !typesRegistered(tx.Conn().TypeMap()) {
+			return errTxTypesNotRegistered
+		}
 	}
 	return nil
 }

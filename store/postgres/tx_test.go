@@ -3,10 +3,13 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	neturl "net/url"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
@@ -174,4 +177,51 @@ func count(t *testing.T, table string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// A caller's pgx.Tx on a connection that prepares nothing (exec mode, as an
+// application behind a transaction pooler runs) must know the store's array
+// types: without postgres.RegisterTypes in its pool's AfterConnect, the
+// insert is refused before any statement with the error that says what to
+// do, not pgx's "cannot find encode plan"; with it, the insert goes in.
+func TestTxInExecModeNeedsRegisteredTypes(t *testing.T) {
+	t.Parallel()
+	s := openStore(t, modePgx, postgres.Options{})
+	u, err := neturl.Parse(testURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("default_query_exec_mode", "exec")
+	u.RawQuery = q.Encode()
+	insert := func(register bool) error {
+		cfg, err := pgxpool.ParseConfig(u.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if register {
+			cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
+				postgres.RegisterTypes(c.TypeMap())
+				return nil
+			}
+		}
+		pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Close()
+		tx, err := pool.Begin(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(context.Background())
+		_, err = s.JobInsertManyTx(t.Context(), tx, store.InsertManyParams{Jobs: []store.NewJob{{WireName: "w", Queue: "q", MaxAttempts: 1}}})
+		return err
+	}
+	if err := insert(false); !errors.Is(err, store.ErrInvalidParams) || !strings.Contains(err.Error(), "RegisterTypes") {
+		t.Fatalf("insert in an exec-mode pgx.Tx without RegisterTypes: err = %v, want ErrInvalidParams naming RegisterTypes", err)
+	}
+	if err := insert(true); err != nil {
+		t.Fatalf("insert in an exec-mode pgx.Tx with RegisterTypes: %v", err)
+	}
 }
