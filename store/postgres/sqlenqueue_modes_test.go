@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -369,5 +371,99 @@ func TestSQLEnqueueModeBadInput(t *testing.T) {
 	}
 	if jobs != 0 {
 		t.Fatalf("%d jobs stored, want none", jobs)
+	}
+}
+
+// TestSQLEnqueueAuditDetail: the audit detail's two Go renderings restated
+// in SQL — enqueue_go_quote, strconv.Quote of a unique key, and
+// enqueue_rfc3339, time.RFC3339Nano in UTC — agree with Go for every
+// assigned code point a key may hold, alone and beside others, and for due
+// times with and without a fraction. Unassigned code points, which Go
+// escapes by its Unicode tables, are written as they are (the migration's
+// documented limit).
+func TestSQLEnqueueAuditDetail(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := sqlPool(t)
+	schema := openStore(t, modePgx, postgres.Options{}).Schema()
+	assigned := []*unicode.RangeTable{unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Zs, unicode.Zl, unicode.Zp,
+		unicode.Cf, unicode.Co, unicode.Cc}
+	keys := []string{"invoice:1042:send", `a "quoted" \ key`, "Ärger €", "tab-free \u00a0nbsp\u200b", "emoji 🎉 \U000f0001"}
+	for r := rune(0x20); r <= unicode.MaxRune; r++ {
+		if r == 0x7f || (r >= 0xd800 && r <= 0xdfff) || !unicode.In(r, assigned...) {
+			continue
+		}
+		keys = append(keys, string(r))
+	}
+	var got []string
+	if err := pool.QueryRow(ctx, inSchema(schema, `SELECT array_agg(backwave.enqueue_go_quote(k) ORDER BY n) FROM unnest($1::text[]) WITH ORDINALITY AS u(k, n)`),
+		keys).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	bad := 0
+	for i, k := range keys {
+		if want := strconv.Quote(k); got[i] != want {
+			if bad++; bad <= 20 {
+				t.Errorf("enqueue_go_quote(%U…) = %s, want %s", []rune(k)[0], got[i], want)
+			}
+		}
+	}
+	if bad > 20 {
+		t.Errorf("… and %d more", bad-20)
+	}
+	for _, at := range []time.Time{
+		time.Date(2031, 5, 6, 7, 8, 9, 120000000, time.UTC),
+		time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC),
+		time.Date(2026, 12, 31, 23, 59, 59, 999999000, time.FixedZone("x", 5*3600)),
+		time.Date(1, 1, 1, 0, 0, 0, 1000, time.UTC),
+	} {
+		var s string
+		if err := pool.QueryRow(ctx, inSchema(schema, `SELECT backwave.enqueue_rfc3339($1)`), at).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		if want := at.UTC().Format(time.RFC3339Nano); s != want {
+			t.Errorf("enqueue_rfc3339(%v) = %s, want %s", at, s, want)
+		}
+	}
+}
+
+// TestSQLEnqueueRewriteHint: a rewrite that leaves its holder due now sends
+// the Wake-Up Hint of the holder's Queue at commit, as replace.go does; a
+// rewrite due later, a debounced job's first wait, a rewrite with notify
+// false and a rolled-back one send none.
+func TestSQLEnqueueRewriteHint(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := sqlPool(t)
+	s := openStore(t, modePgx, postgres.Options{})
+	conn := listen(t, s)
+	enqueue := func(jobs string, notify, commit bool) {
+		t.Helper()
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback(ctx) }()
+		if _, err := tx.Exec(ctx, inSchema(s.Schema(), `SELECT * FROM backwave.enqueue_many_results($1, notify => $2)`), jobs, notify); err != nil {
+			t.Fatal(err)
+		}
+		if commit {
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	enqueue(`[{"wire_name": "w", "queue": "later", "unique_key": "a", "unique_mode": "replace", "run_at": "3000-01-01T00:00:00Z"},
+	          {"wire_name": "w", "queue": "debounced", "unique_key": "b", "unique_mode": "debounce", "debounce_wait": 60, "debounce_max_wait": 60},
+	          {"wire_name": "w", "queue": "quiet", "unique_key": "c", "unique_mode": "replace", "run_at": "3000-01-01T00:00:00Z"}]`, true, true)
+	if got := drain(t, conn, s); len(got) != 0 {
+		t.Fatalf("inserts due later sent %q, want no hint", got)
+	}
+	enqueue(`[{"wire_name": "w", "queue": "later", "unique_key": "a", "unique_mode": "replace"}]`, true, false)
+	enqueue(`[{"wire_name": "w", "queue": "other", "unique_key": "a", "unique_mode": "replace"},
+	          {"wire_name": "w", "unique_key": "b", "unique_mode": "debounce", "debounce_wait": 60, "debounce_max_wait": 60}]`, true, true)
+	enqueue(`[{"wire_name": "w", "unique_key": "c", "unique_mode": "replace"}]`, false, true)
+	if got := drain(t, conn, s); len(got) != 1 || got[0] != "later" {
+		t.Fatalf("rewrites sent %q, want one hint, for the Queue of the holder made due now", got)
 	}
 }

@@ -32,13 +32,15 @@ ALTER TYPE backwave.enqueue_job
 
 -- enqueue_go_quote is Go's strconv.Quote of a unique key, for the audit
 -- entry's detail: double quotes around it, a backslash before each
--- backslash and double quote, and the characters Go does not print —
--- C1 controls, the spaces other than U+0020, soft hyphen, the common
--- format characters (bidirectional marks, zero-width characters, the byte
--- order mark), private use and noncharacters — as \uXXXX or \UXXXXXXXX.
--- (A unique key holds no C0 control and no DEL; store.Unique.Validate
--- refuses them.) Unassigned code points, which Go escapes by its Unicode
--- version's tables, are written as they are.
+-- backslash and double quote, and the assigned characters Go does not
+-- print — C1 controls, the separators other than U+0020, the format
+-- characters (Unicode 15's Cf: soft hyphen, bidirectional marks,
+-- zero-width characters, the byte order mark, …), private use and
+-- noncharacters — as \uXXXX or \UXXXXXXXX. (A unique key holds no C0
+-- control and no DEL; the checks refuse them.) Other unassigned code
+-- points, which Go escapes by its own Unicode tables, are written as they
+-- are; sqlenqueue_modes_test.go holds the function to strconv.Quote for
+-- every assigned one.
 CREATE FUNCTION backwave.enqueue_go_quote(s text) RETURNS text
 LANGUAGE plpgsql IMMUTABLE STRICT AS $$
 DECLARE
@@ -53,11 +55,11 @@ BEGIN
         cp := ascii(c);
         IF c = '\' OR c = '"' THEN
             out := out || '\' || c;
-        ELSIF cp BETWEEN 128 AND 160 OR cp IN (173, 1564, 1757, 1807, 2274, 5760, 6158, 8239, 8287, 12288, 65279)
-              OR cp BETWEEN 8192 AND 8207 OR cp BETWEEN 8232 AND 8238 OR cp BETWEEN 8288 AND 8303
-              OR cp BETWEEN 57344 AND 63743 OR cp BETWEEN 65529 AND 65531
-              OR cp BETWEEN 1536 AND 1541 OR cp BETWEEN 64976 AND 65007 OR cp BETWEEN 917504 AND 917631
-              OR cp >= 983040 OR cp & 65534 = 65534 THEN
+        ELSIF cp BETWEEN 128 AND 160 OR cp IN (173, 1564, 1757, 1807, 2192, 2193, 2274, 5760, 6158, 8239, 8287, 12288, 65279, 69821, 69837)
+              OR cp BETWEEN 1536 AND 1541 OR cp BETWEEN 8192 AND 8207 OR cp BETWEEN 8232 AND 8238 OR cp BETWEEN 8288 AND 8303
+              OR cp BETWEEN 57344 AND 63743 OR cp BETWEEN 64976 AND 65007 OR cp BETWEEN 65529 AND 65531
+              OR cp BETWEEN 78896 AND 78911 OR cp BETWEEN 113824 AND 113827 OR cp BETWEEN 119155 AND 119162
+              OR cp BETWEEN 917504 AND 917631 OR cp >= 983040 OR cp & 65534 = 65534 THEN
             out := out || CASE WHEN cp < 65536 THEN '\u' || lpad(to_hex(cp), 4, '0') ELSE '\U' || lpad(to_hex(cp), 8, '0') END;
         ELSE
             out := out || c;
