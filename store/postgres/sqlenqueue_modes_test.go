@@ -467,3 +467,76 @@ func TestSQLEnqueueRewriteHint(t *testing.T) {
 		t.Fatalf("rewrites sent %q, want one hint, for the Queue of the holder made due now", got)
 	}
 }
+
+// TestSQLEnqueueRewritePrivileges: a role holding the privileges
+// docs/other-languages.md lists for enqueueing ("Privileges") and those it
+// adds for Replace and Debounce rewrites holders of both scopes, with Tags
+// replaced and pruned; with the enqueue privileges alone a rewrite is
+// refused (SQLSTATE 42501) while a plain enqueue goes on.
+func TestSQLEnqueueRewritePrivileges(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := sqlPool(t)
+	schema := openStore(t, modePgx, postgres.Options{}).Schema()
+	role := "bw_rw_" + strings.TrimPrefix(schema, "bwtest_")
+	r, sc := pgx.Identifier{role}.Sanitize(), pgx.Identifier{schema}.Sanitize()
+	t.Cleanup(func() {
+		_, _ = pool.Exec(context.Background(), fmt.Sprintf(`DROP OWNED BY %[1]s; DROP ROLE IF EXISTS %[1]s`, r))
+	})
+	grant := func(qs ...string) {
+		t.Helper()
+		for _, q := range qs {
+			if _, err := pool.Exec(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	grant(`CREATE ROLE `+r,
+		`GRANT USAGE ON SCHEMA `+sc+` TO `+r,
+		`GRANT USAGE ON SEQUENCE `+sc+`.job_id_seq TO `+r,
+		`GRANT SELECT, INSERT ON `+sc+`.queue, `+sc+`.job, `+sc+`.job_payload, `+sc+`.job_tag, `+
+			sc+`.job_transition, `+sc+`.tag, `+sc+`.job_count_delta, `+sc+`.job_key_count_delta TO `+r,
+		`GRANT SELECT, INSERT, UPDATE ON `+sc+`.job_unique TO `+r,
+		`GRANT SELECT ON `+sc+`.queue_wire_name TO `+r)
+	asRole := func(q string) error {
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = tx.Rollback(ctx) }()
+		if _, err := tx.Exec(ctx, `SET LOCAL ROLE `+r); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, inSchema(schema, q)); err != nil {
+			return err
+		}
+		return tx.Commit(ctx)
+	}
+	batch := `SELECT * FROM backwave.enqueue_many_results('[
+	    {"wire_name": "w", "unique_key": "r", "unique_mode": "replace", "labels": ["a"]},
+	    {"wire_name": "w", "unique_key": "p", "unique_period": 60, "unique_mode": "debounce", "debounce_wait": 1, "debounce_max_wait": 2,
+	     "keyed_tags": {"k": "v"}}]')`
+	if err := asRole(batch); err != nil {
+		t.Fatalf("the first of a key, with the enqueue privileges: %v", err)
+	}
+	err := asRole(batch)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "42501" {
+		t.Fatalf("a rewrite with the enqueue privileges alone: %v, want SQLSTATE 42501 (insufficient_privilege)", err)
+	}
+	grant(`GRANT UPDATE ON `+sc+`.job, `+sc+`.job_payload, `+sc+`.tag TO `+r,
+		`GRANT DELETE ON `+sc+`.job_tag, `+sc+`.tag, `+sc+`.job_unique TO `+r,
+		`GRANT INSERT ON `+sc+`.audit TO `+r)
+	for i := range 2 {
+		if err := asRole(batch); err != nil {
+			t.Fatalf("rewrite %d with the documented privileges: %v", i, err)
+		}
+	}
+	var audits int
+	if err := pool.QueryRow(ctx, inSchema(schema, `SELECT count(*) FROM backwave.audit`)).Scan(&audits); err != nil {
+		t.Fatal(err)
+	}
+	if audits != 4 {
+		t.Fatalf("%d audit entries, want 4 (two rewrites of two holders)", audits)
+	}
+}
