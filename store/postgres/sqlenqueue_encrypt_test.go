@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -100,5 +101,48 @@ func TestSQLEnqueueEncrypted(t *testing.T) {
 				t.Fatalf("without RejectPlaintext the SQL job is %s and ran %v, want it run and Succeeded", j.State, ran["sql"])
 			}
 		})
+	}
+}
+
+// TestSQLEnqueueReplaceEncrypted: a replace through SQL of a holder
+// enqueued from Go on an encrypted store stores the new payload as given,
+// in plaintext, over the sealed one (docs/other-languages.md, "Encryption
+// at Rest"): the database cannot seal it, so the holder's payload goes the
+// way of any SQL-enqueued one (TestSQLEnqueueEncrypted).
+func TestSQLEnqueueReplaceEncrypted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := sqlPool(t)
+	raw := openStore(t, modePgx, postgres.Options{})
+	ring, err := encrypt.NewKeyRing("k1", map[string][]byte{"k1": bytes.Repeat([]byte{7}, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := encrypt.WrapWith(ctx, raw, ring, encrypt.Options{RejectPlaintext: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := backwave.NewClient(s, backwave.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := c.Enqueue(ctx, greetArgs{To: "go"}, backwave.WithUnique("k", backwave.UniqueWhileLive()), backwave.WithRunAt(time.Now().Add(time.Hour)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	if err := pool.QueryRow(ctx, inSchema(raw.Schema(), `SELECT ord || ':' || job_id || ':' || inserted || ':' || replaced
+	    FROM backwave.enqueue_many_results('[{"wire_name": "sqlenqueue.greet", "payload": {"to":"sql"}, "unique_key": "k", "unique_mode": "replace"}]')`)).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("1:%d:false:true", id); got != want {
+		t.Fatalf("enqueue_many_results answered %s, want %s", got, want)
+	}
+	var payload []byte
+	if err := pool.QueryRow(ctx, inSchema(raw.Schema(), `SELECT payload FROM backwave.job_payload WHERE job_id = $1`), int64(id)).Scan(&payload); err != nil {
+		t.Fatal(err)
+	}
+	if string(payload) != `{"to":"sql"}` {
+		t.Fatalf("the rewritten holder's payload is %q, want the SQL one as given", payload)
 	}
 }
