@@ -41,11 +41,26 @@ func rewriteRows(t *testing.T, pool *pgxpool.Pool, schema string) string {
 	return schemaRows(t, pool, schema) + "\naudit: " + audit
 }
 
-// sqlResults runs enqueue_many_results(jobs, history) in tx and renders its
-// rows as "ord:id:inserted:replaced ...".
-func sqlResults(t *testing.T, tx pgx.Tx, schema, jobs, history string) string {
+// quietClient is a Client on s that only enqueues, logging nothing.
+func quietClient(t *testing.T, s store.Store) *backwave.Client {
 	t.Helper()
-	rows, err := tx.Query(context.Background(), inSchema(schema, `SELECT ord, job_id, inserted, replaced FROM backwave.enqueue_many_results($1, $2)`),
+	c, err := backwave.NewClient(s, backwave.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// rowQuerier is what sqlResults runs on: a pool, or a transaction.
+type rowQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// sqlResults runs enqueue_many_results(jobs, history) through q and renders
+// its rows as "ord:id:inserted:replaced ...".
+func sqlResults(t *testing.T, q rowQuerier, schema, jobs, history string) string {
+	t.Helper()
+	rows, err := q.Query(context.Background(), inSchema(schema, `SELECT ord, job_id, inserted, replaced FROM backwave.enqueue_many_results($1, $2)`),
 		jobs, history)
 	if err != nil {
 		t.Fatal(err)
@@ -152,10 +167,7 @@ func TestSQLEnqueueRewriteConformance(t *testing.T) {
 			ctx := context.Background()
 			pool := sqlPool(t)
 			goStore := openStore(t, modePgx, postgres.Options{History: policy})
-			client, err := backwave.NewClient(goStore, backwave.Config{Logger: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			client := quietClient(t, goStore)
 			sqlSchema := openStore(t, modePgx, postgres.Options{History: policy}).Schema()
 			for i, st := range steps {
 				tx, err := pool.Begin(ctx)
@@ -223,10 +235,7 @@ func TestSQLEnqueueRewriteRefused(t *testing.T) {
 	ctx := context.Background()
 	pool := sqlPool(t)
 	s := openStore(t, modePgx, postgres.Options{})
-	client, err := backwave.NewClient(s, backwave.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := quietClient(t, s)
 	exec := func(q string, args ...any) error {
 		_, err := pool.Exec(ctx, inSchema(s.Schema(), q), args...)
 		return err
@@ -274,12 +283,7 @@ func TestSQLEnqueueRewriteRefused(t *testing.T) {
 			t.Fatalf("after a refused rewrite the schema holds %s, before %s", got, before)
 		}
 	}
-	var got string
-	if err := pool.QueryRow(ctx, inSchema(s.Schema(), `SELECT ord || ':' || job_id || ':' || inserted || ':' || replaced
-	    FROM backwave.enqueue_many_results('[{"wire_name": "w", "unique_key": "run", "unique_mode": "skip"}]')`)).Scan(&got); err != nil {
-		t.Fatal(err)
-	}
-	if got != "1:1:false:false" {
+	if got := sqlResults(t, pool, s.Schema(), `[{"wire_name": "w", "unique_key": "run", "unique_mode": "skip"}]`, "transitions+detail"); got != "1:1:false:false" {
 		t.Fatalf("skip mode on a Running holder answered %s, want 1:1:false:false", got)
 	}
 }
@@ -294,10 +298,7 @@ func TestSQLEnqueueModeBadInput(t *testing.T) {
 	ctx := context.Background()
 	pool := sqlPool(t)
 	s := openStore(t, modePgx, postgres.Options{})
-	client, err := backwave.NewClient(s, backwave.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := quietClient(t, s)
 	soon := time.Now().Add(time.Hour)
 	cases := []struct {
 		name, job string // the fields of one job object beside wire_name
@@ -478,57 +479,25 @@ func TestSQLEnqueueRewritePrivileges(t *testing.T) {
 	ctx := context.Background()
 	pool := sqlPool(t)
 	schema := openStore(t, modePgx, postgres.Options{}).Schema()
-	role := "bw_rw_" + strings.TrimPrefix(schema, "bwtest_")
-	r, sc := pgx.Identifier{role}.Sanitize(), pgx.Identifier{schema}.Sanitize()
-	t.Cleanup(func() {
-		_, _ = pool.Exec(context.Background(), fmt.Sprintf(`DROP OWNED BY %[1]s; DROP ROLE IF EXISTS %[1]s`, r))
-	})
-	grant := func(qs ...string) {
-		t.Helper()
-		for _, q := range qs {
-			if _, err := pool.Exec(ctx, q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-		}
-	}
-	grant(`CREATE ROLE `+r,
-		`GRANT USAGE ON SCHEMA `+sc+` TO `+r,
-		`GRANT USAGE ON SEQUENCE `+sc+`.job_id_seq TO `+r,
-		`GRANT SELECT, INSERT ON `+sc+`.queue, `+sc+`.job, `+sc+`.job_payload, `+sc+`.job_tag, `+
-			sc+`.job_transition, `+sc+`.tag, `+sc+`.job_count_delta, `+sc+`.job_key_count_delta TO `+r,
-		`GRANT SELECT, INSERT, UPDATE ON `+sc+`.job_unique TO `+r,
-		`GRANT SELECT ON `+sc+`.queue_wire_name TO `+r)
-	asRole := func(q string) error {
-		tx, err := pool.Begin(ctx)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = tx.Rollback(ctx) }()
-		if _, err := tx.Exec(ctx, `SET LOCAL ROLE `+r); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, inSchema(schema, q)); err != nil {
-			return err
-		}
-		return tx.Commit(ctx)
-	}
+	role := newEnqueueRole(t, pool, schema, "bw_rw_")
+	sc, r := pgx.Identifier{schema}.Sanitize(), role.name
 	batch := `SELECT * FROM backwave.enqueue_many_results('[
 	    {"wire_name": "w", "unique_key": "r", "unique_mode": "replace", "labels": ["a"]},
 	    {"wire_name": "w", "unique_key": "p", "unique_period": 60, "unique_mode": "debounce", "debounce_wait": 1, "debounce_max_wait": 2,
 	     "keyed_tags": {"k": "v"}}]')`
-	if err := asRole(batch); err != nil {
+	if err := role.run(batch); err != nil {
 		t.Fatalf("the first of a key, with the enqueue privileges: %v", err)
 	}
-	err := asRole(batch)
+	err := role.run(batch)
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "42501" {
 		t.Fatalf("a rewrite with the enqueue privileges alone: %v, want SQLSTATE 42501 (insufficient_privilege)", err)
 	}
-	grant(`GRANT UPDATE ON `+sc+`.job, `+sc+`.job_payload, `+sc+`.tag TO `+r,
+	role.grant(`GRANT UPDATE ON `+sc+`.job, `+sc+`.job_payload, `+sc+`.tag TO `+r,
 		`GRANT DELETE ON `+sc+`.job_tag, `+sc+`.tag, `+sc+`.job_unique TO `+r,
 		`GRANT INSERT ON `+sc+`.audit TO `+r)
 	for i := range 2 {
-		if err := asRole(batch); err != nil {
+		if err := role.run(batch); err != nil {
 			t.Fatalf("rewrite %d with the documented privileges: %v", i, err)
 		}
 	}
