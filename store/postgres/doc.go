@@ -180,5 +180,10 @@
 // backwave.enqueue(wire_name, payload, …) and backwave.enqueue_many(json)
 // apply the checks and defaults of the Go insert path and write the rows
 // it writes, which sqlenqueue_test.go holds them to; a bad argument raises
-// SQLSTATE 22004 or 22023 naming the field. See docs/other-languages.md.
+// SQLSTATE 22004 or 22023 naming the field. A unique key's Replace and
+// Debounce modes (migration/017_sql_enqueue_modes.sql) rewrite a Scheduled
+// holder as replace.go does, which sqlenqueue_modes_test.go holds them to,
+// and raise SQLSTATE 55000 for any other holder;
+// backwave.enqueue_many_results also answers which jobs rewrote one. See
+// docs/other-languages.md.
 package postgres

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/encrypt"
 	"github.com/backwave/backwave/job"
+	"github.com/backwave/backwave/store"
 	"github.com/backwave/backwave/store/postgres"
 )
 
@@ -28,14 +30,7 @@ func TestSQLEnqueueEncrypted(t *testing.T) {
 			ctx := context.Background()
 			pool := sqlPool(t)
 			raw := openStore(t, modePgx, postgres.Options{})
-			ring, err := encrypt.NewKeyRing("k1", map[string][]byte{"k1": bytes.Repeat([]byte{7}, 32)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := encrypt.WrapWith(ctx, raw, ring, encrypt.Options{RejectPlaintext: reject, Logger: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := encryptedStore(t, raw, reject)
 			var sqlID int64
 			if err := pool.QueryRow(ctx, inSchema(raw.Schema(), `SELECT job_id FROM backwave.enqueue('sqlenqueue.greet', '{"to":"sql"}')`)).Scan(&sqlID); err != nil {
 				t.Fatal(err)
@@ -101,4 +96,47 @@ func TestSQLEnqueueEncrypted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSQLEnqueueReplaceEncrypted: a replace through SQL of a holder
+// enqueued from Go on an encrypted store stores the new payload as given,
+// in plaintext, over the sealed one (docs/other-languages.md, "Encryption
+// at Rest"): the database cannot seal it, so the holder's payload goes the
+// way of any SQL-enqueued one (TestSQLEnqueueEncrypted).
+func TestSQLEnqueueReplaceEncrypted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := sqlPool(t)
+	raw := openStore(t, modePgx, postgres.Options{})
+	id, err := quietClient(t, encryptedStore(t, raw, true)).Enqueue(ctx, greetArgs{To: "go"}, backwave.WithUnique("k", backwave.UniqueWhileLive()), backwave.WithRunAt(time.Now().Add(time.Hour)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := sqlResults(t, pool, raw.Schema(), `[{"wire_name": "sqlenqueue.greet", "payload": {"to":"sql"}, "unique_key": "k", "unique_mode": "replace"}]`,
+		"transitions+detail")
+	if want := fmt.Sprintf("1:%d:false:true", id); got != want {
+		t.Fatalf("enqueue_many_results answered %s, want %s", got, want)
+	}
+	var payload []byte
+	if err := pool.QueryRow(ctx, inSchema(raw.Schema(), `SELECT payload FROM backwave.job_payload WHERE job_id = $1`), int64(id)).Scan(&payload); err != nil {
+		t.Fatal(err)
+	}
+	if string(payload) != `{"to":"sql"}` {
+		t.Fatalf("the rewritten holder's payload is %q, want the SQL one as given", payload)
+	}
+}
+
+// encryptedStore wraps raw in Encryption at Rest under a test key, with
+// RejectPlaintext set as reject says.
+func encryptedStore(t *testing.T, raw *postgres.Store, reject bool) store.Store {
+	t.Helper()
+	ring, err := encrypt.NewKeyRing("k1", map[string][]byte{"k1": bytes.Repeat([]byte{7}, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := encrypt.WrapWith(context.Background(), raw, ring, encrypt.Options{RejectPlaintext: reject, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

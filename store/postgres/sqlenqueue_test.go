@@ -389,53 +389,80 @@ func TestSQLEnqueuePrivileges(t *testing.T) {
 	ctx := context.Background()
 	pool := sqlPool(t)
 	schema := openStore(t, modePgx, postgres.Options{}).Schema()
-	role := "bw_enq_" + strings.TrimPrefix(schema, "bwtest_")
-	r, sc := pgx.Identifier{role}.Sanitize(), pgx.Identifier{schema}.Sanitize()
-	t.Cleanup(func() {
-		_, _ = pool.Exec(context.Background(), fmt.Sprintf(`DROP OWNED BY %[1]s; DROP ROLE IF EXISTS %[1]s`, r))
-	})
-	for _, q := range []string{
-		`CREATE ROLE ` + r,
-		`GRANT USAGE ON SCHEMA ` + sc + ` TO ` + r,
-		`GRANT USAGE ON SEQUENCE ` + sc + `.job_id_seq TO ` + r,
-		`GRANT SELECT, INSERT ON ` + sc + `.queue, ` + sc + `.job, ` + sc + `.job_payload, ` + sc + `.job_tag, ` +
-			sc + `.job_transition, ` + sc + `.tag, ` + sc + `.job_count_delta, ` + sc + `.job_key_count_delta TO ` + r,
-		`GRANT SELECT, INSERT, UPDATE ON ` + sc + `.job_unique TO ` + r,
-		`GRANT SELECT ON ` + sc + `.queue_wire_name TO ` + r,
-	} {
-		if _, err := pool.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	asRole := func(q string) error {
-		tx, err := pool.Begin(ctx)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = tx.Rollback(ctx) }()
-		if _, err := tx.Exec(ctx, `SET LOCAL ROLE `+r); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, inSchema(schema, q)); err != nil {
-			return err
-		}
-		return tx.Commit(ctx)
-	}
+	role := newEnqueueRole(t, pool, schema, "bw_enq_")
+	sc := pgx.Identifier{schema}.Sanitize()
 	for _, q := range []string{
 		`SELECT * FROM backwave.enqueue('w', labels => '{a}', keyed_tags => '{"k": "v"}', unique_key => 'u')`,
 		`SELECT * FROM backwave.enqueue('w', unique_key => 'u')`,
 		`SELECT * FROM backwave.enqueue_many('[{"wire_name": "w", "queue": "q2", "unique_key": "p", "unique_period": 60}]')`,
 	} {
-		if err := asRole(q); err != nil {
+		if err := role.run(q); err != nil {
 			t.Fatalf("with the documented privileges: %s: %v", q, err)
 		}
 	}
 	if _, err := pool.Exec(ctx, `REVOKE EXECUTE ON FUNCTION `+sc+`.enqueue_jobs FROM PUBLIC`); err != nil {
 		t.Fatal(err)
 	}
-	err := asRole(`SELECT * FROM backwave.enqueue('w')`)
+	err := role.run(`SELECT * FROM backwave.enqueue('w')`)
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "42501" {
 		t.Fatalf("after REVOKE EXECUTE on enqueue_jobs: %v, want SQLSTATE 42501 (insufficient_privilege)", err)
 	}
+}
+
+// enqueueRole is a role of its own for one test, holding the privileges
+// docs/other-languages.md lists for enqueueing through SQL ("Privileges"),
+// dropped at cleanup.
+type enqueueRole struct {
+	t      *testing.T
+	pool   *pgxpool.Pool
+	schema string
+	name   string // the role's name, quoted
+}
+
+// newEnqueueRole creates the role prefix + schema's suffix and grants it
+// the enqueue privileges on schema.
+func newEnqueueRole(t *testing.T, pool *pgxpool.Pool, schema, prefix string) enqueueRole {
+	t.Helper()
+	r := enqueueRole{t: t, pool: pool, schema: schema, name: pgx.Identifier{prefix + strings.TrimPrefix(schema, "bwtest_")}.Sanitize()}
+	t.Cleanup(func() {
+		_, _ = pool.Exec(context.Background(), fmt.Sprintf(`DROP OWNED BY %[1]s; DROP ROLE IF EXISTS %[1]s`, r.name))
+	})
+	sc := pgx.Identifier{schema}.Sanitize()
+	r.grant(`CREATE ROLE `+r.name,
+		`GRANT USAGE ON SCHEMA `+sc+` TO `+r.name,
+		`GRANT USAGE ON SEQUENCE `+sc+`.job_id_seq TO `+r.name,
+		`GRANT SELECT, INSERT ON `+sc+`.queue, `+sc+`.job, `+sc+`.job_payload, `+sc+`.job_tag, `+
+			sc+`.job_transition, `+sc+`.tag, `+sc+`.job_count_delta, `+sc+`.job_key_count_delta TO `+r.name,
+		`GRANT SELECT, INSERT, UPDATE ON `+sc+`.job_unique TO `+r.name,
+		`GRANT SELECT ON `+sc+`.queue_wire_name TO `+r.name)
+	return r
+}
+
+// grant runs each statement as the test's own user.
+func (r enqueueRole) grant(qs ...string) {
+	r.t.Helper()
+	for _, q := range qs {
+		if _, err := r.pool.Exec(context.Background(), q); err != nil {
+			r.t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// run runs q, in the role's schema, as the role, in a transaction of its
+// own, and commits it.
+func (r enqueueRole) run(q string) error {
+	ctx := context.Background()
+	tx, err := r.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `SET LOCAL ROLE `+r.name); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, inSchema(r.schema, q)); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
 }
