@@ -204,6 +204,9 @@ const (
 	// AuditQueueSetFairClaim is QueueSetFairClaim (Detail is
 	// FairClaimDetail).
 	AuditQueueSetFairClaim
+	// AuditEnqueue is an insert with InsertManyParams.Actor: an operator
+	// enqueued the job (Detail is EnqueueDetail).
+	AuditEnqueue
 )
 
 var auditNames = [...]string{
@@ -230,7 +233,12 @@ var auditNames = [...]string{
 	AuditQueueSetKeyLimit:  "queue_set_key_limit",
 	AuditQueueSetKeyRate:   "queue_set_key_rate",
 	AuditQueueSetFairClaim: "queue_set_fair_claim",
+	AuditEnqueue:           "enqueue",
 }
+
+// EnqueueDetail is the Detail of an AuditEnqueue entry: the job's Wire
+// Name.
+func EnqueueDetail(wireName string) string { return "wire_name " + strconv.Quote(wireName) }
 
 // String returns the stored name of the action.
 func (a AuditAction) String() string {

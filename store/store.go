@@ -398,6 +398,15 @@ type InsertManyParams struct {
 	// the whole insert: nothing is written and the error is returned
 	// wrapped. Jobs[i].Payload is what Validate checks.
 	PayloadFor func(i int, id job.ID) ([]byte, error)
+	// Actor, if set, makes the insert an Operator Action, an operator's
+	// enqueue (Admin.Enqueue, the dashboard's enqueue form): each job it
+	// inserts is recorded in the audit trail as AuditEnqueue by Actor, in
+	// the insert's atomic step, its Detail the Wire Name (EnqueueDetail). A
+	// job not inserted (its unique key held, or its holder rewritten) is
+	// not recorded as enqueued. Empty, as for every enqueue of the
+	// application, records nothing: an application's enqueue is no
+	// Operator Action.
+	Actor Actor
 }
 
 // ClaimParams are the params of Worker.JobClaim.

@@ -141,6 +141,9 @@ func ValidateName(kind, name string) error {
 
 // Validate checks the params of JobInsertMany.
 func (p InsertManyParams) Validate() error {
+	if err := p.Actor.Validate(); err != nil {
+		return err
+	}
 	for i, j := range p.Jobs {
 		if err := ValidateName("wire name", j.WireName); err != nil {
 			return fmt.Errorf("job %d: %w", i, err)

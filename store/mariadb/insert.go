@@ -110,6 +110,12 @@ func (w *wtx) insertMany(p store.InsertManyParams, workflow int64) ([]store.Inse
 		if err := w.move(r, core.InsertState(len(parents)), core.ViaInsert, ""); err != nil {
 			return nil, err
 		}
+		if p.Actor != "" {
+			// An operator's enqueue is audited with it.
+			if err := w.record(p.Actor, store.AuditEnqueue, id, nj.Queue, store.EnqueueDetail(nj.WireName)); err != nil {
+				return nil, err
+			}
+		}
 	}
 	for _, id := range store.ExistingParents(p.Jobs) {
 		r, err := w.find(id)

@@ -107,6 +107,9 @@ func (s *Store) insertMany(p store.InsertManyParams, now time.Time, wf func() *w
 		ids[i], res[i] = id, store.InsertResult{ID: id, Inserted: true}
 		s.link(r, nj.Dependency, ids)
 		s.move(r, core.InsertState(len(nj.Dependency.Parents)), core.ViaInsert, now, "")
+		if p.Actor != "" {
+			s.record(now, p.Actor, store.AuditEnqueue, id, nj.Queue, store.EnqueueDetail(nj.WireName))
+		}
 		if core.Claimable(&r.job, now) {
 			hs.add(nj.Queue)
 		}

@@ -96,7 +96,7 @@ func (s *Store) JobInsertManyResults(ctx context.Context, p store.InsertManyPara
 	if err := s.enter(ctx); err != nil {
 		return nil, err
 	}
-	if !rewrites(p) {
+	if !followsInsert(p) {
 		return s.insertResults(ctx, s.db, p)
 	}
 	// A rewrite runs statements after the insert's: one transaction makes
@@ -123,10 +123,10 @@ func (s *Store) insertResults(ctx context.Context, q querier, p store.InsertMany
 		return nil, err
 	}
 	res, err := s.insertChecked(ctx, q, p)
-	if err != nil || !rewrites(p) {
+	if err != nil || !followsInsert(p) {
 		return res, err
 	}
-	if err := s.rewriteHeld(ctx, q, p, res); err != nil {
+	if err := s.afterInsert(ctx, q, p, res); err != nil {
 		return nil, s.wrap("insert", err)
 	}
 	return res, nil

@@ -84,6 +84,33 @@ func rewrites(p store.InsertManyParams) bool {
 	return slices.ContainsFunc(p.Jobs, func(nj store.NewJob) bool { return nj.Unique.Mode.Rewrites() })
 }
 
+// followsInsert reports whether the insert of p runs statements after its
+// own, in its transaction (afterInsert): rewrites, or an operator's audit.
+func followsInsert(p store.InsertManyParams) bool { return rewrites(p) || p.Actor != "" }
+
+// afterInsert runs, through q and after the insert that answered res, what
+// follows it in its transaction: the rewrites of held keys' holders
+// (rewriteHeld) and, for an operator's enqueue (p.Actor), the audit record
+// of each job inserted.
+func (s *Store) afterInsert(ctx context.Context, q querier, p store.InsertManyParams, res []store.InsertResult) error {
+	if rewrites(p) {
+		if err := s.rewriteHeld(ctx, q, p, res); err != nil {
+			return err
+		}
+	}
+	if p.Actor == "" {
+		return nil
+	}
+	for i, r := range res {
+		if r.Inserted {
+			if err := s.audit(ctx, q, p.Actor, store.AuditEnqueue, r.ID, p.Jobs[i].Queue, store.EnqueueDetail(p.Jobs[i].WireName)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // rewriteHeld runs, through q and after the insert that answered res, the
 // rewrites and first debounce waits of p's jobs (see above). It must run in
 // the insert's transaction.

@@ -138,8 +138,8 @@ func (s *Store) insertInTx(ctx context.Context, q querier, viaSQL bool, p store.
 		return nil, s.wrap("insert jobs in the caller's transaction", err)
 	}
 	res, err := s.insertChecked(ctx, q, p)
-	if err == nil && rewrites(p) {
-		err = s.rewriteHeld(ctx, q, p, res)
+	if err == nil && followsInsert(p) {
+		err = s.afterInsert(ctx, q, p, res)
 	}
 	if err != nil {
 		return nil, err

@@ -35,6 +35,17 @@ func (s *Store) insertResults(ctx context.Context, tx *sql.Tx, own bool, p store
 	if !own {
 		s.idFloor.Raise(store.ResultIDs(res)...)
 	}
+	if p.Actor != "" {
+		// An operator's enqueue: each job inserted is audited with it.
+		at := s.clock.Now()
+		for i, r := range res {
+			if r.Inserted {
+				if err := s.audit(ctx, tx, at, p.Actor, store.AuditEnqueue, r.ID, p.Jobs[i].Queue, store.EnqueueDetail(p.Jobs[i].WireName)); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+	}
 	var traces jsonObject
 	for i, nj := range p.Jobs {
 		if len(nj.TraceContext) > 0 && res[i].Inserted {

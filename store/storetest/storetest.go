@@ -114,6 +114,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Insert", testInsert},
 		{"TxIDs", testTxIDs},
 		{"TxResults", testTxResults},
+		{"EnqueueAudit", testEnqueueAudit},
 		{"Claim", testClaim},
 		{"Renew", testRenew},
 		{"Report", testReport},
