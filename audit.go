@@ -73,6 +73,9 @@ const (
 	// AuditQueueSetFairClaim is Admin.SetFairClaim; Detail is
 	// "fair claim on" or "fair claim off".
 	AuditQueueSetFairClaim AuditAction = AuditAction(store.AuditQueueSetFairClaim)
+	// AuditEnqueue is Admin.Enqueue: an operator enqueued the job; Detail
+	// names its Wire Name.
+	AuditEnqueue AuditAction = AuditAction(store.AuditEnqueue)
 )
 
 // String returns the stored name of the action, e.g. "queue_set_limit".

@@ -196,6 +196,7 @@ func (s *server) registerBuiltins() {
 	must(s.get("/queues", "", s.queues))
 	must(s.get("/schedules", "", s.schedules))
 	must(s.get("/audit", "", s.audit))
+	must(s.get("/enqueue", "", s.enqueueForm))
 	must(s.getRaw("/events", s.events))
 	must(s.getRaw("/tags/suggest", s.suggest))
 
@@ -220,6 +221,7 @@ func (s *server) registerBuiltins() {
 	must(s.post("/schedules/pause", "", permission.ActionPauseSchedule.Permission(), s.pauseSchedule))
 	must(s.post("/schedules/resume", "", permission.ActionResumeSchedule.Permission(), s.resumeSchedule))
 	must(s.post("/schedules/remove", "", permission.ActionRemoveSchedule.Permission(), s.removeSchedule))
+	must(s.post("/enqueue/job", "", permission.ActionEnqueue.Permission(), s.enqueue))
 }
 
 func builtinNav() []navItem {
@@ -229,5 +231,6 @@ func builtinNav() []navItem {
 		{Label: "Queues", Path: "/queues"},
 		{Label: "Recurring Schedules", Path: "/schedules"},
 		{Label: "Audit trail", Path: "/audit"},
+		{Label: "Enqueue", Path: "/enqueue"},
 	}
 }

@@ -40,12 +40,13 @@ func (s *server) allowed(r *http.Request, p permission.Permission) bool {
 type Capabilities struct {
 	// Sensitive is ViewSensitiveData: payloads, Failure Detail, Job Output.
 	Sensitive bool
-	// Requeue, Cancel, Trigger (TriggerSchedule) and Pause (PauseQueue)
-	// are the write Permissions.
+	// Requeue, Cancel, Trigger (TriggerSchedule), Pause (PauseQueue) and
+	// Enqueue are the write Permissions.
 	Requeue bool
 	Cancel  bool
 	Trigger bool
 	Pause   bool
+	Enqueue bool
 }
 
 func (s *server) canFor(r *http.Request) Capabilities {
@@ -55,6 +56,7 @@ func (s *server) canFor(r *http.Request) Capabilities {
 		Cancel:    s.allowed(r, permission.Cancel),
 		Trigger:   s.allowed(r, permission.TriggerSchedule),
 		Pause:     s.allowed(r, permission.PauseQueue),
+		Enqueue:   s.allowed(r, permission.Enqueue),
 	}
 }
 

@@ -126,6 +126,12 @@ func TestCallEveryTool(t *testing.T) {
 	}
 	auditHas(backwave.AuditReschedule, f.waiting[1])
 
+	enq := mustCall[jobActionResult](t, cs, do("job_enqueue"), map[string]any{"wire_name": "mcptest.resend", "queue": mailQueue, "payload": map[string]any{"to": "ada"}, "max_attempts": 2})
+	if enq.Job.State != "scheduled" || enq.Job.Queue != mailQueue || f.job(t, backwave.JobID(enq.Job.ID)).WireName != "mcptest.resend" {
+		t.Errorf("job_enqueue: %+v", enq.Job)
+	}
+	auditHas(backwave.AuditEnqueue, backwave.JobID(enq.Job.ID))
+
 	trig := mustCall[triggerResult](t, cs, do("schedule_trigger"), map[string]any{"name": scheduleName})
 	if trig.JobID == 0 || f.job(t, backwave.JobID(trig.JobID)).WireName != "mcptest.build_report" {
 		t.Errorf("schedule_trigger: %+v", trig)
@@ -226,6 +232,8 @@ func TestToolErrors(t *testing.T) {
 		{"schedule_occurrences", map[string]any{"name": scheduleName, "kinds": []string{"exploded"}}, "kinds"},
 		{"queue_set_limit", map[string]any{"queue": mailQueue, "limit": -2}, "limit"},
 		{"queue_pause", map[string]any{"queue": ""}, "queue"},
+		{"job_enqueue", map[string]any{"wire_name": "w", "max_attempts": -1}, "negative"},
+		{"job_enqueue", map[string]any{"wire_name": "w", "payload": []int{1}}, "payload"},
 	} {
 		r := call(t, cs, tc.tool, tc.args)
 		if !r.isError || !strings.Contains(r.text, tc.want) {

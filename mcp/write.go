@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/backwave/backwave"
@@ -13,6 +15,14 @@ import (
 type rescheduleInput struct {
 	ID jobID     `json:"id" jsonschema:"the id of a waiting (scheduled or awaiting_parent) job"`
 	At time.Time `json:"at" jsonschema:"the new due time (RFC 3339, e.g. 2026-12-01T09:00:00Z)"`
+}
+
+type enqueueInput struct {
+	WireName    nonEmpty       `json:"wire_name" jsonschema:"the Wire Name of the handler that will run the job, as job_list shows it"`
+	Queue       string         `json:"queue,omitempty" jsonschema:"the Queue to enqueue on; default if absent"`
+	Payload     map[string]any `json:"payload,omitempty" jsonschema:"the job's arguments as its handler's args type decodes them: a JSON object; {} if absent"`
+	RunAt       *time.Time     `json:"run_at,omitempty" jsonschema:"the due time (RFC 3339); now if absent"`
+	MaxAttempts int            `json:"max_attempts,omitempty" jsonschema:"the attempt budget; 25 if absent"`
 }
 
 type scheduleRef struct {
@@ -85,6 +95,27 @@ func addWrites(b *builder) {
 		permission.ActionReschedule, writeHints{idempotent: true},
 		func(ctx context.Context, a acting, in rescheduleInput) (jobActionResult, error) {
 			j, err := a.admin.Reschedule(ctx, backwave.JobID(in.ID), in.At)
+			if err != nil {
+				return jobActionResult{}, err
+			}
+			return jobAction(a, j), nil
+		})
+	addWrite(b, "job_enqueue", "Enqueue a job",
+		"Enqueues one job by hand: a Wire Name, a Queue, a JSON object payload, a due time and an attempt budget. A Wire Name no handler serves is stored and ends quarantined at its claim. Audited; needs the Enqueue permission.",
+		permission.ActionEnqueue, writeHints{},
+		func(ctx context.Context, a acting, in enqueueInput) (jobActionResult, error) {
+			p := backwave.OperatorEnqueue{WireName: string(in.WireName), Queue: in.Queue, MaxAttempts: in.MaxAttempts}
+			if in.Payload != nil {
+				b, err := json.Marshal(in.Payload)
+				if err != nil {
+					return jobActionResult{}, fmt.Errorf("%w: payload: %w", backwave.ErrInvalidParams, err)
+				}
+				p.Payload = b
+			}
+			if in.RunAt != nil {
+				p.RunAt = *in.RunAt
+			}
+			j, err := a.admin.Enqueue(ctx, p)
 			if err != nil {
 				return jobActionResult{}, err
 			}

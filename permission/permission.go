@@ -39,6 +39,11 @@ const (
 	// PauseQueue allows pausing and resuming a Queue and changing its
 	// settings (the Concurrency Limit).
 	PauseQueue
+	// Enqueue allows an operator to enqueue a job by hand (Wire Name,
+	// Queue, JSON payload, due time): new work of the operator's choosing,
+	// which none of the other Permissions grants. Beyond the glossary's
+	// six, as the operator-experience work asks.
+	Enqueue
 )
 
 var permissionNames = [...]string{
@@ -48,11 +53,12 @@ var permissionNames = [...]string{
 	Cancel:            "Cancel",
 	TriggerSchedule:   "TriggerSchedule",
 	PauseQueue:        "PauseQueue",
+	Enqueue:           "Enqueue",
 }
 
 // All returns every Permission, in declaration order.
 func All() []Permission {
-	return []Permission{View, ViewSensitiveData, Requeue, Cancel, TriggerSchedule, PauseQueue}
+	return []Permission{View, ViewSensitiveData, Requeue, Cancel, TriggerSchedule, PauseQueue, Enqueue}
 }
 
 // String returns the Permission's glossary name.
@@ -108,6 +114,8 @@ const (
 	// ActionSetFairClaim turns a Queue's Fair Claim on or off; gated by
 	// PauseQueue.
 	ActionSetFairClaim
+	// ActionEnqueue enqueues a job by hand; gated by Enqueue.
+	ActionEnqueue
 )
 
 var actionInfo = [...]struct {
@@ -130,6 +138,7 @@ var actionInfo = [...]struct {
 	ActionSetKeyLimit:     {"set_key_limit", PauseQueue},
 	ActionSetKeyRate:      {"set_key_rate", PauseQueue},
 	ActionSetFairClaim:    {"set_fair_claim", PauseQueue},
+	ActionEnqueue:         {"enqueue", Enqueue},
 }
 
 // Actions returns every Action, in declaration order.
