@@ -24,8 +24,11 @@ type backwaveSystem struct{}
 func (backwaveSystem) name() string { return sysBackWave }
 
 func (backwaveSystem) supports(sc, tg string) bool {
-	if tg == tgPgBouncer {
+	switch tg {
+	case tgPgBouncer:
 		return pooledScenario(sc)
+	case tgMariaDB:
+		return mariaScenario(sc)
 	}
 	return sc != scRSS && (sc != scNoisy || tg == tgPostgres || tg == tgSQLite)
 }
@@ -74,7 +77,7 @@ func backwaveKnobs(sc, tg string, sz sizes) *knobs {
 		k.set("pumps", "1")
 		k.set("poll", sz.HintsOffPoll.String())
 	}
-	if tg == tgSQLite {
+	if tg == tgSQLite || tg == tgMariaDB {
 		k.order = removeName(k.order, "conns")
 	}
 	return k
@@ -143,6 +146,10 @@ func (backwaveSystem) open(ctx context.Context, b *bench, sc, tg string) (instan
 				return nil, "", fmt.Errorf("-backwave-pg-sql: %w", err)
 			}
 			k.set("pg_sql", x)
+		}
+	case tgMariaDB:
+		if err := in.openMaria(ctx, history); err != nil {
+			return nil, "", err
 		}
 	case tgSQLite:
 		path, remove := b.newFile("backwave")

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/backwave/backwave/internal/privatedb"
@@ -83,6 +84,11 @@ type bench struct {
 	// (pgbouncer.go), and stopPooler ends it.
 	pooler     *privatedb.PgBouncer
 	stopPooler func()
+	// maria is the mariadb target's admin pool (mariadb.go), mariaCfg
+	// its parsed URL, mariaVersion the server's version.
+	maria        *sql.DB
+	mariaCfg     *mysql.Config
+	mariaVersion string
 }
 
 func newBench(ctx context.Context, cfg config, log *slog.Logger, stderr io.Writer) (*bench, error) {
@@ -132,6 +138,10 @@ func newBench(ctx context.Context, cfg config, log *slog.Logger, stderr io.Write
 				return nil, fmt.Errorf("postgres: %w", err)
 			}
 			b.pg = pool
+		case tgMariaDB:
+			if err := b.openMaria(ctx); err != nil {
+				b.skipped[tg] = err.Error()
+			}
 		case tgRedis:
 			if !slices.Contains(cfg.systems, sysAsynq) {
 				b.skipped[tg] = "no system on it selected (asynq is the only one)"
@@ -166,6 +176,9 @@ func (b *bench) close() {
 	}
 	if b.stopPooler != nil {
 		b.stopPooler()
+	}
+	if b.maria != nil {
+		_ = b.maria.Close()
 	}
 	if b.ownDir {
 		_ = os.RemoveAll(b.dir)

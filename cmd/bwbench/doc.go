@@ -90,7 +90,11 @@
 // (Debian's pgbouncer; skipped with a message where it is not installed):
 // the drain and both latency scenarios, BackWave with pooler=transaction and
 // listen= naming the server directly, River in pgx's exec mode with
-// PollOnly, raw in exec mode (pgbouncer.go says why each).
+// PollOnly, raw in exec mode (pgbouncer.go says why each). The mariadb
+// target reads -mariadb, else BWBENCH_MARIADB_URL, else
+// BACKWAVE_TEST_MARIADB_URL: BackWave's MariaDB adapter against a raw
+// FOR UPDATE SKIP LOCKED loop on the same server, the insert and the drain
+// (-drain-mariadb, 10,000 by default).
 //
 // # The competitors
 //

@@ -97,13 +97,14 @@ const (
 var allSystems = []string{sysBackWave, sysRiver, sysRaw, sysGraphile, sysPgBoss, sysAsynq}
 
 // allTargets are the storage targets; redis carries only asynq's rows.
-var allTargets = []string{tgPostgres, tgPgBouncer, tgSQLite, tgRedis}
+var allTargets = []string{tgPostgres, tgPgBouncer, tgSQLite, tgMariaDB, tgRedis}
 
 // sizes are the amounts of work each scenario does; every one is settable.
 type sizes struct {
 	Insert         int           `json:"insert"`
 	Drain          int           `json:"drain_postgres"`
 	DrainSQLite    int           `json:"drain_sqlite"`
+	DrainMariaDB   int           `json:"drain_mariadb"`
 	SteadyWarmup   time.Duration `json:"steady_warmup"`
 	SteadyWindow   time.Duration `json:"steady_window"`
 	LatencyJobs    int           `json:"latency_jobs"`
@@ -117,7 +118,7 @@ type sizes struct {
 // quickSizes finish every scenario on both targets in under three minutes
 // on two cores.
 var quickSizes = sizes{
-	Insert: 10_000, Drain: 10_000, DrainSQLite: 10_000,
+	Insert: 10_000, Drain: 10_000, DrainSQLite: 10_000, DrainMariaDB: 2_000,
 	SteadyWarmup: 500 * time.Millisecond, SteadyWindow: 1500 * time.Millisecond,
 	LatencyJobs: 100, LatencyRate: 100, HintsOffPoll: 100 * time.Millisecond,
 	RSS: []int{10_000, 20_000}, RiverSQLiteCap: 3_000,
@@ -126,7 +127,7 @@ var quickSizes = sizes{
 
 // fullSizes are the default.
 var fullSizes = sizes{
-	Insert: 100_000, Drain: 100_000, DrainSQLite: 100_000,
+	Insert: 100_000, Drain: 100_000, DrainSQLite: 100_000, DrainMariaDB: 10_000,
 	SteadyWarmup: 2 * time.Second, SteadyWindow: 10 * time.Second,
 	LatencyJobs: 1_000, LatencyRate: 100, HintsOffPoll: 100 * time.Millisecond,
 	RSS: []int{10_000, 1_000_000}, RiverSQLiteCap: 20_000,
@@ -142,6 +143,7 @@ type config struct {
 	systems    []string
 	runs       int
 	pgURL      string
+	mariaURL   string
 	redisAddr  string
 	node       string
 	peersDir   string
@@ -197,6 +199,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&systems, "systems", strings.Join(allSystems, ","), "comma-separated systems")
 	fs.IntVar(&cfg.runs, "runs", 0, "runs per row, alternating between systems (default 3, 2 with -quick)")
 	fs.StringVar(&cfg.pgURL, "postgres", "", "PostgreSQL URL (default $BWBENCH_POSTGRES_URL, then $BACKWAVE_TEST_POSTGRES_URL)")
+	fs.StringVar(&cfg.mariaURL, "mariadb", "", "MariaDB URL of the mariadb target, mariadb://user@host:port/db (default $BWBENCH_MARIADB_URL, then $BACKWAVE_TEST_MARIADB_URL)")
 	fs.StringVar(&cfg.redisAddr, "redis", "", "Redis address of the redis target (default $BWBENCH_REDIS_ADDR, then 127.0.0.1:6379)")
 	fs.StringVar(&cfg.node, "node", "node", "the Node.js executable the graphile-worker and pg-boss rows run under")
 	fs.StringVar(&cfg.peersDir, "peers-dir", "peers", "directory of peer.mjs and the Node.js peers' node_modules (installed by its install.sh)")
@@ -219,6 +222,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	size := fs.Int("insert", 0, "jobs per insert run")
 	drain := fs.Int("drain", 0, "backlog per drain and limit run on PostgreSQL")
 	drainSQLite := fs.Int("drain-sqlite", 0, "backlog per drain and limit run on SQLite")
+	drainMaria := fs.Int("drain-mariadb", 0, "backlog per drain run on MariaDB")
 	riverSQLite := fs.Int("drain-river-sqlite", 0, "backlog of River's drain on SQLite (it completes one row at a time)")
 	warm := fs.Duration("steady-warmup", 0, "steady: warm-up before the window")
 	window := fs.Duration("steady-window", 0, "steady: measured window")
@@ -278,6 +282,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		setInt(&cfg.sizes.Insert, *size, "insert"),
 		setInt(&cfg.sizes.Drain, *drain, "drain"),
 		setInt(&cfg.sizes.DrainSQLite, *drainSQLite, "drain-sqlite"),
+		setInt(&cfg.sizes.DrainMariaDB, *drainMaria, "drain-mariadb"),
 		setInt(&cfg.sizes.RiverSQLiteCap, *riverSQLite, "drain-river-sqlite"),
 		setDur(&cfg.sizes.SteadyWarmup, *warm, "steady-warmup"),
 		setDur(&cfg.sizes.SteadyWindow, *window, "steady-window"),
@@ -310,6 +315,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if cfg.pgURL == "" {
 		cfg.pgURL = cmpOr(os.Getenv("BWBENCH_POSTGRES_URL"), os.Getenv("BACKWAVE_TEST_POSTGRES_URL"))
+	}
+	if cfg.mariaURL == "" {
+		cfg.mariaURL = cmpOr(os.Getenv("BWBENCH_MARIADB_URL"), os.Getenv("BACKWAVE_TEST_MARIADB_URL"))
 	}
 	if cfg.redisAddr == "" {
 		cfg.redisAddr = cmpOr(os.Getenv("BWBENCH_REDIS_ADDR"), "127.0.0.1:6379")

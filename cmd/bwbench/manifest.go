@@ -32,7 +32,9 @@ type manifest struct {
 	SQLite     map[string]string `json:"sqlite,omitempty"`
 	Redis      map[string]string `json:"redis,omitempty"`
 	// PgBouncer is the postgres-pgbouncer target's private pooler.
-	PgBouncer   string            `json:"pgbouncer,omitempty"`
+	PgBouncer string `json:"pgbouncer,omitempty"`
+	// MariaDB is the mariadb target's server.
+	MariaDB     string            `json:"mariadb,omitempty"`
 	Competitors map[string]string `json:"competitors"`
 	// PeerSettings is each peer's drain tuning; a row prints the settings
 	// of its own scenario.
@@ -86,6 +88,10 @@ func collectManifest(ctx context.Context, b *bench) manifest {
 	if b.redis != nil {
 		m.Redis = b.redis
 	}
+	if b.maria != nil {
+		m.MariaDB = b.mariaVersion + ", loopback"
+		m.Competitors["go-sql-driver/mysql"] = moduleVersion("github.com/go-sql-driver/mysql")
+	}
 	if b.pooler != nil {
 		m.PgBouncer = fmt.Sprintf("%s, pool_mode transaction, %d server connections, 127.0.0.1:%d (private, started for the run)",
 			pgbouncerVersion(), pgbouncerPoolSize, b.pooler.Port())
@@ -135,6 +141,9 @@ func (m manifest) markdown() string {
 			m.Postgres["version"], m.Postgres["shared_buffers"], m.Postgres["synchronous_commit"], m.Postgres["fsync"],
 			m.Postgres["max_connections"], m.Postgres["wal_level"], m.Postgres["connection"]))
 	}
+	if m.MariaDB != "" {
+		row("mariadb", m.MariaDB)
+	}
 	if m.PgBouncer != "" {
 		row("pgbouncer", m.PgBouncer)
 	}
@@ -147,7 +156,7 @@ func (m manifest) markdown() string {
 			m.Redis["version"], m.Redis["address"], m.Redis["save"], m.Redis["appendonly"]))
 	}
 	var comp []string
-	for _, k := range []string{"river", "riverpgxv5", "riversqlite", sysGraphile, sysPgBoss, "node", sysAsynq, "go-redis"} {
+	for _, k := range []string{"river", "riverpgxv5", "riversqlite", sysGraphile, sysPgBoss, "node", sysAsynq, "go-redis", "go-sql-driver/mysql"} {
 		if v, ok := m.Competitors[k]; ok {
 			comp = append(comp, k+" "+v)
 		}

@@ -150,6 +150,9 @@ func (b *bench) once(ctx context.Context, s system, sc, tg string) (smp sample, 
 // drainSize is the backlog of a drain run: River on SQLite completes one
 // row per statement, so its backlog may be capped to keep the run short.
 func (b *bench) drainSize(sys, tg string) int {
+	if tg == tgMariaDB {
+		return b.cfg.sizes.DrainMariaDB
+	}
 	if tg == tgSQLite {
 		if sys == sysRiver && b.cfg.sizes.RiverSQLiteCap > 0 {
 			return min(b.cfg.sizes.DrainSQLite, b.cfg.sizes.RiverSQLiteCap)

@@ -25,8 +25,11 @@ type rawSystem struct{}
 func (rawSystem) name() string { return sysRaw }
 
 func (rawSystem) supports(sc, tg string) bool {
-	if tg == tgPgBouncer {
+	switch tg {
+	case tgPgBouncer:
 		return sc == scDrain
+	case tgMariaDB:
+		return mariaScenario(sc)
 	}
 	return sc == scInsert || sc == scDrain || sc == scSteady
 }
@@ -78,11 +81,14 @@ RETURNING id, args`
 )
 
 type rawInstance struct {
-	b        *bench
-	k        *knobs
-	schema   string
-	pool     *pgxpool.Pool
-	db       *sql.DB
+	b      *bench
+	k      *knobs
+	schema string
+	pool   *pgxpool.Pool
+	db     *sql.DB
+	// mdb and table are the mariadb target's pool and table.
+	mdb      *sql.DB
+	table    string
 	drop     func()
 	pendingQ string
 	stop     context.CancelFunc
@@ -118,6 +124,10 @@ func (rawSystem) open(ctx context.Context, b *bench, sc, tg string) (instance, s
 			return nil, "", err
 		}
 		in.pendingQ = "SELECT count(*) FROM " + schema + ".job WHERE state IN (0, 1)"
+	case tgMariaDB:
+		if err := in.openMaria(ctx); err != nil {
+			return nil, "", err
+		}
 	case tgSQLite:
 		path, remove := b.newFile("raw")
 		in.drop = remove
@@ -139,6 +149,9 @@ func (rawSystem) open(ctx context.Context, b *bench, sc, tg string) (instance, s
 var rawArgs = []byte(`{"t":0}`)
 
 func (in *rawInstance) bulkInsert(ctx context.Context, n int) error {
+	if in.mdb != nil {
+		return in.bulkInsertMaria(ctx, n)
+	}
 	if in.pool != nil {
 		rows := make([][]any, n)
 		for i := range rows {
@@ -201,9 +214,12 @@ func (in *rawInstance) loop(ctx context.Context, onWork func(int64)) error {
 			return nil
 		}
 		var err error
-		if in.pool != nil {
+		switch {
+		case in.mdb != nil:
+			err = in.claimMaria(ctx, batch, each)
+		case in.pool != nil:
 			err = in.claimPG(ctx, claim, batch, each)
-		} else {
+		default:
 			err = in.claimSQLite(ctx, batch, each)
 		}
 		if err != nil {
@@ -215,9 +231,12 @@ func (in *rawInstance) loop(ctx context.Context, onWork func(int64)) error {
 			}
 			continue
 		}
-		if in.pool != nil {
+		switch {
+		case in.mdb != nil:
+			err = in.completeMaria(ctx, ids)
+		case in.pool != nil:
 			_, err = in.pool.Exec(ctx, complete, ids)
-		} else {
+		default:
 			_, err = in.db.ExecContext(ctx, rawCompleteSQLite, time.Now().UnixMicro(), jsonInts(ids))
 		}
 		if err != nil {
@@ -291,6 +310,11 @@ func (in *rawInstance) pending(ctx context.Context) (int, error) {
 		err := in.pool.QueryRow(ctx, in.pendingQ).Scan(&n)
 		return n, err
 	}
+	if in.mdb != nil {
+		var n int
+		err := in.mdb.QueryRowContext(ctx, in.pendingQ).Scan(&n)
+		return n, err
+	}
 	var n int
 	err := in.db.QueryRowContext(ctx, in.pendingQ).Scan(&n)
 	return n, err
@@ -313,6 +337,9 @@ func (in *rawInstance) close(context.Context) error {
 	}
 	if in.db != nil {
 		err = errors.Join(err, in.db.Close())
+	}
+	if in.mdb != nil {
+		err = errors.Join(err, in.mdb.Close())
 	}
 	if in.drop != nil {
 		in.drop()

@@ -23,8 +23,11 @@ type riverSystem struct{}
 func (riverSystem) name() string { return sysRiver }
 
 func (riverSystem) supports(sc, tg string) bool {
-	if tg == tgPgBouncer {
+	switch tg {
+	case tgPgBouncer:
 		return pooledScenario(sc)
+	case tgMariaDB:
+		return false // River has no MySQL driver
 	}
 	return !isPaired(sc) && sc != scNoisy && sc != scRSS
 }
