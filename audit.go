@@ -73,6 +73,8 @@ const (
 	// AuditQueueSetFairClaim is Admin.SetFairClaim; Detail is
 	// "fair claim on" or "fair claim off".
 	AuditQueueSetFairClaim AuditAction = AuditAction(store.AuditQueueSetFairClaim)
+	// AuditQueueRemove is Admin.RemoveQueue.
+	AuditQueueRemove AuditAction = AuditAction(store.AuditQueueRemove)
 )
 
 // String returns the stored name of the action, e.g. "queue_set_limit".
