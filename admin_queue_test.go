@@ -227,9 +227,6 @@ func TestFiltersRefuseUnknownNames(t *testing.T) {
 	if _, err := a.Retrying(ctx, "mial", backwave.PageParams{}); err == nil || err.Error() != noSuchQueue {
 		t.Errorf("Retrying(mial) = %v, want %q", err, noSuchQueue)
 	}
-	if _, err := a.QueueKeys(ctx, "mial", 0); err == nil || err.Error() != noSuchQueue {
-		t.Errorf("QueueKeys(mial) = %v, want %q", err, noSuchQueue)
-	}
 	if counts, err := a.CountByState(ctx, ""); err != nil || counts[backwave.StateScheduled] != 2 {
 		t.Errorf("CountByState(every Queue) = %v, %v", counts, err)
 	}
