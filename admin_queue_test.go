@@ -253,3 +253,30 @@ func TestUnknownNameErrorText(t *testing.T) {
 		}
 	}
 }
+
+// Queue names the configuration gives (a Worker Group's Dispatch Policy)
+// are checked by the same rule as the Admin's and the insert path's, and
+// refused with ErrInvalidConfig naming it.
+func TestConfigValidatesQueueNames(t *testing.T) {
+	t.Parallel()
+	hs := backwave.NewHandlers()
+	if err := backwave.AddHandlerFunc(hs, func(context.Context, *backwave.Job[greet]) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		policy backwave.DispatchPolicy
+		rule   string
+	}{
+		{backwave.Strict(" padded"), "leading or trailing spaces"},
+		{backwave.Strict("tab\there"), "control character"},
+		{backwave.Weighted(backwave.QueueWeight{Queue: "", Weight: 1}), "empty queue"},
+		{backwave.Strict(strings.Repeat("q", 129)), "longer than 128 bytes"},
+	} {
+		_, err := backwave.NewClient(memstore.New(memstore.Options{}), backwave.Config{
+			Handlers: hs, Groups: []backwave.WorkerGroupOptions{backwave.DefaultWorkerGroup("g", tc.policy)},
+		})
+		if !errors.Is(err, backwave.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.rule) {
+			t.Errorf("NewClient with %v = %v, want ErrInvalidConfig saying %q", tc.policy, err, tc.rule)
+		}
+	}
+}
