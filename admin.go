@@ -29,6 +29,9 @@ type Admin struct {
 	// (WithReplica).
 	monitor store.Monitor
 	actor   Actor
+	// queueSetup lets the per-Queue settings actions set up an unknown
+	// Queue (WithQueueSetup).
+	queueSetup bool
 }
 
 // Monitor is the read side of a Store: what a read replica an adapter
@@ -78,9 +81,11 @@ func NewAdmin(s Store, actor Actor, opts ...AdminOption) (*Admin, error) {
 	return a, nil
 }
 
-// Admin returns an Admin over the Client's store that acts as actor; see
-// NewAdmin.
-func (c *Client) Admin(actor Actor) (*Admin, error) { return NewAdmin(c.store, actor) }
+// Admin returns an Admin over the Client's store that acts as actor, with
+// opts; see NewAdmin.
+func (c *Client) Admin(actor Actor, opts ...AdminOption) (*Admin, error) {
+	return NewAdmin(c.store, actor, opts...)
+}
 
 // JobGet reads one stored job, for application code that only reads; an
 // unknown id is an error wrapping ErrNotFound. Admin.Job adds the
@@ -143,27 +148,43 @@ func (a *Admin) rewrites(ctx context.Context, id JobID) ([]AuditEntry, error) {
 
 // Jobs lists the jobs p's filter keeps, newest first, one page at a time.
 // An invalid filter (a bad Tag, CreatedTo before CreatedFrom) or a negative
-// Limit is an error wrapping ErrInvalidParams.
+// Limit is an error wrapping ErrInvalidParams. A filter naming a Queue or a
+// Wire Name the store does not know is an UnknownNameError (wrapping
+// ErrNotFound), not an empty page: a Queue is known as Admin.Queue says; a
+// Wire Name is known when a stored job carries it or a Recurring Schedule
+// mints it, and the error lists those of the schedules and of the newest
+// stored jobs.
 func (a *Admin) Jobs(ctx context.Context, p JobListParams) (Page[JobInfo], error) {
-	return readPage(p.PageParams, "list jobs", func(limit int) ([]job.Job, error) {
+	page, err := readPage(p.PageParams, "list jobs", func(limit int) ([]job.Job, error) {
 		return a.monitor.JobList(ctx, store.JobListParams{JobFilter: p.JobFilter.store(), BeforeID: JobID(p.Before), Limit: limit})
 	}, jobInfoOf, func(j *JobInfo) Cursor { return Cursor(j.ID) })
+	if err == nil && len(page.Items) == 0 {
+		err = a.checkFilter(ctx, p.Queue, p.WireName)
+	}
+	return page, err
 }
 
 // Retrying lists the Retrying view of queue (every Queue if empty):
 // Scheduled jobs carrying a Retry Cause, still live but waiting for another
 // Attempt because the last one went wrong. Newest first, one page at a time.
+// An unknown Queue is refused as by Jobs.
 func (a *Admin) Retrying(ctx context.Context, queue string, p PageParams) (Page[JobInfo], error) {
 	return a.Jobs(ctx, JobListParams{JobFilter: JobFilter{Retrying: true, Queue: queue}, PageParams: p})
 }
 
 // CountByState counts the jobs of queue (every Queue if empty) in each
 // state; a state without jobs may be absent. It reads counters the store
-// keeps as jobs move, so it is cheap at any table size.
+// keeps as jobs move, so it is cheap at any table size. An unknown Queue is
+// refused as by Jobs.
 func (a *Admin) CountByState(ctx context.Context, queue string) (map[JobState]int, error) {
 	counts, err := a.monitor.JobCountByState(ctx, store.CountParams{Queue: queue})
 	if err != nil {
 		return nil, fmt.Errorf("backwave: count jobs by state: %w", err)
+	}
+	if len(counts) == 0 {
+		if err := a.checkFilter(ctx, queue, ""); err != nil {
+			return nil, err
+		}
 	}
 	out := make(map[JobState]int, len(counts))
 	for s, n := range counts {
@@ -204,7 +225,8 @@ func (a *Admin) Queues(ctx context.Context) ([]QueueInfo, error) {
 // they carry with how many jobs carry each, highest count first (ties by
 // Tag), capped to the top limit (10 if 0, at most 1,000). It answers "what
 // are the dominant buckets in this slice", never "what Tags exist": to
-// reach any Tag, use TagSuggest.
+// reach any Tag, use TagSuggest. A filter naming an unknown Queue or Wire
+// Name is refused as by Jobs.
 func (a *Admin) TagFacet(ctx context.Context, f JobFilter, limit int) ([]TagCount, error) {
 	if limit < 0 {
 		return nil, fmt.Errorf("backwave: tag facet: %w: limit %d is negative", ErrInvalidParams, limit)
@@ -212,6 +234,11 @@ func (a *Admin) TagFacet(ctx context.Context, f JobFilter, limit int) ([]TagCoun
 	buckets, err := a.monitor.TagFacet(ctx, store.TagFacetParams{JobFilter: f.store(), Limit: limit})
 	if err != nil {
 		return nil, fmt.Errorf("backwave: tag facet: %w", err)
+	}
+	if len(buckets) == 0 {
+		if err := a.checkFilter(ctx, f.Queue, f.WireName); err != nil {
+			return nil, err
+		}
 	}
 	out := make([]TagCount, len(buckets))
 	for i, b := range buckets {
@@ -326,45 +353,4 @@ func (a *Admin) RescheduleTx(ctx context.Context, tx Tx, id JobID, at time.Time)
 		return JobInfo{}, actionErr(what, err)
 	}
 	return jobInfoOf(j), nil
-}
-
-// PauseQueue stops claims from queue; running jobs are unaffected.
-func (a *Admin) PauseQueue(ctx context.Context, queue string) error {
-	if err := a.store.QueuePause(ctx, store.QueueParams{Queue: queue, Actor: store.Actor(a.actor)}); err != nil {
-		return actionErr(fmt.Sprintf("pause queue %q", queue), err)
-	}
-	return nil
-}
-
-// ResumeQueue lets claims from queue start again.
-func (a *Admin) ResumeQueue(ctx context.Context, queue string) error {
-	if err := a.store.QueueResume(ctx, store.QueueParams{Queue: queue, Actor: store.Actor(a.actor)}); err != nil {
-		return actionErr(fmt.Sprintf("resume queue %q", queue), err)
-	}
-	return nil
-}
-
-// SetQueueLimit sets queue's cluster-wide Concurrency Limit; 0 removes it.
-// A lowered limit never revokes a Lease: it stops claims until the Running
-// count drops below it.
-func (a *Admin) SetQueueLimit(ctx context.Context, queue string, limit int) error {
-	if err := a.store.QueueSetLimit(ctx, store.QueueSetLimitParams{Queue: queue, Limit: limit, Actor: store.Actor(a.actor)}); err != nil {
-		return actionErr(fmt.Sprintf("set the limit of queue %q", queue), err)
-	}
-	return nil
-}
-
-// SetQueueRate sets queue's cluster-wide Rate Limit: at most rate.Limit of
-// its jobs start per window of rate.Period (see QueueRate); the zero
-// QueueRate removes it. It is an audited Operator Action. A new Limit under
-// the same Period keeps the current window's count, so a lowered one stops
-// claims for the rest of the window; a new Period starts the count afresh.
-// It never revokes a Lease. An invalid rate (Limit below 1, Period outside
-// one millisecond to 366 days or not whole microseconds) is an error
-// wrapping ErrInvalidParams.
-func (a *Admin) SetQueueRate(ctx context.Context, queue string, rate QueueRate) error {
-	if err := a.store.QueueSetRate(ctx, store.QueueSetRateParams{Queue: queue, Rate: store.QueueRate(rate), Actor: store.Actor(a.actor)}); err != nil {
-		return fmt.Errorf("backwave: set the rate of queue %q: %w", queue, err)
-	}
-	return nil
 }

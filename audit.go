@@ -73,6 +73,8 @@ const (
 	// AuditQueueSetFairClaim is Admin.SetFairClaim; Detail is
 	// "fair claim on" or "fair claim off".
 	AuditQueueSetFairClaim AuditAction = AuditAction(store.AuditQueueSetFairClaim)
+	// AuditQueueRemove is Admin.RemoveQueue.
+	AuditQueueRemove AuditAction = AuditAction(store.AuditQueueRemove)
 	// AuditEnqueue is Admin.Enqueue: an operator enqueued the job; Detail
 	// names its Wire Name.
 	AuditEnqueue AuditAction = AuditAction(store.AuditEnqueue)

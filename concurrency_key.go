@@ -94,7 +94,8 @@ type KeyCount struct {
 // Limit (both hold). limit must be at least 1 and, when the Queue has a
 // Concurrency Limit, not above it; anything else is an error wrapping
 // ErrInvalidParams and stores nothing (RemoveKeyLimit removes it). It is an
-// audited Operator Action and never revokes a Lease.
+// audited Operator Action and never revokes a Lease. An unknown Queue is
+// refused as by PauseQueue.
 func (a *Admin) SetKeyLimit(ctx context.Context, queue string, limit int) error {
 	if limit < 1 {
 		return fmt.Errorf("backwave: set the key limit of queue %q: %w: key limit %d (want at least 1; RemoveKeyLimit removes it)", queue, ErrInvalidParams, limit)
@@ -103,16 +104,15 @@ func (a *Admin) SetKeyLimit(ctx context.Context, queue string, limit int) error 
 }
 
 // RemoveKeyLimit removes queue's Key Limit. It is an audited Operator
-// Action.
+// Action; an unknown Queue is refused as by PauseQueue.
 func (a *Admin) RemoveKeyLimit(ctx context.Context, queue string) error {
 	return a.setKeyLimit(ctx, queue, 0)
 }
 
 func (a *Admin) setKeyLimit(ctx context.Context, queue string, limit int) error {
-	if err := a.store.QueueSetKeyLimit(ctx, store.QueueSetKeyLimitParams{Queue: queue, Limit: limit, Actor: store.Actor(a.actor)}); err != nil {
-		return actionErr(fmt.Sprintf("set the key limit of queue %q", queue), err)
-	}
-	return nil
+	return a.queueAction(ctx, queue, true, fmt.Sprintf("set the key limit of queue %q", queue), func() error {
+		return a.store.QueueSetKeyLimit(ctx, store.QueueSetKeyLimitParams{Queue: queue, Limit: limit, Actor: store.Actor(a.actor)})
+	})
 }
 
 // SetKeyRate sets queue's Key Rate: at most rate.Limit jobs of one
@@ -120,35 +120,35 @@ func (a *Admin) setKeyLimit(ctx context.Context, queue string, limit int) error 
 // window rule kept per key; the zero QueueRate removes it. It is an
 // audited Operator Action. An invalid rate is an error wrapping
 // ErrInvalidParams; a store whose schema has no Concurrency Keys yet
-// refuses it with an error wrapping ErrSchemaTooOld. Nothing is stored
-// then.
+// refuses it with an error wrapping ErrSchemaTooOld, and an unknown Queue
+// is refused as by PauseQueue. Nothing is stored then.
 func (a *Admin) SetKeyRate(ctx context.Context, queue string, rate QueueRate) error {
-	if err := a.store.QueueSetKeyRate(ctx, store.QueueSetKeyRateParams{Queue: queue, Rate: store.QueueRate(rate), Actor: store.Actor(a.actor)}); err != nil {
-		return actionErr(fmt.Sprintf("set the key rate of queue %q", queue), err)
-	}
-	return nil
+	return a.queueAction(ctx, queue, true, fmt.Sprintf("set the key rate of queue %q", queue), func() error {
+		return a.store.QueueSetKeyRate(ctx, store.QueueSetKeyRateParams{Queue: queue, Rate: store.QueueRate(rate), Actor: store.Actor(a.actor)})
+	})
 }
 
 // SetFairClaim turns queue's Fair Claim on or off: with it on, a claim
 // takes due jobs round-robin across Concurrency Keys, least recently
 // served key first, instead of in plain due order. It is an audited
-// Operator Action.
+// Operator Action; an unknown Queue is refused as by PauseQueue.
 func (a *Admin) SetFairClaim(ctx context.Context, queue string, on bool) error {
-	if err := a.store.QueueSetFairClaim(ctx, store.QueueSetFairClaimParams{Queue: queue, Fair: on, Actor: store.Actor(a.actor)}); err != nil {
-		return actionErr(fmt.Sprintf("set fair claim of queue %q", queue), err)
-	}
-	return nil
+	return a.queueAction(ctx, queue, true, fmt.Sprintf("set fair claim of queue %q", queue), func() error {
+		return a.store.QueueSetFairClaim(ctx, store.QueueSetFairClaimParams{Queue: queue, Fair: on, Actor: store.Actor(a.actor)})
+	})
 }
 
 // QueueKeys returns queue's Concurrency Keys with the most Scheduled and
 // Running jobs together, most first (ties by key), at most limit of them
 // (10 if 0, at most 100); jobs without a key count as the key "". The store
-// reads counters it keeps per key, so it is cheap at any table size.
+// reads counters it keeps per key, so it is cheap at any table size. An
+// unknown Queue has no keys (Admin.Queue tells an unknown one apart).
 func (a *Admin) QueueKeys(ctx context.Context, queue string, limit int) ([]KeyCount, error) {
 	got, err := a.store.QueueKeys(ctx, store.QueueKeysParams{Queue: queue, Limit: limit})
 	if err != nil {
 		return nil, fmt.Errorf("backwave: keys of queue %q: %w", queue, err)
 	}
+
 	out := make([]KeyCount, len(got))
 	for i, k := range got {
 		out[i] = KeyCount(k)

@@ -24,7 +24,7 @@ func TestConcurrencyKeyBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, err := backwave.NewAdmin(st, "ops:test")
+	admin, err := backwave.NewAdmin(st, "ops:test", backwave.WithQueueSetup())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestConcurrencyKeyBadInput(t *testing.T) {
 func TestKeySettingsAudited(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	admin, err := backwave.NewAdmin(memstore.New(memstore.Options{}), "ops:ada")
+	admin, err := backwave.NewAdmin(memstore.New(memstore.Options{}), "ops:ada", backwave.WithQueueSetup())
 	if err != nil {
 		t.Fatal(err)
 	}

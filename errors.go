@@ -48,6 +48,9 @@ var (
 	// negative page limit, a zero due time, an invalid Actor or filter Tag).
 	// Nothing changed.
 	ErrInvalidParams = store.ErrInvalidParams
+	// ErrQueueNotEmpty: Admin.RemoveQueue refused a Queue that still holds
+	// jobs; the error says how many and what to do. Nothing changed.
+	ErrQueueNotEmpty = store.ErrQueueNotEmpty
 	// ErrSchemaTooOld: the store's schema lacks what the call needs (the
 	// Concurrency Key column before its migration ran). Nothing changed.
 	ErrSchemaTooOld = store.ErrSchemaTooOld

@@ -26,7 +26,8 @@ func ExampleWithConcurrencyKey() {
 	if err != nil {
 		panic(err)
 	}
-	admin, err := backwave.NewAdmin(st, "ops:ada")
+	// The Queue has no job yet: WithQueueSetup lets the settings set it up.
+	admin, err := backwave.NewAdmin(st, "ops:ada", backwave.WithQueueSetup())
 	if err != nil {
 		panic(err)
 	}

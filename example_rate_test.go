@@ -15,7 +15,7 @@ import (
 func ExampleAdmin_SetQueueRate() {
 	ctx := context.Background()
 	st := memstore.New(memstore.Options{Clock: backwave.WallClock{}})
-	admin, err := backwave.NewAdmin(st, "ops:ada")
+	admin, err := backwave.NewAdmin(st, "ops:ada", backwave.WithQueueSetup())
 	if err != nil {
 		panic(err)
 	}

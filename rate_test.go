@@ -23,7 +23,7 @@ func TestRateLimitStartsJobsAsWindowsOpen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		st := newStore()
-		admin, err := backwave.NewAdmin(st, "ops:rita")
+		admin, err := backwave.NewAdmin(st, "ops:rita", backwave.WithQueueSetup())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +77,7 @@ func TestAdminSetQueueRate(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := newStore()
-	admin, err := backwave.NewAdmin(st, "ops:rita")
+	admin, err := backwave.NewAdmin(st, "ops:rita", backwave.WithQueueSetup())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestStatsShowsPumpsAndQueues(t *testing.T) {
 		g.PoolSize = 4
 		start := time.Now()
 		c := startClient(t, st, backwave.Config{Handlers: h, Groups: []backwave.WorkerGroupOptions{g}})
-		admin, err := c.Admin(backwave.Actor("test"))
+		admin, err := c.Admin(backwave.Actor("test"), backwave.WithQueueSetup())
 		if err != nil {
 			t.Fatal(err)
 		}

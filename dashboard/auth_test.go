@@ -306,6 +306,9 @@ func TestLoadPasswordFile(t *testing.T) {
 func TestRedirectStaysUnderPrefix(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
+	if err := f.admin.SetQueueLimit(t.Context(), servedQueue, 0); err != nil { // the Queue becomes known
+		t.Fatal(err)
+	}
 	_, ts := f.serve(Options{Policy: allowAll()})
 	for _, back := range []string{
 		"/backwave/../../evil",

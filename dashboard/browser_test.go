@@ -182,8 +182,8 @@ func TestBrowser(t *testing.T) {
 			// over the live status line.
 			waitJS(t, ctx, p+" live status", `document.getElementById("live-status").textContent.startsWith("Live: on")`)
 		}
-		if navs := eval[int](t, ctx, `document.querySelectorAll("header nav a").length`); navs != 6 {
-			t.Errorf("%d nav entries, want 5 built-in and the extension's", navs)
+		if navs := eval[int](t, ctx, `document.querySelectorAll("header nav a").length`); navs != 7 {
+			t.Errorf("%d nav entries, want 6 built-in and the extension's", navs)
 		}
 		dialogs, exceptions := w.seen()
 		if len(dialogs)+len(exceptions) > 0 {
@@ -233,6 +233,26 @@ func TestBrowser(t *testing.T) {
 		navigate(t, ctx, ts.URL+idPath(ids.deadLettered))
 		if txt := eval[string](t, ctx, `document.querySelector("dl.facts").textContent`); !strings.Contains(txt, "Attempt 2") {
 			t.Errorf("job page after requeue: %q", txt)
+		}
+	})
+
+	t.Run("enqueue a job by hand", func(t *testing.T) {
+		ctx, _ := tab(t, browser)
+		navigate(t, ctx, ts.URL+"/backwave/enqueue")
+		if err := chromedp.Do(ctx,
+			chromedp.SendKeys(chromedp.CSS(`input[name="wire_name"]`), "browser.resend"),
+			chromedp.SendKeys(chromedp.CSS(`input[name="queue"]`), "mail"),
+			chromedp.SetValue(chromedp.CSS(`textarea[name="payload"]`), `{"to": "ada@example.com"}`),
+		); err != nil {
+			t.Fatal(err)
+		}
+		clickAndLoad(t, ctx, "#enqueue")
+		loc := eval[string](t, ctx, `location.pathname`)
+		if !strings.HasPrefix(loc, "/backwave/jobs/") {
+			t.Fatalf("after enqueue the browser is at %s, want the new job's page", loc)
+		}
+		if txt := eval[string](t, ctx, `document.querySelector("main").textContent`); !strings.Contains(txt, "browser.resend") {
+			t.Errorf("the new job's page does not name its Wire Name: %q", txt)
 		}
 	})
 

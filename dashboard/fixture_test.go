@@ -131,7 +131,7 @@ func newFixtureOn(t *testing.T, st backwave.Store, moved chan struct{}) *fixture
 		_ = c.Stop(ctx)
 	})
 	f.client = c
-	if f.admin, err = c.Admin("test:setup"); err != nil {
+	if f.admin, err = c.Admin("test:setup", backwave.WithQueueSetup()); err != nil {
 		t.Fatal(err)
 	}
 	return f

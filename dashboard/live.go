@@ -217,6 +217,7 @@ func (s *server) registerBuiltins() {
 	must(s.post("/queues/key-limit", "", permission.ActionSetKeyLimit.Permission(), s.setKeyLimit))
 	must(s.post("/queues/key-rate", "", permission.ActionSetKeyRate.Permission(), s.setKeyRate))
 	must(s.post("/queues/fair", "", permission.ActionSetFairClaim.Permission(), s.setFairClaim))
+	must(s.post("/queues/remove", "", permission.ActionRemoveQueue.Permission(), s.removeQueue))
 	must(s.post("/schedules/trigger", "", permission.ActionTriggerSchedule.Permission(), s.triggerSchedule))
 	must(s.post("/schedules/pause", "", permission.ActionPauseSchedule.Permission(), s.pauseSchedule))
 	must(s.post("/schedules/resume", "", permission.ActionResumeSchedule.Permission(), s.resumeSchedule))

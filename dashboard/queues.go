@@ -24,6 +24,9 @@ type queueRow struct {
 	Keys []keyCell
 	// KeysFailed is set when the store could not answer for the keys.
 	KeysFailed bool
+	// Empty is set when the Queue holds no job in any state: it can be
+	// removed (Admin.RemoveQueue).
+	Empty bool
 }
 
 // keyCell is one of a Queue's top Concurrency Keys.
@@ -65,7 +68,8 @@ func (s *server) queues(r *http.Request, _ Capabilities) (page, error) {
 	}
 	d := queuesData{States: backwave.JobStates()}
 	for _, q := range qs {
-		row := queueRow{Info: q, AtLimit: q.Limit > 0 && q.Running >= q.Limit, JobsHref: s.jobsHref(url.Values{"queue": {q.Name}}), Backlog: backlog[q.Name]}
+		row := queueRow{Info: q, AtLimit: q.Limit > 0 && q.Running >= q.Limit, JobsHref: s.jobsHref(url.Values{"queue": {q.Name}}),
+			Backlog: backlog[q.Name], Empty: len(per[q.Name]) == 0}
 		for _, st := range d.States {
 			row.Counts = append(row.Counts, stateCount{State: st, Count: per[q.Name][st], Href: s.stateHref(q.Name, st)})
 		}
@@ -107,6 +111,16 @@ func (s *server) resumeQueue(r *http.Request, a *backwave.Admin) (string, error)
 		return "", err
 	}
 	return s.backTo(r, "/queues"), a.ResumeQueue(r.Context(), name)
+}
+
+// removeQueue removes an empty Queue; the store refuses one holding jobs
+// (a job may have arrived since the page showed the button).
+func (s *server) removeQueue(r *http.Request, a *backwave.Admin) (string, error) {
+	name, err := formName(r)
+	if err != nil {
+		return "", err
+	}
+	return s.backTo(r, "/queues"), a.RemoveQueue(r.Context(), name)
 }
 
 func (s *server) setQueueLimit(r *http.Request, a *backwave.Admin) (string, error) {

@@ -288,7 +288,7 @@ func statusOf(err error) int {
 		return he.status
 	case errors.Is(err, backwave.ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, backwave.ErrIllegalTransition), errors.Is(err, backwave.ErrOverlap):
+	case errors.Is(err, backwave.ErrIllegalTransition), errors.Is(err, backwave.ErrOverlap), errors.Is(err, backwave.ErrQueueNotEmpty):
 		return http.StatusConflict
 	case errors.Is(err, backwave.ErrInvalidParams), errors.Is(err, backwave.ErrInvalidTag):
 		return http.StatusBadRequest

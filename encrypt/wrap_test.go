@@ -142,7 +142,7 @@ func TestEveryMethodSorted(t *testing.T) {
 		"ScheduleUpsert", "ScheduleList", "WorkflowInsert", "WorkflowMembers",
 	}
 	movesNone := []string{
-		"LeaseRenew", "LeaseExpire", "LeaseRelinquish", "QueuePause", "QueueResume", "QueueSetLimit", "QueueSetRate", "QueueSetKeyLimit", "QueueSetKeyRate", "QueueSetFairClaim", "QueueKeys", "QueueList", "QueueBacklog", "Throughput",
+		"LeaseRenew", "LeaseExpire", "LeaseRelinquish", "QueuePause", "QueueResume", "QueueSetLimit", "QueueSetRate", "QueueSetKeyLimit", "QueueSetKeyRate", "QueueSetFairClaim", "QueueRemove", "QueueKeys", "QueueList", "QueueBacklog", "Throughput",
 		"JobCountByState", "JobCountByQueue", "TagFacet", "TagSuggest", "AuditList", "JobDependencies",
 		"ScheduleRemove", "SchedulePause", "ScheduleResume", "ScheduleTrigger", "ScheduleMint", "ScheduleOccurrences",
 		"JobPurge", "FleetStamp", "Close", "WorkflowGet", "WorkflowList", "WorkflowCancel", "WorkflowRetry",

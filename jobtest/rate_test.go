@@ -24,7 +24,7 @@ func TestRateLimitOnVirtualTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := jobtest.New(t, backwave.Config{Handlers: handlers})
-	admin, err := c.Admin("test")
+	admin, err := c.Admin("test", backwave.WithQueueSetup()) // the Queue has no job yet
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -196,6 +197,9 @@ func (c *Client) jobs(f backwave.JobFilter) ([]backwave.JobInfo, error) {
 	p := backwave.JobListParams{JobFilter: f, PageParams: backwave.PageParams{Limit: backwave.MaxPageLimit}}
 	for {
 		page, err := c.admin.Jobs(context.Background(), p)
+		if errors.Is(err, backwave.ErrNotFound) {
+			return nil, nil // a Queue or Wire Name the store does not know: no job, which the caller says in its own words
+		}
 		if err != nil {
 			return nil, err
 		}

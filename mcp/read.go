@@ -16,6 +16,7 @@ func catalogue() ([]toolDef, error) {
 	addWrites(b)
 	addWorkflowWrites(b)
 	addKeyWrites(b)
+	addQueueRemove(b)
 	return b.tools, b.err
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/backwave/backwave/store/memstore"
 )
 
-// The 33 tools (glossary, MCP Server): the Monitor reads, then the audited
+// The 34 tools (glossary, MCP Server): the Monitor reads, then the audited
 // Operator Actions. docs/mcp.md lists the same names.
 var wantTools = []string{
 	"job_get", "job_transitions", "job_list", "job_retrying", "job_dependencies",
@@ -27,6 +27,7 @@ var wantTools = []string{
 	"queue_pause", "queue_resume", "queue_set_limit",
 	"workflow_cancel", "workflow_restart", "workflow_retry",
 	"queue_set_key_limit", "queue_set_key_rate", "queue_set_fair_claim",
+	"queue_remove",
 }
 
 func TestCatalogue(t *testing.T) {
@@ -140,7 +141,7 @@ func TestToolListPerCaller(t *testing.T) {
 		{"Requeue", grant("ops:r", permission.View, permission.Requeue), sorted(reads, []string{"job_requeue", "job_reschedule", "workflow_restart", "workflow_retry"})},
 		{"Cancel", grant("ops:c", permission.View, permission.Cancel), sorted(reads, []string{"job_cancel", "workflow_cancel"})},
 		{"TriggerSchedule", grant("ops:t", permission.View, permission.TriggerSchedule), sorted(reads, []string{"schedule_trigger", "schedule_pause", "schedule_resume", "schedule_remove"})},
-		{"PauseQueue", grant("ops:q", permission.View, permission.PauseQueue), sorted(reads, []string{"queue_pause", "queue_resume", "queue_set_limit", "queue_set_key_limit", "queue_set_key_rate", "queue_set_fair_claim"})},
+		{"PauseQueue", grant("ops:q", permission.View, permission.PauseQueue), sorted(reads, []string{"queue_pause", "queue_resume", "queue_set_limit", "queue_set_key_limit", "queue_set_key_rate", "queue_set_fair_claim", "queue_remove"})},
 		{"Enqueue", grant("ops:e", permission.View, permission.Enqueue), sorted(reads, []string{"job_enqueue"})},
 		{"everything", grant("ops:all", all...), sorted(wantTools)},
 		{"everything but read-only", func() permission.Policy { p := grant("ops:all", all...); p.ReadOnly = true; return p }(), sorted(reads)},
@@ -209,6 +210,7 @@ func writeArgs(f *fixture) map[string]map[string]any {
 		"queue_set_key_rate":   {"queue": mailQueue, "limit": 5, "period": "1m"},
 		"queue_set_fair_claim": {"queue": mailQueue, "on": true},
 		"job_enqueue":          {"wire_name": "mcp.test", "payload": map[string]any{"n": 1}},
+		"queue_remove":         {"queue": mailQueue},
 		// The fixture holds no Workflow: the gate refuses before the id
 		// is read (workflow_test.go runs these on a real Workflow).
 		"workflow_cancel":  {"id": 1},

@@ -197,6 +197,22 @@ func TestCallEveryTool(t *testing.T) {
 	callWorkflowTools(t, f, cs, do, actor)
 	callKeyTools(t, cs, do, actor, auditHas)
 
+	// queue_remove: an empty Queue goes with its settings.
+	setup, err := backwave.NewAdmin(f.store, "test:setup", backwave.WithQueueSetup())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := setup.SetQueueLimit(t.Context(), "spare", 2); err != nil {
+		t.Fatal(err)
+	}
+	if r := mustCall[queueActionResult](t, cs, do("queue_remove"), map[string]any{"queue": "spare"}); r.Actor != actor || r.Action != "remove_queue" {
+		t.Errorf("queue_remove: %+v", r)
+	}
+	auditHas(backwave.AuditQueueRemove, 0)
+	if qs := mustCall[queuesResult](t, cs, "queue_list", nil); slices.ContainsFunc(qs.Queues, func(q queueView) bool { return q.Name == "spare" }) {
+		t.Errorf("queue_list after queue_remove: %+v", qs.Queues)
+	}
+
 	for _, name := range wantTools {
 		if !called[name] {
 			t.Errorf("%s was not called", name)
@@ -232,6 +248,13 @@ func TestToolErrors(t *testing.T) {
 		{"schedule_occurrences", map[string]any{"name": scheduleName, "kinds": []string{"exploded"}}, "kinds"},
 		{"queue_set_limit", map[string]any{"queue": mailQueue, "limit": -2}, "limit"},
 		{"queue_pause", map[string]any{"queue": ""}, "queue"},
+		// The one wording of an unknown name, as the CLI and the dashboard say it.
+		{"queue_pause", map[string]any{"queue": "mial"}, `no such Queue "mial" (known: `},
+		{"job_list", map[string]any{"queue": "mial"}, `no such Queue "mial" (known: `},
+		{"job_list", map[string]any{"wire_name": "no.such"}, `no such Wire Name "no.such" (known: `},
+		{"count_by_state", map[string]any{"queue": "mial"}, `no such Queue "mial"`},
+		{"queue_remove", map[string]any{"queue": mailQueue}, `remove queue "` + mailQueue + `": it holds `},
+		{"queue_remove", map[string]any{"queue": "mial"}, `no such Queue "mial"`},
 		{"job_enqueue", map[string]any{"wire_name": "w", "max_attempts": -1}, "negative"},
 		{"job_enqueue", map[string]any{"wire_name": "w", "payload": []int{1}}, "payload"},
 	} {

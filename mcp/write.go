@@ -174,3 +174,16 @@ func addWrites(b *builder) {
 			return queueActionResult{Queue: string(in.Queue), Action: permission.ActionSetQueueLimit.String(), Limit: new(int(in.Limit)), Actor: string(a.actor)}, nil
 		})
 }
+
+// addQueueRemove adds queue_remove, the last of the catalogue.
+func addQueueRemove(b *builder) {
+	addWrite(b, "queue_remove", "Remove an empty Queue",
+		"Removes a Queue that holds no job in any state (finished ones count until retention purges them), with all its settings: pause, Concurrency Limit, Rate Limit, Key Limit, Key Rate, Fair Claim. A Queue holding jobs is refused, saying how many; a job enqueued to the name later makes it known again, with no settings. Audited; needs the PauseQueue permission.",
+		permission.ActionRemoveQueue, writeHints{destructive: true},
+		func(ctx context.Context, a acting, in queueRef) (queueActionResult, error) {
+			if err := a.admin.RemoveQueue(ctx, string(in.Queue)); err != nil {
+				return queueActionResult{}, err
+			}
+			return queueActionResult{Queue: string(in.Queue), Action: permission.ActionRemoveQueue.String(), Actor: string(a.actor)}, nil
+		})
+}

@@ -36,8 +36,8 @@ const (
 	// TriggerSchedule allows triggering a Recurring Schedule now,
 	// pausing, resuming and removing it.
 	TriggerSchedule
-	// PauseQueue allows pausing and resuming a Queue and changing its
-	// settings (the Concurrency Limit).
+	// PauseQueue allows pausing and resuming a Queue, changing its
+	// settings (Concurrency Limit, key policy) and removing an empty one.
 	PauseQueue
 	// Enqueue allows an operator to enqueue a job by hand (Wire Name,
 	// Queue, JSON payload, due time): new work of the operator's choosing,
@@ -114,6 +114,9 @@ const (
 	// ActionSetFairClaim turns a Queue's Fair Claim on or off; gated by
 	// PauseQueue.
 	ActionSetFairClaim
+	// ActionRemoveQueue removes an empty Queue with its settings; gated by
+	// PauseQueue, the Queue-management Permission.
+	ActionRemoveQueue
 	// ActionEnqueue enqueues a job by hand; gated by Enqueue.
 	ActionEnqueue
 )
@@ -138,6 +141,7 @@ var actionInfo = [...]struct {
 	ActionSetKeyLimit:     {"set_key_limit", PauseQueue},
 	ActionSetKeyRate:      {"set_key_rate", PauseQueue},
 	ActionSetFairClaim:    {"set_fair_claim", PauseQueue},
+	ActionRemoveQueue:     {"remove_queue", PauseQueue},
 	ActionEnqueue:         {"enqueue", Enqueue},
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -53,8 +54,8 @@ func (a Actor) Validate() error {
 // (AuditEntry) naming its Actor atomically with its effect. An action the
 // job's current state does not allow fails with ErrIllegalTransition and
 // writes nothing; an unknown job is ErrNotFound. The Queue actions (pause,
-// resume, set a Concurrency Limit, set a Rate Limit) are on Queues and are audited the same
-// way.
+// resume, set a Concurrency Limit, a Rate Limit or a key policy, remove an
+// empty Queue) are on Queues and are audited the same way.
 type Operator interface {
 	// JobRequeue moves a Dead-Lettered or Quarantined job back to
 	// Scheduled, due at the store's now, through the state machine (a
@@ -204,6 +205,8 @@ const (
 	// AuditQueueSetFairClaim is QueueSetFairClaim (Detail is
 	// FairClaimDetail).
 	AuditQueueSetFairClaim
+	// AuditQueueRemove is QueueRemove.
+	AuditQueueRemove
 	// AuditEnqueue is an insert with InsertManyParams.Actor: an operator
 	// enqueued the job (Detail is EnqueueDetail).
 	AuditEnqueue
@@ -233,6 +236,7 @@ var auditNames = [...]string{
 	AuditQueueSetKeyLimit:  "queue_set_key_limit",
 	AuditQueueSetKeyRate:   "queue_set_key_rate",
 	AuditQueueSetFairClaim: "queue_set_fair_claim",
+	AuditQueueRemove:       "queue_remove",
 	AuditEnqueue:           "enqueue",
 }
 
@@ -317,3 +321,39 @@ func RewriteDetail(key string, due time.Time) string {
 
 // LimitDetail is the Detail of setting a Concurrency Limit.
 func LimitDetail(limit int) string { return "limit " + strconv.Itoa(limit) }
+
+// ErrQueueNotEmpty is QueueRemove's refusal of a Queue that still holds
+// jobs (QueueNotEmptyError says how many and what to do).
+var ErrQueueNotEmpty = errors.New("store: queue not empty")
+
+// QueueNotEmptyError is QueueRemove's refusal of a Queue holding Jobs jobs.
+// It wraps ErrQueueNotEmpty.
+type QueueNotEmptyError struct {
+	Queue string
+	Jobs  int
+}
+
+func (e *QueueNotEmptyError) Error() string {
+	n := "1 job"
+	if e.Jobs != 1 {
+		n = strconv.Itoa(e.Jobs) + " jobs"
+	}
+	return "remove queue " + Echo(e.Queue) + ": it holds " + n + " (in any state: finished ones count until retention purges them); " +
+		"only an empty Queue can be removed: cancel or finish its jobs, and remove it once retention has purged them"
+}
+
+// Unwrap returns ErrQueueNotEmpty.
+func (e *QueueNotEmptyError) Unwrap() error { return ErrQueueNotEmpty }
+
+// CheckQueueEmpty is the rule of QueueRemove, which every adapter applies
+// to the number of jobs it holds in the Queue, read inside the removal's
+// own atomic step: only a Queue holding no job, in any state, may be
+// removed. A terminal job counts until retention purges it, so that no
+// stored job ever names a Queue the store does not know. The refusal is a
+// *QueueNotEmptyError.
+func CheckQueueEmpty(queue string, jobs int) error {
+	if jobs == 0 {
+		return nil
+	}
+	return &QueueNotEmptyError{Queue: queue, Jobs: jobs}
+}

@@ -275,7 +275,7 @@ type Worker interface {
 // Queues reads and changes Queue settings. A Queue exists once a job names
 // it or a setting is written for it. Pause, resume, set-limit, set-rate and the
 // three key-policy settings (set-key-limit, set-key-rate, set-fair-claim) are
-// Operator Actions: each writes an audit record (AuditEntry) with its Actor
+// Operator Actions, and so is removing an empty Queue (QueueRemove): each writes an audit record (AuditEntry) with its Actor
 // atomically with the setting.
 type Queues interface {
 	// QueuePause stops claims from the Queue (running jobs are unaffected).
@@ -310,6 +310,19 @@ type Queues interface {
 	// QueueList returns every known Queue with its settings and counts,
 	// ordered by name.
 	QueueList(ctx context.Context) ([]QueueInfo, error)
+	// QueueRemove removes an empty Queue, atomically with its audit record
+	// (AuditQueueRemove): every setting written for it goes (pause,
+	// Concurrency Limit, Rate Limit and its window, Key Limit, Key Rate,
+	// Fair Claim and their per-key rows, and any other per-Queue row the
+	// adapter keeps), and QueueList no longer shows it. The rule of which
+	// Queue may go is CheckQueueEmpty's, stated there once: a Queue holding
+	// any job, in any state, is refused with an error wrapping
+	// ErrQueueNotEmpty and nothing changes. An unknown Queue is
+	// ErrNotFound. A job enqueued to the name afterwards makes it known
+	// again, with no settings. It is serialized against concurrent inserts
+	// into the Queue: a job committed by an insert the removal did not see
+	// never lands in a removed Queue's place unknown.
+	QueueRemove(ctx context.Context, p QueueParams) error
 }
 
 // Monitor is the read side operators and tests use.

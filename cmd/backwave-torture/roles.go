@@ -270,7 +270,7 @@ func runOperator(ctx context.Context, cfg childConfig, j *journal.Writer) error 
 		return err
 	}
 	defer s.Close()
-	a, err := backwave.NewAdmin(s, "torture-operator")
+	a, err := backwave.NewAdmin(s, "torture-operator", backwave.WithQueueSetup())
 	if err != nil {
 		return fmt.Errorf("admin: %w", err)
 	}

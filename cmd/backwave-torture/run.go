@@ -176,7 +176,7 @@ func (c *coordinator) setup(ctx context.Context) error {
 	if c.s, err = openStore(ctx, c.uri); err != nil {
 		return err
 	}
-	if c.admin, err = backwave.NewAdmin(c.s, "torture-coordinator"); err != nil {
+	if c.admin, err = backwave.NewAdmin(c.s, "torture-coordinator", backwave.WithQueueSetup()); err != nil {
 		return fmt.Errorf("admin: %w", err)
 	}
 	c.j.Write(journal.Entry{Kind: journal.KindLimit, Q: queueLim, N: 4, Note: "intent"})

@@ -197,8 +197,9 @@ func openCreating(ctx context.Context, t target) (backwave.Store, migration, err
 
 // openAdmin opens the store --db names as it is (openExisting) and an Admin
 // over it acting as the --actor (see actorOf): the commands' one way to the
-// Monitor reads and the Operator Actions. closeStore closes the store.
-func openAdmin(ctx context.Context, cmd *cli.Command) (a *backwave.Admin, closeStore func(), err error) {
+// Monitor reads and the Operator Actions, with opts. closeStore closes the
+// store.
+func openAdmin(ctx context.Context, cmd *cli.Command, opts ...backwave.AdminOption) (a *backwave.Admin, closeStore func(), err error) {
 	actor, err := actorOf(cmd)
 	if err != nil {
 		return nil, nil, err
@@ -211,7 +212,7 @@ func openAdmin(ctx context.Context, cmd *cli.Command) (a *backwave.Admin, closeS
 	if err != nil {
 		return nil, nil, err
 	}
-	if a, err = backwave.NewAdmin(s, actor); err != nil {
+	if a, err = backwave.NewAdmin(s, actor, opts...); err != nil {
 		_ = s.Close()
 		return nil, nil, err
 	}
@@ -278,6 +279,20 @@ func actorOf(cmd *cli.Command) (backwave.Actor, error) {
 func validName(what, name string) error {
 	if err := store.ValidateName(what, name); err != nil {
 		return usageError{err}
+	}
+	return nil
+}
+
+// validFilter checks the Queue and Wire Name a job filter names, when it
+// names them, as validName does.
+func validFilter(f backwave.JobFilter) error {
+	if f.Queue != "" {
+		if err := validName("queue", f.Queue); err != nil {
+			return err
+		}
+	}
+	if f.WireName != "" {
+		return validName("wire name", f.WireName)
 	}
 	return nil
 }

@@ -174,7 +174,7 @@ func runDemo(ctx context.Context, o demoOptions) error {
 	}
 	defer func() { _ = logFile.Close() }()
 	logger := slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	admin, err := backwave.NewAdmin(nodes[0], "demo:operator")
+	admin, err := backwave.NewAdmin(nodes[0], "demo:operator", backwave.WithQueueSetup()) // the demo sets its Queues up before their first job
 	if err != nil {
 		return err
 	}

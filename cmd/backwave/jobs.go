@@ -87,6 +87,9 @@ func jobsList(ctx context.Context, cmd *cli.Command) error {
 		JobFilter:  backwave.JobFilter{Queue: cmd.String("queue"), WireName: cmd.String("wire-name"), Retrying: cmd.Bool("retrying")},
 		PageParams: backwave.PageParams{Before: backwave.Cursor(cmd.Int64("before"))},
 	}
+	if err := validFilter(p.JobFilter); err != nil {
+		return err
+	}
 	var err error
 	if p.Limit, err = limitOf(cmd, backwave.MaxPageLimit); err != nil {
 		return err

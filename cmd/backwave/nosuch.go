@@ -4,27 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/backwave/backwave"
 )
 
-// Every command that names a job, a schedule or a Queue says "no such …"
-// the same way when the store has none by that name, and changes nothing.
+// Every command that names a job, a schedule, a Queue or a Wire Name says
+// "no such …" the same way when the store has none by that name, and
+// changes nothing. Names are said by backwave.UnknownNameError, the one
+// wording the dashboard and the MCP Server share; ids by noSuch.
 
-// noSuch is the error for a job, schedule or Queue the store does not have.
+// noSuch is the error for a job or Workflow id the store does not have.
 type noSuch struct {
-	what string // "job 42", `schedule "nightly"`, `Queue "mail"`
-	hint string // optional: what exists, what to do
+	what string // "job 42", "workflow 7"
 }
 
-func (e noSuch) Error() string {
-	if e.hint == "" {
-		return "no such " + e.what
-	}
-	return "no such " + e.what + " (" + e.hint + ")"
-}
+func (e noSuch) Error() string { return "no such " + e.what }
 
 // noSuchJob turns the store's not-found for job id into a noSuch.
 func noSuchJob(err error, id backwave.JobID) error {
@@ -48,46 +42,20 @@ func scheduleExists(ctx context.Context, a *backwave.Admin, name string) error {
 		}
 		names = append(names, s.Name)
 	}
-	return noSuch{what: fmt.Sprintf("schedule %q", name), hint: known(names, "schedules are registered from code")}
+	e := &backwave.UnknownNameError{Kind: "schedule", Name: name, Known: names}
+	if len(names) == 0 {
+		e.Hint = "schedules are registered from code"
+	}
+	return e
 }
 
-// queueExists refuses a Queue the store has never seen (no job, no
-// setting), naming the ones it knows: an Operator Action on a mistyped
-// name would otherwise create a Queue. create lets it through.
-func queueExists(ctx context.Context, a *backwave.Admin, queue string, create bool) error {
-	if create {
-		return nil
+// offerCreate adds to an unknown Queue's error that --create sets it up:
+// for the Queue actions that take the flag (createFlag).
+func offerCreate(err error) error {
+	if u, ok := errors.AsType[*backwave.UnknownNameError](err); ok && u.Kind == "Queue" {
+		c := *u
+		c.Hint = "--create sets it up anyway"
+		return &c
 	}
-	_, err := findQueue(ctx, a, queue)
 	return err
-}
-
-// findQueue returns the Queue the store knows by name, or a noSuch error
-// listing the Queues it knows.
-func findQueue(ctx context.Context, a *backwave.Admin, queue string) (backwave.QueueInfo, error) {
-	qs, err := a.Queues(ctx)
-	if err != nil {
-		return backwave.QueueInfo{}, err
-	}
-	names := make([]string, 0, len(qs))
-	for _, q := range qs {
-		if q.Name == queue {
-			return q, nil
-		}
-		names = append(names, q.Name)
-	}
-	return backwave.QueueInfo{}, noSuch{what: fmt.Sprintf("Queue %q", queue), hint: known(names, "") + "; --create sets it up anyway"}
-}
-
-// known lists names for a hint, or says there are none.
-func known(names []string, none string) string {
-	switch {
-	case len(names) == 0 && none != "":
-		return "the store has none; " + none
-	case len(names) == 0:
-		return "the store has none"
-	case len(names) > 10:
-		names = append(slices.Clip(names[:10]), "…")
-	}
-	return "known: " + strings.Join(names, ", ")
 }

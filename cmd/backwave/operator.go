@@ -279,6 +279,9 @@ func tagsFacet(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	f := backwave.JobFilter{Queue: cmd.String("queue")}
+	if err := validFilter(f); err != nil {
+		return err
+	}
 	limit, err := limitOf(cmd, maxTagLimit)
 	if err != nil {
 		return err

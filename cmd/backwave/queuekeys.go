@@ -102,7 +102,7 @@ func queueShow(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	defer done()
-	q, err := findQueue(ctx, a, name)
+	q, err := a.Queue(ctx, name)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -14,8 +15,8 @@ import (
 func queuesCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "queues",
-		Usage:     "list and show Queues, pause and resume them, set their Concurrency Limit, Rate Limit and key policy",
-		UsageText: "backwave queues list|show|pause|resume|limit|rate|key-limit|key-rate|fair --db URI …",
+		Usage:     "list and show Queues, pause, resume and remove them, set their Concurrency Limit, Rate Limit and key policy",
+		UsageText: "backwave queues list|show|pause|resume|remove|limit|rate|key-limit|key-rate|fair --db URI …",
 		Commands: []*cli.Command{
 			{
 				Name:      "list",
@@ -43,6 +44,19 @@ func queuesCommand() *cli.Command {
 				Action: queueAction(0, func(q string, _ []string) (queueFunc, error) {
 					return func(ctx context.Context, a *backwave.Admin) (string, error) {
 						return "resumed " + q, a.ResumeQueue(ctx, q)
+					}, nil
+				}),
+			},
+			{
+				Name:  "remove",
+				Usage: "remove an empty Queue (no job in any state) with all its settings",
+				Description: "A Queue holding jobs is refused, finished ones included until retention purges them. A job\n" +
+					"enqueued to the name later makes the Queue known again, with no settings.",
+				UsageText: "backwave queues remove --db URI [--actor WHO] QUEUE",
+				Flags:     []cli.Flag{dbFlag(), actorFlag()},
+				Action: queueAction(0, func(q string, _ []string) (queueFunc, error) {
+					return func(ctx context.Context, a *backwave.Admin) (string, error) {
+						return "removed " + q, a.RemoveQueue(ctx, q)
 					}, nil
 				}),
 			},
@@ -141,15 +155,19 @@ func queueAction(extra int, prepare func(queue string, rest []string) (queueFunc
 		if err != nil {
 			return err
 		}
-		a, done, err := openAdmin(ctx, cmd)
+		var opts []backwave.AdminOption
+		if cmd.Bool("create") {
+			opts = append(opts, backwave.WithQueueSetup())
+		}
+		a, done, err := openAdmin(ctx, cmd, opts...)
 		if err != nil {
 			return err
 		}
 		defer done()
-		if err := queueExists(ctx, a, args[0], cmd.Bool("create")); err != nil {
-			return err
-		}
 		msg, err := fn(ctx, a)
+		if err != nil && slices.ContainsFunc(cmd.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), "create") }) {
+			return offerCreate(err)
+		}
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package mariadb
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/backwave/backwave/store"
@@ -101,4 +102,36 @@ func (s *Store) QueueList(ctx context.Context) ([]store.QueueInfo, error) {
 		return rows.Err()
 	})
 	return out, err
+}
+
+// QueueRemove removes an empty Queue with its settings and per-key rows
+// (store.Queues). Every write holds the writer row, so no insert can add a
+// job between the count and the delete.
+func (s *Store) QueueRemove(ctx context.Context, p store.QueueParams) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	return s.write(ctx, "remove queue", func(w *wtx) error {
+		var known int
+		var jobs int64
+		if err := w.row(`SELECT (SELECT COUNT(*) FROM backwave_queue WHERE name = ?),
+			(SELECT COALESCE(SUM(n), 0) FROM backwave_job_count WHERE queue = ?)`, p.Queue, p.Queue).Scan(&known, &jobs); err != nil {
+			return err
+		}
+		if known == 0 {
+			return fmt.Errorf("queue %s: %w", store.Echo(p.Queue), store.ErrNotFound)
+		}
+		if err := store.CheckQueueEmpty(p.Queue, int(jobs)); err != nil {
+			return err
+		}
+		for _, table := range []string{"backwave_job_count", "backwave_job_key_count", "backwave_queue_key"} {
+			if _, err := w.exec(`DELETE FROM `+table+` WHERE queue = ?`, p.Queue); err != nil {
+				return err
+			}
+		}
+		if _, err := w.exec(`DELETE FROM backwave_queue WHERE name = ?`, p.Queue); err != nil {
+			return err
+		}
+		return w.record(p.Actor, store.AuditQueueRemove, 0, p.Queue, "")
+	})
 }

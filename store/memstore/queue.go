@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -57,6 +58,28 @@ func (s *Store) QueueSetLimit(ctx context.Context, p store.QueueSetLimitParams) 
 	s.queue(p.Queue).limit = p.Limit
 	s.record(s.clock.Now(), p.Actor, store.AuditQueueSetLimit, 0, p.Queue, store.LimitDetail(p.Limit))
 	hints = s.hintable(&hintSet{queues: []string{p.Queue}}, s.clock.Now())
+	return nil
+}
+
+// QueueRemove removes an empty Queue with all its settings (they all live
+// on its queue entry); store.CheckQueueEmpty refuses one that holds jobs.
+func (s *Store) QueueRemove(ctx context.Context, p store.QueueParams) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	q := s.queues[p.Queue]
+	if q == nil {
+		return fmt.Errorf("remove queue %s: %w", store.Echo(p.Queue), store.ErrNotFound)
+	}
+	if err := store.CheckQueueEmpty(p.Queue, len(q.ids)); err != nil {
+		return err
+	}
+	delete(s.queues, p.Queue)
+	s.record(s.clock.Now(), p.Actor, store.AuditQueueRemove, 0, p.Queue, "")
 	return nil
 }
 

@@ -102,3 +102,77 @@ func (s *Store) QueueList(ctx context.Context) ([]store.QueueInfo, error) {
 	}
 	return out, nil
 }
+
+// queueRemoveLockSQL serializes QueueRemove against every insert into the
+// Queue. An insert makes its Queue known without locking an existing queue
+// row (insertSideSQL), so nothing per Queue would stop one that began
+// before the removal from committing a job after it: the removal holds the
+// job table in SHARE mode, which waits for every job write in flight and
+// holds off new ones until it commits (a few statements), and it holds the
+// count folds' locks so no fold moves the Queue's deltas meanwhile. The
+// lock_timeout bounds how long a long-open application transaction that
+// wrote jobs can make it wait.
+func queueRemoveLockSQL() []string {
+	return []string{
+		`SET LOCAL lock_timeout = '5s'`,
+		`LOCK TABLE backwave.job IN SHARE MODE`,
+		`SELECT pg_advisory_xact_lock(hashtext('backwave.job_count')), pg_advisory_xact_lock(hashtext('backwave.job_key_count'))`,
+	}
+}
+
+// queueRemoveCountSQL says whether the Queue is known and how many jobs it
+// holds, from the counters and the deltas not yet folded (countsSQL).
+const queueRemoveCountSQL = `SELECT EXISTS (SELECT 1 FROM backwave.queue WHERE name = $1),
+    coalesce((SELECT sum(n) FROM backwave.job_count WHERE queue = $1), 0)
+    + coalesce((SELECT sum(n) FROM backwave.job_count_delta WHERE queue = $1), 0)`
+
+// queueRemoveSQL deletes an empty Queue's rows, one statement a table: the
+// counters (all netting to zero) and their deltas, the per-key rows, the
+// SQL enqueue's Wire Name list, and the settings row.
+func queueRemoveSQL() []string {
+	return []string{
+		`DELETE FROM backwave.job_count WHERE queue = $1`,
+		`DELETE FROM backwave.job_count_delta WHERE queue = $1`,
+		`DELETE FROM backwave.job_key_count WHERE queue = $1`,
+		`DELETE FROM backwave.job_key_count_delta WHERE queue = $1`,
+		`DELETE FROM backwave.queue_key WHERE queue = $1`,
+		`DELETE FROM backwave.queue_wire_name WHERE queue = $1`,
+		`DELETE FROM backwave.queue WHERE name = $1`,
+	}
+}
+
+// QueueRemove removes an empty Queue with its settings and per-key rows,
+// serialized against inserts (queueRemoveLockSQL).
+func (s *Store) QueueRemove(ctx context.Context, p store.QueueParams) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	err := s.db.inTx(ctx, func(q querier) error {
+		for _, stmt := range queueRemoveLockSQL() {
+			if err := q.query(ctx, s.sql(stmt), nil, nil); err != nil {
+				return err
+			}
+		}
+		var known bool
+		var jobs int64
+		if err := q.query(ctx, s.sql(queueRemoveCountSQL), []any{p.Queue}, func(scan scanFunc) error { return scan(&known, &jobs) }); err != nil {
+			return err
+		}
+		if !known {
+			return store.ErrNotFound
+		}
+		if err := store.CheckQueueEmpty(p.Queue, int(jobs)); err != nil {
+			return err
+		}
+		for _, stmt := range queueRemoveSQL() {
+			if _, err := q.exec(ctx, s.sql(stmt), p.Queue); err != nil {
+				return err
+			}
+		}
+		return s.audit(ctx, q, p.Actor, store.AuditQueueRemove, 0, p.Queue, "")
+	})
+	return s.wrap(fmt.Sprintf("remove queue %q", p.Queue), err)
+}

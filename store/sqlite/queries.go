@@ -205,6 +205,7 @@ type queries struct {
 	rate                                                                                                                                            rateQueries
 	fleet                                                                                                                                           fleetQueries
 	key                                                                                                                                             keyQueries
+	queueRemove                                                                                                                                     queueRemoveQueries
 }
 
 func newQueries(n schemaName) *queries {
@@ -233,5 +234,6 @@ func newQueries(n schemaName) *queries {
 		rate:             newRateQueries(n),
 		fleet:            newFleetQueries(n),
 		key:              newKeyQueries(n),
+		queueRemove:      newQueueRemoveQueries(n),
 	}
 }

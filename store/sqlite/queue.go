@@ -93,3 +93,51 @@ func (s *Store) QueueList(ctx context.Context) ([]store.QueueInfo, error) {
 	}
 	return out, nil
 }
+
+// queueRemoveQueries are QueueRemove's statements renamed to one Schema
+// Name: count says whether the Queue is known and how many jobs it holds
+// (from the counters the triggers and the claim keep exact in every write
+// transaction); the others delete its rows, one table each.
+type queueRemoveQueries struct {
+	count, counts, keyCounts, keys, queue string
+}
+
+func newQueueRemoveQueries(n schemaName) queueRemoveQueries {
+	r := n.Rename
+	return queueRemoveQueries{
+		count: r(`SELECT (SELECT COUNT(*) FROM backwave_queue WHERE name = ?1),
+		(SELECT COALESCE(SUM(n), 0) FROM backwave_job_count WHERE queue = ?1)`),
+		counts:    r(`DELETE FROM backwave_job_count WHERE queue = ?1`),
+		keyCounts: r(`DELETE FROM backwave_job_key_count WHERE queue = ?1`),
+		keys:      r(`DELETE FROM backwave_queue_key WHERE queue = ?1`),
+		queue:     r(`DELETE FROM backwave_queue WHERE name = ?1`),
+	}
+}
+
+// QueueRemove removes an empty Queue with its settings and per-key rows.
+// The single write connection serializes it against every insert, so the
+// count it reads holds until it commits.
+func (s *Store) QueueRemove(ctx context.Context, p store.QueueParams) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	return s.write(ctx, "remove queue", func(tx *sql.Tx) error {
+		var known, jobs int
+		if err := tx.QueryRowContext(ctx, s.q.queueRemove.count, p.Queue).Scan(&known, &jobs); err != nil {
+			return err
+		}
+		if known == 0 {
+			return fmt.Errorf("queue %s: %w", store.Echo(p.Queue), store.ErrNotFound)
+		}
+		if err := store.CheckQueueEmpty(p.Queue, jobs); err != nil {
+			return err
+		}
+		rq := s.q.queueRemove
+		for _, stmt := range []string{rq.counts, rq.keyCounts, rq.keys, rq.queue} {
+			if _, err := tx.ExecContext(ctx, stmt, p.Queue); err != nil {
+				return err
+			}
+		}
+		return s.audit(ctx, tx, s.clock.Now(), p.Actor, store.AuditQueueRemove, 0, p.Queue, "")
+	})
+}

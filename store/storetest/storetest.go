@@ -126,6 +126,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"History", testHistory},
 		{"Tags", testTags},
 		{"Queue", testQueue},
+		{"QueueRemove", testQueueRemove},
 		{"Limit", testLimit},
 		{"Rate", testRate},
 		{"Keys", testKeys},
