@@ -12,7 +12,7 @@ import (
 // Each input row ($2…$9, with ordinal) is applied only if its job is still
 // Running under worker $10 at exactly that Attempt; a retry becomes due at
 // now + delay, a Retry Cause is set only when the outcome carries one, a
-// cancel records cause operator, the Terminal Cause ($21, '' for none) is
+// cancel records cause operator, the Terminal Cause ($21, empty for none) is
 // set as the outcome carries it (none when a recorded cancel wins), a
 // terminal state stamps finalized_at, Job
 // Output is stored when given ($9 is empty when no outcome gives one: a
