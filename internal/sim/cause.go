@@ -60,23 +60,14 @@ func (c *causeOracle) edge(w *world, id job.ID, e core.Edge, a job.Attempt) {
 }
 
 func (c *causeOracle) end(w *world, _ bool) {
-	for i := range w.jobs {
-		js := &w.jobs[i]
-		if !js.inserted {
-			continue
-		}
-		j, err := w.st.JobGet(w.ctx, js.id)
-		if w.purgedOK(i, err) {
-			continue
-		}
-		w.mustStore(err)
+	w.eachStoredJob(func(js *jobState, j job.Job) {
 		if !j.TerminalCause.Fits(j.State) {
 			w.failf(ClassSafety, InvTerminalCause, "job %d ended %s with Terminal Cause %q", js.id, j.State, j.TerminalCause)
 		}
 		if want, ok := c.want[js.id]; ok && j.TerminalCause != want {
 			w.failf(ClassSafety, InvTerminalCause, "job %d ended %s with Terminal Cause %q, its last edge gave %q", js.id, j.State, j.TerminalCause, want)
 		}
-	}
+	})
 }
 
 func init() {

@@ -60,21 +60,29 @@ func init() {
 		}
 	}})
 	stateless(InvRetryCause, nil, oracleHooks{onEnd: func(w *world, _ bool) {
-		for i := range w.jobs {
-			js := &w.jobs[i]
-			if !js.inserted {
-				continue
-			}
-			j, err := w.st.JobGet(w.ctx, js.id)
-			if w.purgedOK(i, err) {
-				continue
-			}
-			w.mustStore(err)
+		w.eachStoredJob(func(js *jobState, j job.Job) {
 			if j.RetryCause != js.cause {
 				w.failf(ClassSafety, InvRetryCause, "job %d ended %s with Retry Cause %q, want %q", js.id, j.State, j.RetryCause, js.cause)
 			}
-		}
+		})
 	}})
+}
+
+// eachStoredJob calls fn with every inserted job the store still holds, as
+// JobGet reads it now (a job purged after it ended is passed over).
+func (w *world) eachStoredJob(fn func(js *jobState, j job.Job)) {
+	for i := range w.jobs {
+		js := &w.jobs[i]
+		if !js.inserted {
+			continue
+		}
+		j, err := w.st.JobGet(w.ctx, js.id)
+		if w.purgedOK(i, err) {
+			continue
+		}
+		w.mustStore(err)
+		fn(js, j)
+	}
 }
 
 // onTransition is the store's OnTransition observer: the registered
