@@ -125,7 +125,7 @@ func newRegistration[T JobArgs](w *Handlers, opts []HandlerOption) (*registratio
 }
 
 // decodeJob builds the Job a handler gets from one claimed job. A payload
-// that does not decode into T is an Unroutable result, with ok false.
+// that does not decode into T is an Undecodable result, with ok false.
 func decodeJob[T JobArgs](ctx context.Context, sj job.Job, e *executor) (j *Job[T], bad shell.Result, ok bool) {
 	// The payload decodes straight into the Job the handler gets: one
 	// allocation per Attempt, not one for the args and one for the Job.
