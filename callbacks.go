@@ -100,13 +100,17 @@ const (
 	// AttemptFailedPermanently: the handler returned an error marked with
 	// FailPermanently; the job dead-letters.
 	AttemptFailedPermanently AttemptResult = "failed_permanently"
-	// AttemptUnroutable: no handler is registered for the Wire Name, or the
-	// payload does not decode; the job is Quarantined.
+	// AttemptUnroutable: no handler is registered for the Wire Name; the
+	// job is Quarantined with Terminal Cause no handler.
 	AttemptUnroutable AttemptResult = "unroutable"
 	// AttemptSnoozed: the handler returned Snooze; below the snooze cap the
 	// job is due again after the delay without the Attempt being charged,
 	// at the cap it is charged like a failure.
 	AttemptSnoozed AttemptResult = "snoozed"
+	// AttemptUndecodable: the payload does not decode into the handler's
+	// arguments, or cannot be decrypted; the job is Quarantined with
+	// Terminal Cause undecodable payload.
+	AttemptUndecodable AttemptResult = "undecodable"
 )
 
 func attemptResult(r core.Result) AttemptResult {
@@ -119,6 +123,8 @@ func attemptResult(r core.Result) AttemptResult {
 		return AttemptUnroutable
 	case core.ResultSnoozed:
 		return AttemptSnoozed
+	case core.ResultUndecodable:
+		return AttemptUndecodable
 	default:
 		return AttemptFailed
 	}

@@ -94,6 +94,9 @@ func TestUnknownWireNameIsQuarantined(t *testing.T) {
 		if j.Attempt != 1 {
 			t.Errorf("Attempt = %d, want 1 (never retried)", j.Attempt)
 		}
+		if j.TerminalCause != job.TerminalCauseNoHandler {
+			t.Errorf("Terminal Cause = %q, want no_handler", j.TerminalCause)
+		}
 		if d := lastDetail(t, st, id); !strings.Contains(d, `"test.mail"`) {
 			t.Errorf("Failure Detail %q does not name the wire name", d)
 		}
@@ -113,7 +116,9 @@ func TestUndecodablePayloadIsQuarantined(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitState(t, st, ids[0], job.StateQuarantined)
+		if j := waitState(t, st, ids[0], job.StateQuarantined); j.TerminalCause != job.TerminalCauseUndecodablePayload {
+			t.Errorf("Terminal Cause = %q, want undecodable_payload", j.TerminalCause)
+		}
 		if ran.Load() {
 			t.Error("the handler ran on an undecodable payload")
 		}

@@ -44,6 +44,10 @@ type JobInfo struct {
 	RetryCause RetryCause
 	// CancelCause says why a Cancelled job was cancelled.
 	CancelCause CancelCause
+	// TerminalCause says why a Dead-Lettered or Quarantined job ended so:
+	// ceiling reached or permanent failure, no handler or undecodable payload;
+	// none in every other state.
+	TerminalCause TerminalCause
 	// Worker holds the Lease of a Running job, until LeaseExpiresAt.
 	Worker         string
 	LeaseExpiresAt time.Time
@@ -80,6 +84,7 @@ func jobInfoOf(s job.Job) JobInfo {
 		FinalizedAt:     s.FinalizedAt,
 		RetryCause:      RetryCause(s.RetryCause),
 		CancelCause:     CancelCause(s.CancelCause),
+		TerminalCause:   TerminalCause(s.TerminalCause),
 		Worker:          string(s.Worker),
 		LeaseExpiresAt:  s.LeaseExpiresAt,
 		CancelRequested: s.CancelRequested,

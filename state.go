@@ -122,6 +122,37 @@ const (
 // "parent_failure", or "" for none.
 func (c CancelCause) String() string { return job.CancelCause(c).String() }
 
+// TerminalCause records why a job ended Dead-Lettered or Quarantined; every
+// other state carries TerminalCauseNone. A requeue clears it.
+type TerminalCause uint8
+
+// The causes of a Dead-Lettered or Quarantined job.
+const (
+	// TerminalCauseNone is the cause of a job that is not Dead-Lettered or
+	// Quarantined.
+	TerminalCauseNone TerminalCause = TerminalCause(job.TerminalCauseNone)
+	// TerminalCauseCeilingReached (Dead-Lettered): the Attempt budget is
+	// spent — the last Attempt failed, or its Lease was lost.
+	TerminalCauseCeilingReached TerminalCause = TerminalCause(job.TerminalCauseCeilingReached)
+	// TerminalCausePermanentFailure (Dead-Lettered): the handler failed
+	// the job permanently (FailPermanently), so it was not retried.
+	TerminalCausePermanentFailure TerminalCause = TerminalCause(job.TerminalCausePermanentFailure)
+	// TerminalCauseNoHandler (Quarantined): no handler is registered for
+	// the job's Wire Name.
+	TerminalCauseNoHandler TerminalCause = TerminalCause(job.TerminalCauseNoHandler)
+	// TerminalCauseUndecodablePayload (Quarantined): the job's payload did
+	// not decode into its handler's arguments, or could not be decrypted.
+	TerminalCauseUndecodablePayload TerminalCause = TerminalCause(job.TerminalCauseUndecodablePayload)
+)
+
+// String returns the stored name of the cause: "ceiling_reached",
+// "permanent_failure", "no_handler", "undecodable_payload", or "" for none.
+func (c TerminalCause) String() string { return job.TerminalCause(c).String() }
+
+// Words returns the cause in plain words, e.g. "ceiling reached", or ""
+// for none: the wording the Monitor's surfaces start from.
+func (c TerminalCause) Words() string { return job.TerminalCause(c).Words() }
+
 // Via names what moved a job along one Transition Log entry.
 type Via uint8
 

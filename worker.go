@@ -125,7 +125,7 @@ func newRegistration[T JobArgs](w *Handlers, opts []HandlerOption) (*registratio
 }
 
 // decodeJob builds the Job a handler gets from one claimed job. A payload
-// that does not decode into T is an Unroutable result, with ok false.
+// that does not decode into T is an Undecodable result, with ok false.
 func decodeJob[T JobArgs](ctx context.Context, sj job.Job, e *executor) (j *Job[T], bad shell.Result, ok bool) {
 	// The payload decodes straight into the Job the handler gets: one
 	// allocation per Attempt, not one for the args and one for the Job.
@@ -146,7 +146,7 @@ func decodeJob[T JobArgs](ctx context.Context, sj job.Job, e *executor) (j *Job[
 	}
 	if err := json.Unmarshal(sj.Payload, &j.Args); err != nil {
 		return nil, shell.Result{
-			Result:        core.ResultUnroutable,
+			Result:        core.ResultUndecodable,
 			FailureDetail: fmt.Sprintf("payload of wire name %q does not decode into %T: %v", sj.WireName, j.Args, err),
 		}, false
 	}
@@ -283,8 +283,9 @@ func (e *executor) around(ctx context.Context, a AttemptInfo, h func(context.Con
 
 var errNoHandler = errors.New("no handler is registered for this wire name")
 
-// Execute runs one Attempt. A job with no handler, or whose payload does not
-// decode, is Unroutable: the Driver makes it Quarantined.
+// Execute runs one Attempt. A job with no handler is Unroutable, one whose
+// payload does not decode is Undecodable: the Driver makes either
+// Quarantined, with Terminal Cause no handler or undecodable payload.
 func (e *executor) Execute(ctx context.Context, j job.Job) shell.Result {
 	r, ok := e.byWire[j.WireName]
 	if !ok {
@@ -296,7 +297,7 @@ func (e *executor) Execute(ctx context.Context, j job.Job) shell.Result {
 		}
 	}
 	res := r.run(ctx, j, e)
-	if res.Result == core.ResultUnroutable {
+	if res.Result == core.ResultUndecodable {
 		e.log.Error("job payload does not decode: it will be quarantined",
 			"job", int64(j.ID), "queue", j.Queue, "wire_name", j.WireName, "attempt", int(j.Attempt), "error", res.FailureDetail)
 	}

@@ -20,11 +20,18 @@ const (
 	// retried: it dead-letters at once whatever its Attempt.
 	ResultFailedPermanently
 	// ResultUnroutable means the Shell could not run the job: no handler is
-	// registered for its Wire Name, or its payload does not decode.
+	// registered for its Wire Name. The job is Quarantined with Terminal
+	// Cause no handler.
 	ResultUnroutable
 	// ResultSnoozed means the handler asked to be run again later
 	// (AttemptInfo.SnoozeDelay) without spending an Attempt of the budget.
 	ResultSnoozed
+	// ResultUndecodable means the Shell could not run the job: its payload
+	// did not decode into the handler's arguments, or could not be
+	// decrypted. The job is Quarantined with Terminal Cause undecodable
+	// payload. (Declared after ResultSnoozed so stored and traced numbers of
+	// the older results keep their values.)
+	ResultUndecodable
 )
 
 var resultNames = [...]string{
@@ -33,6 +40,7 @@ var resultNames = [...]string{
 	ResultFailedPermanently: "failed_permanently",
 	ResultUnroutable:        "unroutable",
 	ResultSnoozed:           "snoozed",
+	ResultUndecodable:       "undecodable",
 }
 
 // String returns the result's name.
@@ -60,6 +68,9 @@ type Outcome struct {
 	// RetryCauseNone otherwise, which means "keep the stored cause": the
 	// cause is sticky across terminal outcomes.
 	RetryCause job.RetryCause
+	// TerminalCause is, for a Dead-Lettered or Quarantined outcome, why
+	// (TerminalCauseAfter); none for every other outcome.
+	TerminalCause job.TerminalCause
 }
 
 // AttemptInfo is what the Core needs to know about a running Attempt to
@@ -83,7 +94,7 @@ type AttemptInfo struct {
 // Decide turns a finished Attempt into its Outcome, as the Driver sees it:
 //   - success → Succeeded, even if a cancel was requested meanwhile (the
 //     store then applies Cancelled instead: UnderCancel);
-//   - unroutable → Quarantined;
+//   - unroutable or undecodable → Quarantined;
 //   - failure after a cancel request → Cancelled (the handler stopped as
 //     asked);
 //   - permanent failure, or failure at the attempt ceiling → Dead-Lettered;
@@ -108,7 +119,7 @@ func Decide(a AttemptInfo, r Result, policy RetryPolicy) Outcome {
 	switch r {
 	case ResultSucceeded:
 		o.State, o.Via = job.StateSucceeded, ViaSucceed
-	case ResultUnroutable:
+	case ResultUnroutable, ResultUndecodable:
 		o.State, o.Via = job.StateQuarantined, ViaQuarantine
 	default:
 		switch {
@@ -122,7 +133,39 @@ func Decide(a AttemptInfo, r Result, policy RetryPolicy) Outcome {
 			o.RetryCause = job.RetryCauseHandlerFailed
 		}
 	}
+	o.TerminalCause = TerminalCauseAfter(Edge{From: job.StateRunning, To: o.State, Via: o.Via}, r)
 	return o
+}
+
+// TerminalCauseAfter returns the Terminal Cause a job carries after moving
+// along edge e, where r is the Result that ended the Attempt for an outcome
+// edge (Decide) and zero for any other edge. It is the one rule for the
+// cause; stores apply it as Decide computed it (Outcome.TerminalCause) and,
+// for a Lease lost at the ceiling, restate it as "ceiling_reached":
+//   - into Dead-Lettered: permanent failure if the handler said so
+//     (ResultFailedPermanently, even at the ceiling: the handler's word is
+//     the reason no retry was tried), otherwise ceiling reached — a failed
+//     Attempt, a snooze charged at its cap, a lapsed Lease or a Relinquish
+//     at the attempt ceiling;
+//   - into Quarantined: undecodable payload for ResultUndecodable, no
+//     handler otherwise;
+//   - any other edge, a requeue or a Workflow Retry out of Dead-Lettered or
+//     Quarantined included: none, so only those two states carry a cause.
+func TerminalCauseAfter(e Edge, r Result) job.TerminalCause {
+	switch e.To {
+	case job.StateDeadLettered:
+		if e.Via == ViaDeadLetter && r == ResultFailedPermanently {
+			return job.TerminalCausePermanentFailure
+		}
+		return job.TerminalCauseCeilingReached
+	case job.StateQuarantined:
+		if r == ResultUndecodable {
+			return job.TerminalCauseUndecodablePayload
+		}
+		return job.TerminalCauseNoHandler
+	default:
+		return job.TerminalCauseNone
+	}
 }
 
 // MaxSnoozeDelay is the longest delay a snooze may ask for. A longer one is

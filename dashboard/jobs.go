@@ -282,10 +282,13 @@ type cursorView struct {
 }
 
 type jobDetailData struct {
-	Row             jobRow
-	MaxAttempts     int
-	Snoozes         int
-	CancelCause     string
+	Row         jobRow
+	MaxAttempts int
+	Snoozes     int
+	CancelCause string
+	// EndedBecause is why a Dead-Lettered or Quarantined job ended so
+	// (JobInfo.EndedBecause); "" in any other state.
+	EndedBecause    string
 	CancelRequested bool
 	Worker          string
 	LeaseExpiresAt  time.Time
@@ -322,7 +325,7 @@ func (s *server) jobDetail(r *http.Request, c Capabilities) (page, error) {
 	j := jd.Job
 	d := jobDetailData{
 		Row: s.row(j), MaxAttempts: j.MaxAttempts, Snoozes: j.Snoozes, CancelCause: j.CancelCause.String(),
-		CancelRequested: j.CancelRequested, Worker: j.Worker, LeaseExpiresAt: j.LeaseExpiresAt,
+		EndedBecause: j.EndedBecause(), CancelRequested: j.CancelRequested, Worker: j.Worker, LeaseExpiresAt: j.LeaseExpiresAt,
 		Payload: gate(c, j.Payload), Output: gate(c, jd.Output),
 		Reschedulable:   j.State == backwave.StateScheduled || j.State == backwave.StateAwaitingParent,
 		RescheduleValue: j.ScheduledAt.UTC().Format("2006-01-02T15:04"),

@@ -339,3 +339,28 @@ func TestJobPageShowsSnooze(t *testing.T) {
 		}
 	}
 }
+
+// The job page of a Dead-Lettered or Quarantined job says why it ended
+// (its Terminal Cause, in JobInfo.EndedBecause's words); a succeeded job's
+// page has no such row.
+func TestJobPageShowsTerminalCause(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	s := seed(t, f)
+	_, ts := f.serve(Options{Policy: allowAll()})
+	for _, c := range []struct {
+		id   backwave.JobID
+		want string
+	}{
+		{s.deadLettered, `<dd id="job-ended-because">permanent failure: the handler failed Attempt 1 permanently</dd>`},
+		{s.quarantined, `<dd id="job-ended-because">no handler for Wire Name &#34;test.unrouted&#34;</dd>`},
+	} {
+		status, body := get(t, ts, idPath(c.id))
+		if status != http.StatusOK || !strings.Contains(body, c.want) {
+			t.Errorf("job %d page (status %d) lacks %q:\n%s", c.id, status, c.want, body)
+		}
+	}
+	if _, body := get(t, ts, idPath(s.succeeded)); strings.Contains(body, "job-ended-because") {
+		t.Errorf("succeeded job's page says why it ended:\n%s", body)
+	}
+}

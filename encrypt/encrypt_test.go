@@ -357,8 +357,8 @@ func TestUndecryptableIsQuarantined(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if j.State != job.StateQuarantined || j.Attempt != 1 {
-						t.Fatalf("job %d is %s at Attempt %d, want Quarantined at 1", id, j.State, j.Attempt)
+					if j.State != job.StateQuarantined || j.Attempt != 1 || j.TerminalCause != job.TerminalCauseUndecodablePayload {
+						t.Fatalf("job %d is %s at Attempt %d with Terminal Cause %q, want Quarantined at 1 with undecodable_payload", id, j.State, j.Attempt, j.TerminalCause)
 					}
 					if encrypt.Sealed(j.Payload) == false {
 						t.Fatalf("job %d reads payload %q: an unreadable payload must read as its envelope", id, j.Payload)

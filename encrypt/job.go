@@ -237,7 +237,7 @@ func (b *base) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, er
 		v, oerr := b.openPayload(ctx, &j)
 		if oerr != nil {
 			o := core.Decide(core.AttemptInfo{Lease: j.Lease(), MaxAttempts: j.Ceiling(), CancelRequested: j.CancelRequested},
-				core.ResultUnroutable, core.RetryPolicy{})
+				core.ResultUndecodable, core.RetryPolicy{})
 			quarantine = append(quarantine, store.Outcome{Outcome: o, FailureDetail: "payload cannot be decrypted: " + oerr.Error()})
 			b.log.Error("job payload cannot be decrypted: it will be quarantined",
 				"job", int64(j.ID), "queue", j.Queue, "wire_name", j.WireName, "attempt", int(j.Attempt), "error", oerr)

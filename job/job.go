@@ -154,6 +154,9 @@ type Job struct {
 	FinalizedAt time.Time
 	RetryCause  RetryCause
 	CancelCause CancelCause
+	// TerminalCause is why a Dead-Lettered or Quarantined job ended so
+	// (TerminalCause.Fits); none in every other state.
+	TerminalCause TerminalCause
 	// Worker and LeaseExpiresAt describe the live Lease of a Running job.
 	Worker         WorkerID
 	LeaseExpiresAt time.Time

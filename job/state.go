@@ -21,13 +21,15 @@ const (
 	StateRunning
 	// StateSucceeded is terminal: an Attempt succeeded.
 	StateSucceeded
-	// StateDeadLettered is terminal: the job exhausted its attempt ceiling.
+	// StateDeadLettered is terminal: the job exhausted its attempt ceiling,
+	// or its handler failed it permanently (TerminalCause says which).
 	StateDeadLettered
 	// StateCancelled is terminal: deliberate non-execution, with a recorded
 	// CancelCause.
 	StateCancelled
 	// StateQuarantined is terminal until an operator requeues it: the job
-	// could not be routed (no handler for its Wire Name) or decoded.
+	// could not be routed (no handler for its Wire Name) or decoded
+	// (TerminalCause says which).
 	StateQuarantined
 )
 

@@ -81,6 +81,8 @@ type jobView struct {
 	FinalizedAt     time.Time  `json:"finalized_at,omitzero" jsonschema:"when the job reached its terminal state; absent while it is live"`
 	RetryCause      string     `json:"retry_cause,omitempty" jsonschema:"why the job last went back to Scheduled after an Attempt went wrong: handler_failed or lease_expired"`
 	CancelCause     string     `json:"cancel_cause,omitempty" jsonschema:"why a Cancelled job was cancelled: operator or parent_failure"`
+	TerminalCause   string     `json:"terminal_cause,omitempty" jsonschema:"why a Dead-Lettered or Quarantined job ended so: ceiling_reached or permanent_failure (Dead-Lettered), no_handler or undecodable_payload (Quarantined)"`
+	EndedBecause    string     `json:"ended_because,omitempty" jsonschema:"the terminal cause in plain words, as the dashboard shows it"`
 	Worker          string     `json:"worker,omitempty" jsonschema:"the worker holding the Lease of a Running job"`
 	LeaseExpiresAt  time.Time  `json:"lease_expires_at,omitzero" jsonschema:"when a Running job's Lease lapses unless renewed"`
 	CancelRequested bool       `json:"cancel_requested,omitempty" jsonschema:"an operator asked the Running job to stop"`
@@ -112,6 +114,8 @@ func jobViewOf(j backwave.JobInfo, sensitive bool) jobView {
 		FinalizedAt:     j.FinalizedAt,
 		RetryCause:      j.RetryCause.String(),
 		CancelCause:     j.CancelCause.String(),
+		TerminalCause:   j.TerminalCause.String(),
+		EndedBecause:    j.EndedBecause(),
 		Worker:          j.Worker,
 		LeaseExpiresAt:  j.LeaseExpiresAt,
 		CancelRequested: j.CancelRequested,

@@ -37,6 +37,14 @@ func TestCallEveryTool(t *testing.T) {
 		t.Errorf("job_get: %d transitions, want insert, claim, succeed", got.Transitions)
 	}
 
+	if got.Job.TerminalCause != "" || got.Job.EndedBecause != "" {
+		t.Errorf("job_get of the Succeeded job has a terminal cause: %+v", got.Job)
+	}
+	dead := mustCall[jobGetResult](t, cs, "job_get", map[string]any{"id": f.dead})
+	if dead.Job.TerminalCause != "permanent_failure" || dead.Job.EndedBecause != "permanent failure: the handler failed Attempt 1 permanently" {
+		t.Errorf("job_get of the Dead-Lettered job: terminal cause %q, ended because %q", dead.Job.TerminalCause, dead.Job.EndedBecause)
+	}
+
 	trs := mustCall[transitionsResult](t, cs, do("job_transitions"), map[string]any{"id": f.dead})
 	last := trs.Transitions[len(trs.Transitions)-1]
 	if last.State != "dead_lettered" || last.Via != "dead_letter" || !strings.Contains(last.FailureDetail, secretDetail) {

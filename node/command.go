@@ -342,6 +342,8 @@ func (c Report) String() string {
 			fmt.Fprintf(&b, "+%v(snooze)", o.RetryDelay)
 		case o.State == job.StateScheduled:
 			fmt.Fprintf(&b, "+%v(%s)", o.RetryDelay, o.RetryCause)
+		case o.TerminalCause != job.TerminalCauseNone:
+			fmt.Fprintf(&b, "(%s)", o.TerminalCause)
 		}
 	}
 	return b.String()

@@ -489,6 +489,8 @@ func parseResult(s string) (core.Result, error) {
 		return core.ResultFailedPermanently, nil
 	case "unroutable":
 		return core.ResultUnroutable, nil
+	case "undecodable":
+		return core.ResultUndecodable, nil
 	case "snoozed":
 		return core.ResultSnoozed, nil
 	}

@@ -198,7 +198,8 @@ func (p *Pump) run(t task) Result {
 		start = time.Now()
 	}
 	r := p.runExecutor(t.ctx, t.job)
-	failed := r.Result != core.ResultSucceeded && r.Result != core.ResultUnroutable && r.Result != core.ResultSnoozed
+	failed := r.Result != core.ResultSucceeded && r.Result != core.ResultUnroutable && r.Result != core.ResultUndecodable &&
+		r.Result != core.ResultSnoozed
 	if failed && context.Cause(t.ctx) == ErrAttemptTimeout {
 		r.FailureDetail = TimeoutDetail(t.timeout, r.FailureDetail)
 	}

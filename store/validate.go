@@ -237,7 +237,10 @@ func (p ReportParams) Validate() error {
 
 // checkOutcome rejects an outcome the Core could not have decided: its
 // (State, Via) must be an edge a finished Attempt takes out of Running, and
-// only a retry may carry a Retry Cause (core.Decide).
+// only a retry may carry a Retry Cause, and the Terminal Cause fits the
+// outcome's state: Dead-Lettered carries ceiling reached or permanent
+// failure, Quarantined no handler or undecodable payload, every other
+// state none (core.Decide, core.TerminalCauseAfter).
 func checkOutcome(o core.Outcome) error {
 	switch o.Via {
 	case core.ViaSucceed, core.ViaRetry, core.ViaDeadLetter, core.ViaQuarantine, core.ViaCancel:
@@ -256,6 +259,12 @@ func checkOutcome(o core.Outcome) error {
 	}
 	if o.Via != core.ViaRetry && o.RetryCause != job.RetryCauseNone {
 		return fmt.Errorf("%w: a %s outcome carries Retry Cause %q", ErrInvalidParams, o.Via, o.RetryCause)
+	}
+	if !o.TerminalCause.Fits(o.State) {
+		if o.TerminalCause == job.TerminalCauseNone {
+			return fmt.Errorf("%w: a %s outcome carries no Terminal Cause", ErrInvalidParams, o.State)
+		}
+		return fmt.Errorf("%w: a %s outcome carries Terminal Cause %q, which belongs to %s", ErrInvalidParams, o.State, o.TerminalCause, o.TerminalCause.State())
 	}
 	return nil
 }

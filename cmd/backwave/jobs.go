@@ -198,6 +198,9 @@ func jobsShow(ctx context.Context, cmd *cli.Command) error {
 	row("wire name", j.WireName)
 	row("queue", j.Queue)
 	row("state", j.State)
+	if why := j.EndedBecause(); why != "" {
+		row("ended because", why)
+	}
 	row("attempt", fmt.Sprintf("%d (ceiling %d, budget %d)", j.Attempt, j.Ceiling, j.MaxAttempts))
 	row("snoozes", j.Snoozes)
 	row("scheduled at", stamp(j.ScheduledAt))
@@ -299,6 +302,8 @@ type jobView struct {
 	FinalizedAt     string          `json:"finalized_at,omitempty"`
 	RetryCause      string          `json:"retry_cause,omitempty"`
 	CancelCause     string          `json:"cancel_cause,omitempty"`
+	TerminalCause   string          `json:"terminal_cause,omitempty"`
+	EndedBecause    string          `json:"ended_because,omitempty"`
 	Worker          string          `json:"worker,omitempty"`
 	LeaseExpiresAt  string          `json:"lease_expires_at,omitempty"`
 	CancelRequested bool            `json:"cancel_requested,omitempty"`
@@ -317,6 +322,7 @@ func viewOf(j *backwave.JobInfo) jobView {
 		Attempt: int(j.Attempt), MaxAttempts: j.MaxAttempts,
 		ScheduledAt: stampJSON(j.ScheduledAt), CreatedAt: stampJSON(j.CreatedAt), FinalizedAt: stampJSON(j.FinalizedAt),
 		RetryCause: j.RetryCause.String(), CancelCause: j.CancelCause.String(),
+		TerminalCause: j.TerminalCause.String(), EndedBecause: j.EndedBecause(),
 		Worker: j.Worker, LeaseExpiresAt: stampJSON(j.LeaseExpiresAt), CancelRequested: j.CancelRequested,
 	}
 	for _, t := range j.Tags {

@@ -21,6 +21,7 @@ func Enums() []Enum {
 		{Name: "JobState", Source: "job.State"},
 		{Name: "RetryCause", Source: "job.RetryCause"},
 		{Name: "CancelCause", Source: "job.CancelCause"},
+		{Name: "TerminalCause", Source: "job.TerminalCause"},
 		{Name: "DependencyMode", Source: "job.DependencyMode"},
 		{Name: "WorkflowStatus", Source: "job.WorkflowStatus"},
 		{Name: "WorkflowRetryScope", Source: "job.WorkflowRetryScope"},

@@ -16,6 +16,7 @@ func Convs() []Conv {
 		{Source: "map[" + job + "State]int", Mirror: "map[JobState]int", To: "stateCounts(%s)"},
 		{Source: job + "RetryCause", Mirror: "RetryCause", To: "RetryCause(%s)"},
 		{Source: job + "CancelCause", Mirror: "CancelCause", To: "CancelCause(%s)"},
+		{Source: job + "TerminalCause", Mirror: "TerminalCause", To: "TerminalCause(%s)"},
 		{Source: job + "DependencyMode", Mirror: "DependencyMode", To: "DependencyMode(%s)"},
 		{Source: job + "Tag", Mirror: "Tag", To: "Tag(%s)"},
 		{Source: "[]" + job + "Tag", Mirror: "[]Tag", To: "tagsOf(%s)", From: "jobTags(%s)"},
@@ -66,6 +67,9 @@ is live.`},
 				{Name: "RetryCause", Doc: `RetryCause says why the job last went back to Scheduled after an
 Attempt went wrong.`},
 				{Name: "CancelCause", Doc: `CancelCause says why a Cancelled job was cancelled.`},
+				{Name: "TerminalCause", Doc: `TerminalCause says why a Dead-Lettered or Quarantined job ended so:
+ceiling reached or permanent failure, no handler or undecodable payload;
+none in every other state.`},
 				{Name: "Worker", Doc: `Worker holds the Lease of a Running job, until LeaseExpiresAt.`},
 				{Name: "LeaseExpiresAt"},
 				{Name: "CancelRequested", Doc: `CancelRequested is set when an operator asked a Running job to stop;
@@ -129,6 +133,7 @@ change it: it is the job's own.`},
 				"FinalizedAt":     "zero while an Attempt runs",
 				"RetryCause":      "the Monitor's (Client.JobGet), not the Attempt's",
 				"CancelCause":     "zero while an Attempt runs",
+				"TerminalCause":   "zero while an Attempt runs",
 				"Worker":          "AttemptEvent.Worker names the Pump running the Attempt",
 				"LeaseExpiresAt":  "the Pump renews the Lease; a middleware has nothing to do with it",
 				"CancelRequested": "a cancel request reaches the handler as the cancel of its context",

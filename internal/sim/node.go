@@ -347,9 +347,10 @@ func (n *simNode) execute(j job.Job) {
 		// No handler for its Wire Name: the Shell Quarantines it at once.
 		p.dur, p.result = 0, core.ResultUnroutable
 	}
-	if w.sc.Batch != nil && p.result != core.ResultUnroutable {
-		// A batch job: a payload that does not decode, or a Wire Name
-		// without a handler, is Unroutable before it joins a call.
+	if w.sc.Batch != nil && p.result != core.ResultUnroutable && p.result != core.ResultUndecodable {
+		// A batch job: a payload that does not decode (Undecodable), or a
+		// Wire Name without a handler (Unroutable), is Quarantined before
+		// it joins a call.
 		n.attempts[l] = &attempt{plan: p, wire: j.WireName, batched: true}
 		n.joinBatch(l, j.WireName)
 		return

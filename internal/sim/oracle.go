@@ -60,21 +60,29 @@ func init() {
 		}
 	}})
 	stateless(InvRetryCause, nil, oracleHooks{onEnd: func(w *world, _ bool) {
-		for i := range w.jobs {
-			js := &w.jobs[i]
-			if !js.inserted {
-				continue
-			}
-			j, err := w.st.JobGet(w.ctx, js.id)
-			if w.purgedOK(i, err) {
-				continue
-			}
-			w.mustStore(err)
+		w.eachStoredJob(func(js *jobState, j job.Job) {
 			if j.RetryCause != js.cause {
 				w.failf(ClassSafety, InvRetryCause, "job %d ended %s with Retry Cause %q, want %q", js.id, j.State, j.RetryCause, js.cause)
 			}
-		}
+		})
 	}})
+}
+
+// eachStoredJob calls fn with every inserted job the store still holds, as
+// JobGet reads it now (a job purged after it ended is passed over).
+func (w *world) eachStoredJob(fn func(js *jobState, j job.Job)) {
+	for i := range w.jobs {
+		js := &w.jobs[i]
+		if !js.inserted {
+			continue
+		}
+		j, err := w.st.JobGet(w.ctx, js.id)
+		if w.purgedOK(i, err) {
+			continue
+		}
+		w.mustStore(err)
+		fn(js, j)
+	}
 }
 
 // onTransition is the store's OnTransition observer: the registered
@@ -261,20 +269,29 @@ func (w *world) checkDecision(n *simNode, oc core.Outcome) {
 		w.failf(ClassSafety, InvSnoozeCap, "%s: handler returned %s (signalled=%v) and the outcome is a free snooze", oc.Lease, a.result, a.signalled)
 	}
 	var want job.State
+	var cause job.TerminalCause // why the job ends, if it ends Dead-Lettered or Quarantined
 	switch {
 	case result == core.ResultSucceeded:
 		want = job.StateSucceeded
 	case result == core.ResultUnroutable:
-		want = job.StateQuarantined
+		want, cause = job.StateQuarantined, job.TerminalCauseNoHandler
+	case result == core.ResultUndecodable:
+		want, cause = job.StateQuarantined, job.TerminalCauseUndecodablePayload
 	case a.signalled:
 		want = job.StateCancelled
-	case result == core.ResultFailedPermanently || int(oc.Lease.Attempt) >= maxAttempts:
-		want = job.StateDeadLettered
+	case result == core.ResultFailedPermanently:
+		want, cause = job.StateDeadLettered, job.TerminalCausePermanentFailure
+	case int(oc.Lease.Attempt) >= maxAttempts:
+		want, cause = job.StateDeadLettered, job.TerminalCauseCeilingReached
 	default:
 		want = job.StateScheduled
 	}
 	if oc.State != want {
 		w.failf(ClassSafety, InvOutcomeDecision, "%s: handler returned %s (signalled=%v, ceiling %d) and the outcome is %s, want %s", oc.Lease, a.result, a.signalled, maxAttempts, oc.State, want)
+	}
+	if oc.TerminalCause != cause {
+		w.failf(ClassSafety, InvTerminalCause, "%s: handler returned %s (signalled=%v, ceiling %d) and the outcome is %s with Terminal Cause %q, want %q",
+			oc.Lease, a.result, a.signalled, maxAttempts, oc.State, oc.TerminalCause, cause)
 	}
 	if top := time.Duration(float64(w.sc.Retry.Max.D()) * (1 + w.sc.Retry.Jitter)); oc.RetryDelay < 0 || oc.RetryDelay > top {
 		w.failf(ClassSafety, InvOutcomeDecision, "%s: retry delay %v outside [0, %v]", oc.Lease, oc.RetryDelay, top)

@@ -146,7 +146,7 @@ type Workload struct {
 
 // HandlerProfile shapes what handlers do. Durations are log-uniform in
 // [Min, Max]; with LongProb a handler outlives several Leases instead.
-// Results are drawn with the given weights (the rest are unroutable).
+// Results are drawn with the given weights (the rest are undecodable).
 type HandlerProfile struct {
 	Min          Dur     `json:"min"`
 	Max          Dur     `json:"max"`

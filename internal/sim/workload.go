@@ -142,7 +142,9 @@ func planAttempt(sc *Scenario, idx int, attempt int32) attemptPlan {
 		p.result = core.ResultSnoozed
 		p.snooze = planSnooze(sc, idx, attempt)
 	default:
-		p.result = core.ResultUnroutable
+		// The payload does not decode (a Wire Name without a handler is
+		// the node's, simNode.execute).
+		p.result = core.ResultUndecodable
 	}
 	p.ignoreCancel = d.chance(h.IgnoreCancel)
 	p.reaction = d.dur(0, h.CancelReaction.D())

@@ -210,7 +210,8 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 			if err := w.addTags(r.job.ID, o.TagDelta); err != nil {
 				return err
 			}
-			if err := w.move(r, applied.State, applied.Via, o.FailureDetail); err != nil {
+			e := core.Edge{From: r.job.State, To: applied.State, Via: applied.Via}
+			if err := w.moveCaused(r, e, applied.TerminalCause, o.FailureDetail); err != nil {
 				return err
 			}
 			out[i].Applied = true

@@ -34,7 +34,7 @@ const jobCols = `j.id, j.queue, j.wire_name, j.state, j.attempt, j.attempt_base,
 	j.created_at, j.finalized_at, j.retry_cause, j.cancel_cause, j.worker, j.lease_expires_at, j.cancel_requested,
 	j.payload, j.trace_context, j.progress_attempt, j.progress_fraction, j.progress_note, j.progress_at,
 	j.unique_key, j.dep_mode, j.dep_pending, j.workflow_id, j.schedule_name, j.output IS NOT NULL, j.snoozes,
-	j.cursor_attempt, j.cursor_value, j.cursor_at, j.concurrency_key`
+	j.cursor_attempt, j.cursor_value, j.cursor_at, j.concurrency_key, j.terminal_cause`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -50,14 +50,14 @@ func scanJob(sc scanner) (*jrow, error) {
 		trace                                               sql.NullString
 		pAttempt, pAt                                       sql.NullInt64
 		pFrac                                               sql.NullFloat64
-		pNote                                               sql.NullString
+		pNote, terminal                                     sql.NullString
 		cAttempt, cAt                                       sql.NullInt64
 		cValue                                              []byte
 	)
 	if err := sc.Scan(&id, &queue, &wire, &state, &attempt, &base, &maxA, &sched, &created, &fin, &rc, &cc,
 		&worker, &lease, &cancelReq, &payload, &trace, &pAttempt, &pFrac, &pNote, &pAt,
 		&ukey, &r.depMode, &r.depPending, &r.workflow, &schedName, &r.hasOutput, &r.job.Snoozes,
-		&cAttempt, &cValue, &cAt, &r.key); err != nil {
+		&cAttempt, &cValue, &cAt, &r.key, &terminal); err != nil {
 		return nil, err
 	}
 	j := &r.job
@@ -71,6 +71,9 @@ func scanJob(sc scanner) (*jrow, error) {
 	}
 	if j.CancelCause, err = decode(cancelCauseCodes, "cancel cause", cc); err != nil {
 		return nil, err
+	}
+	if j.TerminalCause, err = job.ParseTerminalCause(terminal.String); err != nil {
+		return nil, fmt.Errorf("job %d: %w", id, err)
 	}
 	j.Attempt, j.AttemptBase, j.MaxAttempts = job.Attempt(attempt), job.Attempt(base), int(maxA)
 	j.ScheduledAt, j.CreatedAt = fromMicros(sched), fromMicros(created)
@@ -149,11 +152,11 @@ func (w *wtx) save(r *jrow) error {
 	_, err := w.exec(`UPDATE backwave_job SET state = ?, attempt = ?, attempt_base = ?, scheduled_at = ?, finalized_at = ?,
 		retry_cause = ?, cancel_cause = ?, worker = ?, lease_expires_at = ?, cancel_requested = ?,
 		progress_attempt = ?, progress_fraction = ?, progress_note = ?, progress_at = ?,
-		unique_key = ?, dep_pending = ?, snoozes = ?
+		unique_key = ?, dep_pending = ?, snoozes = ?, terminal_cause = ?
 		WHERE id = ?`,
 		stateCode(j.State), int64(j.Attempt), int64(j.AttemptBase), micros(j.ScheduledAt), fin,
 		encode(retryCauseCodes, j.RetryCause), encode(cancelCauseCodes, j.CancelCause), string(j.Worker), lease, j.CancelRequested,
-		pAttempt, pFrac, pNote, pAt, r.uniqueKey, r.depPending, j.Snoozes, int64(j.ID))
+		pAttempt, pFrac, pNote, pAt, r.uniqueKey, r.depPending, j.Snoozes, nullString(j.TerminalCause.String()), int64(j.ID))
 	if err != nil {
 		return fmt.Errorf("write job %d: %w", j.ID, err)
 	}
@@ -163,13 +166,21 @@ func (w *wtx) save(r *jrow) error {
 // move applies one state change to r along the edge (r's state → to, via)
 // and saves r: it keeps the Queue's Running count and the Monitor's counts,
 // clears the Lease when the job leaves Running, applies the Retry Cause
-// rule, stamps FinalizedAt on a terminal state, releases a while-live
+// rule and the Terminal Cause rule (core.TerminalCauseAfter), stamps FinalizedAt on a terminal state, releases a while-live
 // unique key, appends the Transition Log entry and, for a terminal state,
 // settles the job's dependents' latches. Callers set the Attempt, due time,
 // Lease and cancel cause the edge needs before calling; they set the Lease
 // of a claim after, and save again.
 func (w *wtx) move(r *jrow, to job.State, via core.Via, detail string) error {
 	e := core.Edge{From: r.job.State, To: to, Via: via}
+	return w.moveCaused(r, e, core.TerminalCauseAfter(e, 0), detail)
+}
+
+// moveCaused is move along e with the job's Terminal Cause set to cause:
+// an applied outcome's (core.Decide), or core.TerminalCauseAfter's for an
+// edge no Result ends.
+func (w *wtx) moveCaused(r *jrow, e core.Edge, cause job.TerminalCause, detail string) error {
+	to := e.To
 	if !core.Legal(e) {
 		return fmt.Errorf("job %d: illegal state edge %s", r.job.ID, e)
 	}
@@ -198,6 +209,7 @@ func (w *wtx) move(r *jrow, to job.State, via core.Via, detail string) error {
 	}
 	j.State = to
 	j.RetryCause = core.RetryCauseAfter(e, j.RetryCause)
+	j.TerminalCause = cause
 	if to.Terminal() {
 		j.FinalizedAt = w.now
 		if r.uniqueKey != "" {

@@ -301,7 +301,8 @@ func (s *Store) queue(name string) *queue {
 
 // move applies one state change to r along the edge (r's state → to, via):
 // it keeps the Queue's Running count, clears the Lease when the job leaves
-// Running, applies the Retry Cause rule, stamps FinalizedAt on a terminal
+// Running, applies the Retry Cause rule and the Terminal Cause rule
+// (core.TerminalCauseAfter), stamps FinalizedAt on a terminal
 // state, appends the Transition Log entry, tells the observer and, for a
 // terminal state, settles the job's dependents' latches (settle). Callers
 // set the Attempt, due time, Lease and cancel cause the edge needs before
@@ -309,6 +310,14 @@ func (s *Store) queue(name string) *queue {
 // against its inputs, so an illegal edge here is a bug in this package.
 func (s *Store) move(r *row, to job.State, via core.Via, now time.Time, detail string) {
 	e := core.Edge{From: r.job.State, To: to, Via: via}
+	s.moveCaused(r, e, core.TerminalCauseAfter(e, 0), now, detail)
+}
+
+// moveCaused is move along e with the job's Terminal Cause set to cause:
+// an applied outcome's (core.Decide), or core.TerminalCauseAfter's for an
+// edge no Result ends. The caller holds s.mu.
+func (s *Store) moveCaused(r *row, e core.Edge, cause job.TerminalCause, now time.Time, detail string) {
+	to, via := e.To, e.Via
 	if !core.Legal(e) {
 		panic(fmt.Sprintf("memstore: job %d: illegal state edge %s", r.job.ID, e))
 	}
@@ -327,6 +336,7 @@ func (s *Store) move(r *row, to job.State, via core.Via, now time.Time, detail s
 		s.countMember(r.workflow, e.From, to)
 	}
 	r.job.RetryCause = core.RetryCauseAfter(e, r.job.RetryCause)
+	r.job.TerminalCause = cause
 	if to.Terminal() {
 		r.job.FinalizedAt = now
 		if r.unique != "" {

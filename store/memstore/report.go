@@ -13,7 +13,8 @@ import (
 // OutcomeReport applies each outcome whose Lease p.Worker still holds, and
 // answers every outcome in input order. An applied outcome, in one step,
 // moves the job to the outcome's state (a retry is due at the store's now
-// plus RetryDelay), applies the Retry Cause rule (core.RetryCauseAfter),
+// plus RetryDelay) with the outcome's Terminal Cause (none when a recorded
+// cancel turns it into Cancelled), applies the Retry Cause rule (core.RetryCauseAfter),
 // records the Transition Log entry with the Failure Detail, stores the Job
 // Output, merges the Tag delta and frees the Queue's slot. A snooze also
 // counts itself in Snoozes and moves AttemptBase up by one, so the Attempt
@@ -65,7 +66,7 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 			}
 		}
 		s.addTags(r, o.TagDelta)
-		s.move(r, applied.State, applied.Via, now, o.FailureDetail)
+		s.moveCaused(r, core.Edge{From: r.job.State, To: applied.State, Via: applied.Via}, applied.TerminalCause, now, o.FailureDetail)
 		hs.add(r.job.Queue)
 		out[i].Applied = true
 	}

@@ -151,7 +151,7 @@ logged AS (
 trimmed AS (` + trimSQL("claimed", "$6") + `)
 SELECT ` + jobColumns + `, p.ord, p.rnd FROM claimed j JOIN picked p ON p.id = j.id
 UNION ALL
-SELECT 0, '', '', 'scheduled', 0, 0, now.t, now.t, NULL, '', '', NULL, NULL, false, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, ` + keyReopenRow + `
+SELECT 0, '', '', 'scheduled', 0, 0, now.t, now.t, NULL, '', '', NULL, NULL, false, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, ` + keyReopenRow + `
 FROM kreopen r, now WHERE r.ends IS NOT NULL`
 
 // JobClaim leases up to p.Limit due jobs to p.Worker in one transaction,

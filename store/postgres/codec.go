@@ -16,7 +16,8 @@ import (
 // jobColumns are the columns scanJob reads, in its order, for a job row
 // aliased j: the hot row, then the payload and Tags from their side tables
 // (the Tags in store.EncodeTags's text form, which json_build_array of
-// each key and value builds), and the Concurrency Key (NULL: none).
+// each key and value builds), the Concurrency Key (NULL: none) and the
+// Terminal Cause (NULL: none).
 const jobColumns = `j.id, j.queue, j.wire_name, j.state, j.attempt, j.max_attempts,
     j.scheduled_at, j.created_at, j.finalized_at, j.retry_cause, j.cancel_cause,
     j.worker, j.lease_expires_at, j.cancel_requested, j.attempt_base, j.snoozes,
@@ -24,7 +25,7 @@ const jobColumns = `j.id, j.queue, j.wire_name, j.state, j.attempt, j.max_attemp
     (SELECT json_agg(json_build_array(t.key, t.value))::text FROM backwave.job_tag t WHERE t.job_id = j.id),
     (SELECT c.trace_context FROM backwave.job_trace c WHERE c.job_id = j.id),
     ` + progressColumn + `,
-    ` + cursorColumn + `, j.concurrency_key`
+    ` + cursorColumn + `, j.concurrency_key, j.terminal_cause`
 
 // jobRow receives one row of jobColumns. Its nullable columns are pgx's
 // own types, which pgx scans without the interface value (an allocation
@@ -43,6 +44,7 @@ type jobRow struct {
 	progress    pgtype.Text
 	cursor      pgtype.Text
 	key         pgtype.Text
+	terminal    pgtype.Text
 }
 
 // dest returns the scan destinations of jobColumns, followed by extra. The
@@ -58,7 +60,7 @@ func (r *jobRow) dest(extra ...any) []any {
 		&r.j.ID, &t[0], &t[1], &t[2], &r.j.Attempt, &r.j.MaxAttempts,
 		&r.j.ScheduledAt, &r.j.CreatedAt, &r.finalizedAt, &t[3], &t[4],
 		&t[5], &r.leaseExpiry, &r.j.CancelRequested, &r.j.AttemptBase, &r.j.Snoozes,
-		&r.j.Payload, &r.tags, &r.trace, &r.progress, &r.cursor, &r.key,
+		&r.j.Payload, &r.tags, &r.trace, &r.progress, &r.cursor, &r.key, &r.terminal,
 	}, extra...)
 }
 
@@ -128,6 +130,9 @@ func (r *jobRow) job() (job.Job, error) {
 		return job.Job{}, fmt.Errorf("job %d: %w", j.ID, err)
 	}
 	if j.CancelCause, err = job.ParseCancelCause(r.cancelCause); err != nil {
+		return job.Job{}, fmt.Errorf("job %d: %w", j.ID, err)
+	}
+	if j.TerminalCause, err = job.ParseTerminalCause(r.terminal.String); err != nil {
 		return job.Job{}, fmt.Errorf("job %d: %w", j.ID, err)
 	}
 	j.ConcurrencyKey = r.key.String

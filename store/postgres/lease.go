@@ -85,7 +85,8 @@ func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.Re
 // requested ends Cancelled (cause operator); otherwise at the attempt
 // ceiling ("attempt >= max_attempts + attempt_base", core.AtCeiling against
 // job.Job.Ceiling) the job dead-letters, and below it it is Scheduled and
-// due at now. The Lease is cleared.
+// due at now. A job it dead-letters gets the Terminal Cause ceiling
+// reached (core.TerminalCauseAfter), every other none. The Lease is cleared.
 const leaseLossSET = `state = CASE WHEN j.cancel_requested THEN 'cancelled'
             WHEN j.attempt >= j.max_attempts + j.attempt_base THEN 'dead_lettered' ELSE 'scheduled' END,
         scheduled_at = CASE WHEN j.cancel_requested OR j.attempt >= j.max_attempts + j.attempt_base
@@ -93,6 +94,8 @@ const leaseLossSET = `state = CASE WHEN j.cancel_requested THEN 'cancelled'
         finalized_at = CASE WHEN j.cancel_requested OR j.attempt >= j.max_attempts + j.attempt_base
             THEN now.t ELSE j.finalized_at END,
         cancel_cause = CASE WHEN j.cancel_requested THEN 'operator' ELSE j.cancel_cause END,
+        terminal_cause = CASE WHEN NOT j.cancel_requested AND j.attempt >= j.max_attempts + j.attempt_base
+            THEN 'ceiling_reached' END,
         worker = NULL,
         lease_expires_at = NULL`
 

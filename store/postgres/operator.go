@@ -81,7 +81,8 @@ func (s *Store) JobRequeue(ctx context.Context, p store.JobRequeueParams) (job.J
 			return fmt.Errorf("job %d is %s: %w", p.ID, h.state, store.ErrIllegalTransition)
 		}
 		if _, err := q.exec(ctx, s.sql(`UPDATE backwave.job SET state = 'scheduled', attempt_base = attempt,
-    scheduled_at = $2, finalized_at = NULL, retry_cause = '', cancel_cause = '', cancel_requested = false
+    scheduled_at = $2, finalized_at = NULL, retry_cause = '', cancel_cause = '', cancel_requested = false,
+    terminal_cause = NULL
 WHERE id = $1`), int64(p.ID), h.now.Time); err != nil {
 			return err
 		}

@@ -12,7 +12,9 @@ import (
 // Each input row ($2…$9, with ordinal) is applied only if its job is still
 // Running under worker $10 at exactly that Attempt; a retry becomes due at
 // now + delay, a Retry Cause is set only when the outcome carries one, a
-// cancel records cause operator, a terminal state stamps finalized_at, Job
+// cancel records cause operator, the Terminal Cause ($21, empty for none) is
+// set as the outcome carries it (none when a recorded cancel wins), a
+// terminal state stamps finalized_at, Job
 // Output is stored when given ($9 is empty when no outcome gives one: a
 // multi-argument unnest pads a shorter array with NULLs). Applied rows get their Transition Log entry
 // and Tag delta ($11…$13, by ordinal), and one NOTIFY goes out per Queue
@@ -39,8 +41,8 @@ import (
 var reportSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
 input AS MATERIALIZED (
     SELECT * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::bigint[], $7::text[],
-                         $8::text[], $9::bytea[])
-        WITH ORDINALITY AS u(id, attempt, state, via, delay, retry_cause, detail, output, ord)
+                         $8::text[], $9::bytea[], $21::text[])
+        WITH ORDINALITY AS u(id, attempt, state, via, delay, retry_cause, detail, output, terminal_cause, ord)
 ),
 applied AS (
     UPDATE backwave.job j
@@ -52,6 +54,7 @@ applied AS (
         snoozes = CASE WHEN i.via = 'snooze' AND NOT j.cancel_requested THEN j.snoozes + 1 ELSE j.snoozes END,
         cancel_cause = CASE WHEN i.state = 'cancelled' OR j.cancel_requested THEN 'operator' ELSE j.cancel_cause END,
         finalized_at = CASE WHEN i.state = 'scheduled' AND NOT j.cancel_requested THEN j.finalized_at ELSE now.t END,
+        terminal_cause = CASE WHEN j.cancel_requested THEN NULL ELSE nullif(i.terminal_cause, '') END,
         output = CASE WHEN j.cancel_requested THEN j.output ELSE coalesce(i.output, j.output) END,
         worker = NULL,
         lease_expires_at = NULL
@@ -98,7 +101,7 @@ SELECT a.ord, (SELECT count(*) FROM hint) FROM applied a`
 // outcome moves the job to the outcome's state (a retry or a snooze is due
 // at the store's now plus RetryDelay; a snooze also counts itself in
 // snoozes and moves attempt_base up by one), sets the Retry Cause if the outcome carries
-// one and keeps it otherwise, records the Transition Log entry with the
+// one and keeps it otherwise, sets the outcome's Terminal Cause, records the Transition Log entry with the
 // Failure Detail, stores the Job Output, merges the Tag delta and frees the
 // Queue's slot (the Running count drops with the row). A stale outcome
 // mutates nothing and is answered Applied=false; so is a repeat of a Lease
@@ -134,6 +137,7 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 	vias := make(pgArray[textElem], n)
 	delays := make(pgArray[int8Elem], n)
 	causes := make(pgArray[textElem], n)
+	terminals := make(pgArray[textElem], n)
 	details := make(pgArray[textElem], n)
 	var outputs [][]byte // left empty when no outcome has Output: unnest pads it with NULLs
 	for k, i := range sent {
@@ -142,6 +146,7 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 		states[k], vias[k] = textElem(o.State.String()), textElem(o.Via.String())
 		delays[k] = int8Elem(micros(o.RetryDelay))
 		causes[k] = textElem(o.RetryCause.String())
+		terminals[k] = textElem(o.TerminalCause.String())
 		details[k] = textElem(pgText(o.FailureDetail))
 		if o.Output != nil {
 			if outputs == nil {
@@ -177,7 +182,7 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 			delays, causes, details, outputs,
 			string(p.Worker), ords, keys, values, !s.opts.DisableNotify,
 			s.opts.History.Records(), s.opts.History == store.HistoryTransitionsWithDetail, folded, display,
-			cursorOrds, cursors},
+			cursorOrds, cursors, terminals},
 		each: func(scan scanFunc) error {
 			if err := scan(&ord, &hints); err != nil {
 				return err

@@ -55,7 +55,7 @@ SELECT m.id, $5, m.f, m.t, $6, m.a FROM unnest($1::bigint[], $2::text[], $3::tex
 	workflowReanimateSQL = `UPDATE backwave.job j
 SET state = m.t, pending_parents = m.p, attempt_base = j.attempt, retry_cause = '', cancel_cause = '',
     cancel_requested = false, worker = NULL, lease_expires_at = NULL, finalized_at = NULL, scheduled_at = $5,
-    output = NULL
+    output = NULL, terminal_cause = NULL
 FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[]) AS m(id, f, t, p)
 WHERE j.id = m.id AND j.state = m.f`
 	workflowRecountSQL = `UPDATE backwave.job j SET pending_parents = m.p

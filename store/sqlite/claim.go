@@ -182,12 +182,12 @@ func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker j
 			progressFraction                                                           sql.NullFloat64
 			cursorAttempt, cursorAt                                                    sql.NullInt64
 			cursor                                                                     []byte
-			key                                                                        sql.NullString
+			key, terminal                                                              sql.NullString
 		)
 		if err := rows.Scan(&id, &wireName, &attempt, &maxAttempts, &scheduled, &created, &finalized,
 			&rc, &cc, &cancelRequested, &attemptBase, &snoozes, &payload, &trace,
 			&progressAttempt, &progressFraction, &progressNote, &progressAt,
-			&cursorAttempt, &cursor, &cursorAt, &key); err != nil {
+			&cursorAttempt, &cursor, &cursorAt, &key, &terminal); err != nil {
 			return nil, err
 		}
 		if cap(out) == 0 {
@@ -209,6 +209,9 @@ func scanClaimed(rows *sql.Rows, out []job.Job, want int, queue string, worker j
 			j.FinalizedAt = fromMicros(finalized.Int64)
 		}
 		var err error
+		if j.TerminalCause, err = job.ParseTerminalCause(terminal.String); err != nil {
+			return nil, fmt.Errorf("job %d: %w", id, err)
+		}
 		if j.TraceContext, err = traceOf(id, trace); err != nil {
 			return nil, err
 		}

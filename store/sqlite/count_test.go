@@ -92,7 +92,7 @@ func TestCountFlipUpgrade(t *testing.T) {
 	// stays Running), then claims and fails the rest.
 	outs := []store.Outcome{
 		{Outcome: core.Outcome{Lease: job.Lease{ID: 4, Attempt: 1}, State: job.StateSucceeded, Via: core.ViaSucceed}},
-		{Outcome: core.Outcome{Lease: job.Lease{ID: 5, Attempt: 1}, State: job.StateDeadLettered, Via: core.ViaDeadLetter}},
+		{Outcome: core.Outcome{Lease: job.Lease{ID: 5, Attempt: 1}, State: job.StateDeadLettered, Via: core.ViaDeadLetter, TerminalCause: job.TerminalCausePermanentFailure}},
 	}
 	res, err := s.OutcomeReport(ctx, store.ReportParams{Worker: "old", Outcomes: outs})
 	if err != nil || !res[0].Applied || !res[1].Applied {

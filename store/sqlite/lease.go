@@ -215,7 +215,9 @@ func (s *Store) endLease(ctx context.Context, tx *sql.Tx, st stmts, l job.Lease,
 	if to == job.StateCancelled {
 		cancelCause = encode(cancelCauseCodes, job.CancelCauseOperator)
 	}
-	if _, err := st[0].ExecContext(ctx, stateCode(to), scheduledAt, retryCauseArg(to, via), finalizedAt, int64(l.ID), int64(l.Attempt), cancelCause); err != nil {
+	cause := core.TerminalCauseAfter(core.Edge{From: job.StateRunning, To: to, Via: via}, 0)
+	if _, err := st[0].ExecContext(ctx, stateCode(to), scheduledAt, retryCauseArg(to, via), finalizedAt, int64(l.ID), int64(l.Attempt), cancelCause,
+		nullString(cause.String())); err != nil {
 		return to, fmt.Errorf("lease %s: %w", l, err)
 	}
 	if err := s.logEntry(ctx, tx, st[1], int64(l.ID), micros(now), codeRunning, stateCode(to), viaCode(via), l.Attempt, ""); err != nil {

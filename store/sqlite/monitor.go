@@ -244,10 +244,10 @@ func scanJob(rows *sql.Rows) (job.Job, error) {
 		worker                                         sql.NullString
 		cancelRequested                                bool
 		attemptBase                                    int64
-		key                                            sql.NullString
+		key, terminal                                  sql.NullString
 	)
 	err := rows.Scan(&id, &j.Queue, &j.WireName, &state, &attempt, &j.MaxAttempts, &scheduled, &created,
-		&finalized, &rc, &cc, &worker, &leaseExpires, &cancelRequested, &attemptBase, &j.Snoozes, &key)
+		&finalized, &rc, &cc, &worker, &leaseExpires, &cancelRequested, &attemptBase, &j.Snoozes, &key, &terminal)
 	if err != nil {
 		return j, err
 	}
@@ -270,6 +270,9 @@ func scanJob(rows *sql.Rows) (job.Job, error) {
 	}
 	if j.CancelCause, err = decode(cancelCauseCodes, "cancel cause", cc); err != nil {
 		return j, err
+	}
+	if j.TerminalCause, err = job.ParseTerminalCause(terminal.String); err != nil {
+		return j, fmt.Errorf("sqlite: job %d: %w", id, err)
 	}
 	return j, nil
 }

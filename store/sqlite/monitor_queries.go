@@ -16,13 +16,14 @@ const (
 	ORDER BY id DESC LIMIT ?4`
 	sqlJobHead = `SELECT state, attempt, queue FROM backwave_job WHERE id = ?`
 	// sqlRequeue starts the job's next life (core.RetryCauseAfter clears
-	// the Retry Cause on a requeue; job.Job.Ceiling moves up by the base).
+	// the Retry Cause on a requeue, core.TerminalCauseAfter the Terminal
+	// Cause; job.Job.Ceiling moves up by the base).
 	// JobRequeue asks core.Requeueable first; the state condition restates
 	// its states (dead-lettered 5, quarantined 7) so the row cannot move
 	// from any other.
 	sqlRequeue = `UPDATE backwave_job
 	SET state = 1, attempt_base = attempt, scheduled_at = ?1, finalized_at = NULL,
-		retry_cause = 0, cancel_cause = 0, cancel_requested = 0
+		retry_cause = 0, cancel_cause = 0, cancel_requested = 0, terminal_cause = NULL
 	WHERE id = ?2 AND state IN (5, 7)`
 	// sqlReschedule moves a due time; its state condition restates
 	// core.Reschedulable (scheduled 1, awaiting parent 2), which

@@ -8,7 +8,8 @@ package sqlite
 // jobColumns are the hot-row columns every job read selects, in scanJob's
 // order.
 const jobColumns = `id, queue, wire_name, state, attempt, max_attempts, scheduled_at, created_at,
-	finalized_at, retry_cause, cancel_cause, worker, lease_expires_at, cancel_requested, attempt_base, snoozes, concurrency_key`
+	finalized_at, retry_cause, cancel_cause, worker, lease_expires_at, cancel_requested, attempt_base, snoozes, concurrency_key,
+	terminal_cause`
 
 const (
 	sqlInsertJob = `INSERT INTO backwave_job (queue, wire_name, state, max_attempts, scheduled_at, created_at)
@@ -45,7 +46,7 @@ const (
 	// and sqlClaimByID add which jobs.
 	sqlClaimSelect = `SELECT j.id, j.wire_name, j.attempt, j.max_attempts, j.scheduled_at, j.created_at, j.finalized_at,
 		j.retry_cause, j.cancel_cause, j.cancel_requested, j.attempt_base, j.snoozes, p.payload, t.trace_context,
-		g.attempt, g.fraction, g.note, g.at, c.attempt, c.value, c.at, j.concurrency_key
+		g.attempt, g.fraction, g.note, g.at, c.attempt, c.value, c.at, j.concurrency_key, j.terminal_cause
 	FROM backwave_job j LEFT JOIN backwave_job_payload p ON p.job_id = j.id
 		LEFT JOIN backwave_job_trace t ON t.job_id = j.id
 		LEFT JOIN backwave_job_progress g ON g.job_id = j.id
@@ -79,16 +80,18 @@ const (
 	// (outcomeKind) other than a retry: ?1 maps job id to Attempt
 	// (jsonObject), and a row changes only if its job is still Running
 	// under worker ?2 at that Attempt. It sets state ?6, the Retry Cause ?7
-	// and cancel cause ?8 (null keeps the column) and finalized_at ?9. A
+	// and cancel cause ?8 (null keeps the column), finalized_at ?9 and the
+	// Terminal Cause ?10 (null: none). A
 	// recorded cancel request wins (core.UnderCancel): the job becomes
 	// Cancelled (?3) with cancel cause operator (?4), finalized at now
-	// (?5), its due time and Retry Cause kept. It flips count_flip and
+	// (?5), no Terminal Cause, its due time and Retry Cause kept. It flips count_flip and
 	// returns each row's new state: the caller adds the counts' delta.
 	sqlApplyOutcomes = `UPDATE backwave_job AS j
 	SET state = CASE WHEN j.cancel_requested THEN ?3 ELSE ?6 END,
 		retry_cause = CASE WHEN j.cancel_requested THEN j.retry_cause ELSE COALESCE(?7, j.retry_cause) END,
 		cancel_cause = CASE WHEN j.cancel_requested THEN ?4 ELSE COALESCE(?8, j.cancel_cause) END,
 		finalized_at = CASE WHEN j.cancel_requested THEN ?5 ELSE ?9 END,
+		terminal_cause = CASE WHEN j.cancel_requested THEN NULL ELSE ?10 END,
 		worker = NULL,
 		lease_expires_at = NULL,
 		count_flip = 1 - j.count_flip
@@ -107,6 +110,7 @@ const (
 		retry_cause = CASE WHEN j.cancel_requested THEN j.retry_cause ELSE COALESCE(?7, j.retry_cause) END,
 		cancel_cause = CASE WHEN j.cancel_requested THEN ?4 ELSE COALESCE(?8, j.cancel_cause) END,
 		finalized_at = CASE WHEN j.cancel_requested THEN ?5 ELSE ?9 END,
+		terminal_cause = NULL,
 		worker = NULL,
 		lease_expires_at = NULL,
 		count_flip = 1 - j.count_flip
@@ -149,13 +153,15 @@ const (
 	sqlHeld = `SELECT queue, max_attempts + attempt_base, cancel_requested FROM backwave_job
 	WHERE id = ?1 AND state = 3 AND worker = ?2 AND attempt = ?3`
 	// sqlEndLease ends a Lease without an outcome (expiry or Relinquish),
-	// fenced by the Attempt the caller read in the same transaction.
+	// fenced by the Attempt the caller read in the same transaction; ?8 is
+	// the Terminal Cause (core.TerminalCauseAfter; null: none).
 	sqlEndLease = `UPDATE backwave_job
 	SET state = ?1,
 		scheduled_at = COALESCE(?2, scheduled_at),
 		retry_cause = COALESCE(?3, retry_cause),
 		finalized_at = ?4,
 		cancel_cause = COALESCE(?7, cancel_cause),
+		terminal_cause = ?8,
 		worker = NULL,
 		lease_expires_at = NULL
 	WHERE id = ?5 AND state = 3 AND attempt = ?6`

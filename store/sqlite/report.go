@@ -62,6 +62,7 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 type outcomeKind struct {
 	state job.State
 	via   core.Via
+	cause job.TerminalCause
 }
 
 // report is OutcomeReport's transaction. It sets out[i].Applied for every
@@ -102,7 +103,7 @@ func (s *Store) report(ctx context.Context, tx *sql.Tx, p store.ReportParams, ou
 				continue
 			}
 			named[o.Lease.ID] = true
-			k := outcomeKind{o.State, o.Via}
+			k := outcomeKind{o.State, o.Via, o.TerminalCause}
 			g := groups[k]
 			if g == nil {
 				g = &jsonObject{}
@@ -155,7 +156,7 @@ func (s *Store) report(ctx context.Context, tx *sql.Tx, p store.ReportParams, ou
 				detailed.int(int64(o.Lease.Attempt))
 				detailed.hex([]byte(d))
 			} else {
-				k := outcomeKind{applied.State, applied.Via}
+				k := outcomeKind{state: applied.State, via: applied.Via}
 				e := entries[k]
 				if e == nil {
 					e = &jsonObject{}
@@ -253,6 +254,8 @@ func (s *Store) applyKind(ctx context.Context, tx *sql.Tx, worker job.WorkerID, 
 			snooze = 1
 		}
 		args = append(args, snooze)
+	} else {
+		args = append(args, nullString(k.cause.String()))
 	}
 	rows, err := s.query(ctx, tx, query, args...)
 	if err != nil {

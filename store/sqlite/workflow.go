@@ -45,7 +45,7 @@ const (
 	sqlWorkflowReanimate = `UPDATE backwave_job AS j
 	SET state = r.value ->> 1, pending_parents = r.value ->> 2, attempt_base = j.attempt, retry_cause = 0,
 		cancel_cause = 0, cancel_requested = 0, worker = NULL, lease_expires_at = NULL, finalized_at = NULL,
-		scheduled_at = ?2
+		terminal_cause = NULL, scheduled_at = ?2
 	FROM json_each(?1) AS r WHERE j.id = r.value ->> 0`
 	// sqlWorkflowRecount sets the pending count of the recounted waiting
 	// members, from the JSON rows ?1 [id, pending].

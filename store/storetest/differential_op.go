@@ -364,6 +364,11 @@ func (d *differ) report() {
 	for _, h := range picked {
 		r := []core.Result{core.ResultSucceeded, core.ResultSucceeded, core.ResultFailed, core.ResultFailed,
 			core.ResultFailedPermanently, core.ResultUnroutable, core.ResultSnoozed}[d.rng.IntN(7)]
+		if r == core.ResultUnroutable && d.step%2 == 1 {
+			// Both Quarantine causes, without a draw more (the draws of
+			// older seeds keep their meaning).
+			r = core.ResultUndecodable
+		}
 		policy := core.RetryPolicy{Initial: d.micros(20 * time.Second), Max: time.Minute, Multiplier: 2}
 		info := core.AttemptInfo{Lease: h.lease, MaxAttempts: h.ceiling, CancelRequested: d.told[h.lease],
 			Snoozes: h.snoozes, MaxSnoozes: 2, SnoozeDelay: d.micros(10 * time.Second)}

@@ -262,11 +262,17 @@ func (e *env) transitions(id job.ID) []store.Transition {
 // list runs JobList and returns the ids.
 func (e *env) list(p store.JobListParams) []job.ID {
 	e.t.Helper()
-	got, err := e.s.JobList(e.ctx, p)
+	return idsOf(e.listJobs(p))
+}
+
+// listJobs returns one page of JobList.
+func (e *env) listJobs(p store.JobListParams) []job.Job {
+	e.t.Helper()
+	jobs, err := e.s.JobList(e.ctx, p)
 	if err != nil {
 		e.t.Fatalf("JobList(%+v): %v", p, err)
 	}
-	return idsOf(got)
+	return jobs
 }
 
 func (e *env) wantState(id job.ID, want job.State) job.Job {

@@ -118,6 +118,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Claim", testClaim},
 		{"Renew", testRenew},
 		{"Report", testReport},
+		{"TerminalCause", testTerminalCause},
 		{"Snooze", testSnooze},
 		{"Expire", testExpire},
 		{"Relinquish", testRelinquish},

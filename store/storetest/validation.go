@@ -92,6 +92,14 @@ func testValidation(t *testing.T, s *suite) {
 			"running state":  {Outcome: core.Outcome{Lease: jobs[1].Lease(), State: job.StateRunning, Via: core.ViaClaim}},
 			"negative delay": {Outcome: core.Outcome{Lease: jobs[1].Lease(), State: job.StateScheduled, Via: core.ViaRetry, RetryDelay: -time.Second, RetryCause: job.RetryCauseHandlerFailed}},
 			"invalid tag":    {Outcome: succeeded(jobs[1]).Outcome, TagDelta: []job.Tag{job.Label("")}},
+			// The Terminal Cause must fit the outcome's state.
+			"dead letter without cause": {Outcome: core.Outcome{Lease: jobs[1].Lease(), State: job.StateDeadLettered, Via: core.ViaDeadLetter}},
+			"dead letter, no handler":   {Outcome: core.Outcome{Lease: jobs[1].Lease(), State: job.StateDeadLettered, Via: core.ViaDeadLetter, TerminalCause: job.TerminalCauseNoHandler}},
+			"quarantine, ceiling":       {Outcome: core.Outcome{Lease: jobs[1].Lease(), State: job.StateQuarantined, Via: core.ViaQuarantine, TerminalCause: job.TerminalCauseCeilingReached}},
+			"quarantine without cause":  {Outcome: core.Outcome{Lease: jobs[1].Lease(), State: job.StateQuarantined, Via: core.ViaQuarantine}},
+			"success with a cause":      {Outcome: core.Outcome{Lease: jobs[1].Lease(), State: job.StateSucceeded, Via: core.ViaSucceed, TerminalCause: job.TerminalCausePermanentFailure}},
+			"cancel with a cause":       {Outcome: core.Outcome{Lease: jobs[1].Lease(), State: job.StateCancelled, Via: core.ViaCancel, TerminalCause: job.TerminalCauseUndecodablePayload}},
+			"unknown cause":             {Outcome: core.Outcome{Lease: jobs[1].Lease(), State: job.StateDeadLettered, Via: core.ViaDeadLetter, TerminalCause: 99}},
 		}
 		for name, o := range bad {
 			_, err := e.s.OutcomeReport(e.ctx, store.ReportParams{Worker: w1, Outcomes: []store.Outcome{good, o}})

@@ -1,0 +1,13 @@
+-- compat: n-1
+-- Terminal Causes: why a Dead-Lettered or Quarantined job ended so.
+-- Additive: a nullable column on the job table (adding it rewrites no row)
+-- and no index. Code one release behind never writes it, so a job it
+-- finalizes carries none, and its requeue leaves a stale cause on the
+-- Scheduled row, which this release reads but never acts on; this release
+-- clears the column on every requeue, Workflow Retry and outcome, and writes
+-- it on every report and lease end.
+--
+-- terminal_cause is job.TerminalCause's stored name: ceiling_reached or
+-- permanent_failure on a Dead-Lettered job, no_handler or
+-- undecodable_payload on a Quarantined one, NULL on every other.
+ALTER TABLE backwave.job ADD COLUMN terminal_cause text;

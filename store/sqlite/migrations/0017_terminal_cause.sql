@@ -1,0 +1,13 @@
+-- compat: n-1
+-- BackWave Embedded Adapter schema, version 17: each Dead-Lettered or
+-- Quarantined job's Terminal Cause. Additive: a nullable column on the job
+-- table, no row rewritten and no index. Code one release behind never
+-- writes it, so a job it finalizes carries none, and a requeue by it leaves
+-- a stale cause on the Scheduled row, which this release reads but never
+-- acts on; this release clears the column on every requeue and Workflow
+-- Retry, and writes it on every report and lease end.
+--
+-- terminal_cause is job.TerminalCause's stored name: ceiling_reached or
+-- permanent_failure on a Dead-Lettered job, no_handler or
+-- undecodable_payload on a Quarantined one, NULL on every other.
+ALTER TABLE backwave_job ADD COLUMN terminal_cause TEXT;
