@@ -351,7 +351,10 @@ func TestMultiProcessCrash(t *testing.T) {
 	lease := 1500 * time.Millisecond
 	path := filepath.Join(t.TempDir(), "jobs.db")
 	st := seed(t, path, "work", jobs, 5)
-	kids := fleet(t, path, "work", 3, 10, lease, 50*time.Millisecond)
+	// Handlers long enough that the victim still holds Leases at the kill:
+	// with 50 ms a loaded machine let it report every job it was seen
+	// holding between the read below and the signal.
+	kids := fleet(t, path, "work", 3, 10, lease, 400*time.Millisecond)
 	victim := kids[0]
 
 	// Wait until the victim holds Leases, then kill it without warning.
