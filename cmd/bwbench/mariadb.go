@@ -201,7 +201,7 @@ func (in *rawInstance) claimMaria(ctx context.Context, batch int, each func(int6
 	for i, c := range got {
 		ids[i] = c.id
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE `"+in.table+"` SET state = 1, attempt = attempt + 1 WHERE id IN ("+jsonInts(ids)[1:len(jsonInts(ids))-1]+")"); err != nil {
+	if _, err := tx.ExecContext(ctx, "UPDATE `"+in.table+"` SET state = 1, attempt = attempt + 1 WHERE id IN ("+intList(ids)+")"); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -217,7 +217,12 @@ func (in *rawInstance) claimMaria(ctx context.Context, batch int, each func(int6
 
 // completeMaria marks a claimed batch done.
 func (in *rawInstance) completeMaria(ctx context.Context, ids []int64) error {
-	list := jsonInts(ids)
-	_, err := in.mdb.ExecContext(ctx, "UPDATE `"+in.table+"` SET state = 2, finalized_at = NOW(6) WHERE id IN ("+list[1:len(list)-1]+")")
+	_, err := in.mdb.ExecContext(ctx, "UPDATE `"+in.table+"` SET state = 2, finalized_at = NOW(6) WHERE id IN ("+intList(ids)+")")
 	return err
+}
+
+// intList is ids as an SQL list's inside: 1,2,3.
+func intList(ids []int64) string {
+	s := jsonInts(ids)
+	return s[1 : len(s)-1]
 }
