@@ -72,20 +72,18 @@ type batchCall struct {
 // batchState is a node incarnation's batch calls.
 type batchState struct {
 	gathers map[string]*node.Gather
-	wires   []string // by index, for linger events
+	wires   []string       // by index, for linger events
+	index   map[string]int // wires' inverse
 	calls   map[int]*batchCall
 	next    int
 }
 
-// gather returns the node's Gather of wire, made on first use.
+// gather returns the node's Gather of wire and its index, made on first
+// use.
 func (n *simNode) gather(wire string) (*node.Gather, int) {
 	b := &n.batch
-	if g, ok := b.gathers[wire]; ok {
-		for i, w := range b.wires {
-			if w == wire {
-				return g, i
-			}
-		}
+	if i, ok := b.index[wire]; ok {
+		return b.gathers[wire], i
 	}
 	g, err := node.NewGather(n.w.sc.Batch.Size, n.w.sc.Batch.Linger.D())
 	if err != nil {
@@ -95,9 +93,9 @@ func (n *simNode) gather(wire string) (*node.Gather, int) {
 		plantGather(g, n.w.sc.Mutation)
 	}
 	if b.gathers == nil {
-		b.gathers = make(map[string]*node.Gather)
+		b.gathers, b.index = make(map[string]*node.Gather), make(map[string]int)
 	}
-	b.gathers[wire] = g
+	b.gathers[wire], b.index[wire] = g, len(b.wires)
 	b.wires = append(b.wires, wire)
 	return g, len(b.wires) - 1
 }
