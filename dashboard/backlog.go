@@ -9,6 +9,8 @@ import (
 // oldest ready job, as the Overview and Queues pages show them.
 type backlogCell struct {
 	Ready, Later int
+	// ReadyAtLeast says Ready is a lower bound (QueueBacklog.ReadyAtLeast).
+	ReadyAtLeast bool
 	// Age is the oldest ready job's age to the second; empty when none is
 	// ready.
 	Age string
@@ -23,7 +25,7 @@ func (s *server) backlog(ctx context.Context) (map[string]backlogCell, error) {
 	now := time.Now()
 	out := make(map[string]backlogCell, len(bs))
 	for _, b := range bs {
-		c := backlogCell{Ready: b.Ready, Later: b.Later}
+		c := backlogCell{Ready: b.Ready, Later: b.Later, ReadyAtLeast: b.ReadyAtLeast}
 		if b.Ready > 0 {
 			c.Age = b.Age(now).Truncate(time.Second).String()
 		}

@@ -164,6 +164,8 @@ type countByStateResult struct {
 	Total  int            `json:"total" jsonschema:"jobs in all states"`
 	Ready  int            `json:"ready" jsonschema:"of the scheduled jobs, those due now: the backlog"`
 	Later  int            `json:"later" jsonschema:"of the scheduled jobs, those due in the future"`
+	// ReadyAtLeast says ready is a lower bound (QueueBacklog.ReadyAtLeast).
+	ReadyAtLeast bool `json:"ready_at_least,omitempty" jsonschema:"ready is a lower bound: a Queue holds at least 100,000 jobs both ready and later, and counts stop there"`
 }
 
 type queueStateCount struct {
@@ -183,6 +185,8 @@ type queueView struct {
 	Running int    `json:"running" jsonschema:"how many of its jobs are Running"`
 	Ready   int    `json:"ready" jsonschema:"Scheduled jobs due now: the backlog"`
 	Later   int    `json:"later" jsonschema:"Scheduled jobs due in the future"`
+	// ReadyAtLeast says ready is a lower bound (QueueBacklog.ReadyAtLeast).
+	ReadyAtLeast bool `json:"ready_at_least,omitempty" jsonschema:"ready is a lower bound: the Queue holds at least 100,000 jobs both ready and later, and counts stop there"`
 	// OldestReadyAge is the Queue's latency in seconds.
 	OldestReadyAge float64 `json:"oldest_ready_age_seconds" jsonschema:"how long the oldest ready job has been due, in seconds; 0 when none is ready"`
 	KeyPolicy      string  `json:"key_policy" jsonschema:"the Queue's Key Limit, Key Rate and Fair Claim, e.g. key limit 2, fair; none when unset"`
@@ -368,6 +372,7 @@ func addReads(b *builder) {
 				if in.Queue == "" || b.Queue == in.Queue {
 					out.Ready += b.Ready
 					out.Later += b.Later
+					out.ReadyAtLeast = out.ReadyAtLeast || b.ReadyAtLeast
 				}
 			}
 			return out, nil
@@ -405,7 +410,7 @@ func addReads(b *builder) {
 			for i, q := range qs {
 				b := backlog[q.Name]
 				out.Queues[i] = queueView{Name: q.Name, Paused: q.Paused, Limit: q.Limit, Running: q.Running,
-					Ready: b.Ready, Later: b.Later, OldestReadyAge: b.Age(now).Seconds(), KeyPolicy: q.Keys.String()}
+					Ready: b.Ready, Later: b.Later, ReadyAtLeast: b.ReadyAtLeast, OldestReadyAge: b.Age(now).Seconds(), KeyPolicy: q.Keys.String()}
 			}
 			return out, nil
 		})

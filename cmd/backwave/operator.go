@@ -160,13 +160,15 @@ func jobsCounts(ctx context.Context, cmd *cli.Command) error {
 			Jobs  int    `json:"jobs"`
 			Ready *int   `json:"ready,omitempty"`
 			Later *int   `json:"later,omitempty"`
+			// ReadyAtLeast says Ready is a lower bound.
+			ReadyAtLeast bool `json:"ready_at_least,omitempty"`
 		}
 		out := make([]view, len(counts))
 		for i, c := range counts {
 			out[i] = view{Queue: c.Queue, State: c.State.String(), Jobs: c.Count}
 			if c.State == backwave.StateScheduled {
 				b := backlog[c.Queue]
-				out[i].Ready, out[i].Later = &b.Ready, &b.Later
+				out[i].Ready, out[i].Later, out[i].ReadyAtLeast = &b.Ready, &b.Later, b.ReadyAtLeast
 			}
 		}
 		return writeJSON(w, out)
@@ -175,7 +177,7 @@ func jobsCounts(ctx context.Context, cmd *cli.Command) error {
 		ready, later := "-", "-"
 		if c.State == backwave.StateScheduled {
 			b := backlog[c.Queue]
-			ready, later = strconv.Itoa(b.Ready), strconv.Itoa(b.Later)
+			ready, later = readyText(b), strconv.Itoa(b.Later)
 		}
 		return fmt.Sprintf("%s\t%s\t%d\t%s\t%s", c.Queue, c.State, c.Count, ready, later)
 	})

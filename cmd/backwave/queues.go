@@ -214,6 +214,8 @@ func queuesList(ctx context.Context, cmd *cli.Command) error {
 			Running int    `json:"running"`
 			Ready   int    `json:"ready"`
 			Later   int    `json:"later"`
+			// ReadyAtLeast says Ready is a lower bound.
+			ReadyAtLeast bool `json:"ready_at_least,omitempty"`
 			// OldestReady is the age in seconds of the oldest ready job.
 			OldestReady float64   `json:"oldest_ready_age_seconds"`
 			Rate        *rateView `json:"rate,omitempty"`
@@ -222,7 +224,7 @@ func queuesList(ctx context.Context, cmd *cli.Command) error {
 		for i, q := range qs {
 			b := backlog[q.Name]
 			out[i] = view{Name: q.Name, Paused: q.Paused, Limit: q.Limit, Running: q.Running,
-				Ready: b.Ready, Later: b.Later, OldestReady: b.Age(now).Seconds()}
+				Ready: b.Ready, Later: b.Later, ReadyAtLeast: b.ReadyAtLeast, OldestReady: b.Age(now).Seconds()}
 			if !q.Rate.IsZero() {
 				out[i].Rate = &rateView{Limit: q.Rate.Limit, Period: q.Rate.Period.String(), Started: q.RateStarted}
 			}
@@ -239,7 +241,7 @@ func queuesList(ctx context.Context, cmd *cli.Command) error {
 			started = strconv.Itoa(q.RateStarted)
 		}
 		b := backlog[q.Name]
-		return fmt.Sprintf("%s\t%t\t%s\t%d\t%d\t%d\t%s\t%s\t%s", q.Name, q.Paused, limit, q.Running, b.Ready, b.Later, ageText(b, now), rate, started)
+		return fmt.Sprintf("%s\t%t\t%s\t%d\t%s\t%d\t%s\t%s\t%s", q.Name, q.Paused, limit, q.Running, readyText(b), b.Later, ageText(b, now), rate, started)
 	})
 	if err != nil {
 		return err
@@ -261,6 +263,15 @@ func backlogByQueue(ctx context.Context, a *backwave.Admin) (map[string]backwave
 		out[b.Queue] = b
 	}
 	return out, nil
+}
+
+// readyText is a Queue's ready count, "≥" before it when it is a lower
+// bound (QueueBacklog.ReadyAtLeast).
+func readyText(b backwave.QueueBacklog) string {
+	if b.ReadyAtLeast {
+		return "≥" + strconv.Itoa(b.Ready)
+	}
+	return strconv.Itoa(b.Ready)
 }
 
 // ageText is the age of the oldest ready job, to the second, or "-" when

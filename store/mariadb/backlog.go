@@ -9,16 +9,28 @@ import (
 	"github.com/backwave/backwave/store"
 )
 
-// backlogSQL reads, per Queue with Scheduled jobs in the maintained counts,
-// the ready count and the oldest ready due time off the due index
-// (backwave_job_due: queue, state, scheduled_at), one index range per
-// Queue, and the Retrying count over the same index's (queue, state)
-// prefix.
-const backlogSQL = `SELECT c.queue, c.n,
-	(SELECT COUNT(*) FROM backwave_job j WHERE j.queue = c.queue AND j.state = 1 AND j.scheduled_at <= ?),
+// backlogSQL reads, per Queue with Scheduled jobs in the maintained counts:
+// the ready and the later count off the due index (backwave_job_due: queue,
+// state, scheduled_at), the oldest ready due time (one probe of the same
+// index), and the Retrying count over the same index's (queue, state)
+// prefix, each count stopping at the cap (store.BacklogFromCounts turns
+// the capped counts into the split). MariaDB's derived tables cannot name
+// the outer row, so a count is capped by a probe instead: a scalar
+// subquery for the cap-th entry (LIMIT 1 OFFSET cap − 1), and only where
+// none exists the exact count, under the cap.
+var backlogSQL = `SELECT c.queue, c.n,
+	` + cappedCount(`j.queue = c.queue AND j.state = 1 AND j.scheduled_at <= ?`) + `,
+	` + cappedCount(`j.queue = c.queue AND j.state = 1 AND j.scheduled_at > ?`) + `,
 	(SELECT MIN(j.scheduled_at) FROM backwave_job j WHERE j.queue = c.queue AND j.state = 1 AND j.scheduled_at <= ?),
-	(SELECT COUNT(*) FROM backwave_job j WHERE j.queue = c.queue AND j.state = 1 AND j.retry_cause <> 0)
+	` + cappedCount(`j.queue = c.queue AND j.state = 1 AND j.retry_cause <> 0`) + `
 FROM backwave_job_count c WHERE c.state = 1 AND c.n > 0`
+
+// cappedCount counts the jobs where holds, stopping at the cap: its
+// placeholders are where's, the cap less one, where's again, the cap.
+func cappedCount(where string) string {
+	return `CASE WHEN (SELECT 1 FROM backwave_job j WHERE ` + where + ` LIMIT 1 OFFSET ?) IS NULL
+		THEN (SELECT COUNT(*) FROM backwave_job j WHERE ` + where + `) ELSE ? END`
+}
 
 // throughputSQL counts settled jobs per minute and state off the
 // finish-time index (backwave_job_finalized: state, finalized_at).
@@ -26,29 +38,38 @@ const throughputSQL = `SELECT finalized_at DIV 60000000, state, COUNT(*) FROM ba
 	WHERE state IN (4, 5, 6, 7) AND finalized_at >= ? GROUP BY 1, 2`
 
 // QueueBacklog splits every Queue's Scheduled jobs into ready and later at
-// the store's now, in one read (store.Backlog).
-func (s *Store) QueueBacklog(ctx context.Context) ([]store.QueueBacklog, error) {
+// the store's now, in one read (store.Backlog), each count walking at most
+// p's cap of index entries.
+func (s *Store) QueueBacklog(ctx context.Context, p store.BacklogParams) ([]store.QueueBacklog, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
 	out := []store.QueueBacklog{}
+	limit := p.Cap()
 	err := s.read(ctx, "read queue backlog", func(q querier, now time.Time) error {
 		out = out[:0]
 		us := micros(now)
-		rows, err := q.QueryContext(ctx, backlogSQL, us, us)
+		rows, err := q.QueryContext(ctx, backlogSQL,
+			us, limit-1, us, limit, // ready
+			us, limit-1, us, limit, // later
+			us,             // oldest ready
+			limit-1, limit) // retrying
 		if err != nil {
 			return err
 		}
 		defer func() { _ = rows.Close() }()
 		for rows.Next() {
-			var b store.QueueBacklog
-			var scheduled, ready, retrying int64
+			var queue string
+			var scheduled, ready, later, retrying int64
 			var oldest *int64
-			if err := rows.Scan(&b.Queue, &scheduled, &ready, &oldest, &retrying); err != nil {
+			if err := rows.Scan(&queue, &scheduled, &ready, &later, &oldest, &retrying); err != nil {
 				return err
 			}
-			b.Ready, b.Later, b.Retrying = int(ready), int(max(0, scheduled-ready)), int(retrying)
-			if oldest != nil && ready > 0 {
-				b.OldestReady = fromMicros(*oldest)
+			var at time.Time
+			if oldest != nil {
+				at = fromMicros(*oldest)
 			}
-			out = append(out, b)
+			out = append(out, store.BacklogFromCounts(queue, int(scheduled), int(ready), int(later), int(retrying), limit, at))
 		}
 		return rows.Err()
 	})

@@ -12,8 +12,12 @@ import (
 
 // QueueBacklog splits every Queue's Scheduled jobs into ready (due at the
 // store's clock now) and later, with the Retrying count and the oldest
-// ready due time, ordered by Queue.
-func (s *Store) QueueBacklog(ctx context.Context) ([]store.QueueBacklog, error) {
+// ready due time, ordered by Queue. It counts every job and then applies
+// the cap as an adapter's capped counts would (store.BacklogFromCounts).
+func (s *Store) QueueBacklog(ctx context.Context, p store.BacklogParams) ([]store.QueueBacklog, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
 	if err := s.lock(ctx); err != nil {
 		return nil, err
 	}
@@ -42,8 +46,9 @@ func (s *Store) QueueBacklog(ctx context.Context) ([]store.QueueBacklog, error) 
 		}
 	}
 	out := make([]store.QueueBacklog, 0, len(by))
+	limit := p.Cap()
 	for _, b := range by {
-		out = append(out, *b)
+		out = append(out, store.BacklogFromCounts(b.Queue, b.Ready+b.Later, min(b.Ready, limit), min(b.Later, limit), min(b.Retrying, limit), limit, b.OldestReady))
 	}
 	slices.SortFunc(out, func(a, b store.QueueBacklog) int { return strings.Compare(a.Queue, b.Queue) })
 	return out, nil

@@ -10,10 +10,11 @@ import (
 )
 
 // backlogSQL reads, in one snapshot, per Queue with Scheduled jobs in the
-// maintained counts (counters plus deltas), the ready count and the oldest
-// ready due time off the due index (job_scheduled: queue, scheduled_at
-// under state 'scheduled'), one index range per Queue, and the Retrying
-// count off its partial index (job_retrying).
+// maintained counts (counters plus deltas): the ready and the later count
+// off the due index (job_scheduled: queue, scheduled_at under state
+// 'scheduled'), each stopping at $2 entries, the oldest ready due time (one
+// probe of the same index), and the Retrying count, stopping at $2 too
+// (store.BacklogFromCounts turns the capped counts into the split).
 const backlogSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
 sched AS (
     SELECT c.queue, sum(c.n)::bigint AS n FROM (
@@ -21,16 +22,13 @@ sched AS (
         UNION ALL
         SELECT queue, n FROM backwave.job_count_delta WHERE state = 'scheduled'
     ) c GROUP BY c.queue HAVING sum(c.n) > 0
-),
-ret AS (
-    SELECT j.queue, count(*) AS n FROM backwave.job j
-    WHERE j.state = 'scheduled' AND j.retry_cause <> '' GROUP BY j.queue
 )
 SELECT s.queue, s.n,
-    (SELECT count(*) FROM backwave.job j WHERE j.state = 'scheduled' AND j.queue = s.queue AND j.scheduled_at <= (SELECT t FROM now)),
+    (SELECT count(*) FROM (SELECT 1 FROM backwave.job j WHERE j.state = 'scheduled' AND j.queue = s.queue AND j.scheduled_at <= (SELECT t FROM now) LIMIT $2) x),
+    (SELECT count(*) FROM (SELECT 1 FROM backwave.job j WHERE j.state = 'scheduled' AND j.queue = s.queue AND j.scheduled_at > (SELECT t FROM now) LIMIT $2) x),
     (SELECT min(j.scheduled_at) FROM backwave.job j WHERE j.state = 'scheduled' AND j.queue = s.queue AND j.scheduled_at <= (SELECT t FROM now)),
-    coalesce(r.n, 0)
-FROM sched s LEFT JOIN ret r ON r.queue = s.queue
+    (SELECT count(*) FROM (SELECT 1 FROM backwave.job j WHERE j.state = 'scheduled' AND j.retry_cause <> '' AND j.queue = s.queue LIMIT $2) x)
+FROM sched s
 ORDER BY s.queue COLLATE "C"`
 
 // throughputSQL counts settled jobs per minute and state off the
@@ -40,24 +38,29 @@ WHERE j.state IN ('succeeded', 'dead_lettered', 'cancelled', 'quarantined') AND 
 GROUP BY 1, 2`
 
 // QueueBacklog splits every Queue's Scheduled jobs into ready and later at
-// the store's now, in one statement (one snapshot).
-func (s *Store) QueueBacklog(ctx context.Context) ([]store.QueueBacklog, error) {
+// the store's now, in one statement (one snapshot), each count walking at
+// most p's cap of index entries.
+func (s *Store) QueueBacklog(ctx context.Context, p store.BacklogParams) ([]store.QueueBacklog, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
 	if err := s.enter(ctx); err != nil {
 		return nil, err
 	}
 	out := []store.QueueBacklog{}
-	err := s.db.query(ctx, s.sql(backlogSQL), []any{s.nowArg()}, func(scan scanFunc) error {
-		var b store.QueueBacklog
-		var scheduled, ready, retrying int64
+	limit := p.Cap()
+	err := s.db.query(ctx, s.sql(backlogSQL), []any{s.nowArg(), limit}, func(scan scanFunc) error {
+		var queue string
+		var scheduled, ready, later, retrying int64
 		var oldest *time.Time
-		if err := scan(&b.Queue, &scheduled, &ready, &oldest, &retrying); err != nil {
+		if err := scan(&queue, &scheduled, &ready, &later, &oldest, &retrying); err != nil {
 			return err
 		}
-		b.Ready, b.Later, b.Retrying = int(ready), int(max(0, scheduled-ready)), int(retrying)
-		if oldest != nil && ready > 0 {
-			b.OldestReady = oldest.UTC()
+		var at time.Time
+		if oldest != nil {
+			at = oldest.UTC()
 		}
-		out = append(out, b)
+		out = append(out, store.BacklogFromCounts(queue, int(scheduled), int(ready), int(later), int(retrying), limit, at))
 		return nil
 	})
 	if err != nil {

@@ -8,17 +8,18 @@ import (
 	"github.com/backwave/backwave/store"
 )
 
-// sqlBacklog reads, per Queue with Scheduled jobs in the maintained counts,
-// the ready count and the oldest ready due time off the due index
-// (backwave_job_due: queue, scheduled_at under state 1), one index range
-// per Queue, so the cost follows the ready jobs, never the table.
+// sqlBacklog reads, per Queue with Scheduled jobs in the maintained counts:
+// the ready and the later count off the due index (backwave_job_due: queue,
+// scheduled_at under state 1), each stopping at ?2 entries, the oldest
+// ready due time (one probe of the same index), and the Retrying count,
+// stopping at ?2 too (store.BacklogFromCounts turns the capped counts into
+// the split), so the cost is bounded by the cap, never the table.
 const sqlBacklog = `SELECT c.queue, c.n,
-	(SELECT COUNT(*) FROM backwave_job j WHERE j.state = 1 AND j.queue = c.queue AND j.scheduled_at <= ?1),
-	(SELECT MIN(j.scheduled_at) FROM backwave_job j WHERE j.state = 1 AND j.queue = c.queue AND j.scheduled_at <= ?1)
+	(SELECT COUNT(*) FROM (SELECT 1 FROM backwave_job j WHERE j.state = 1 AND j.queue = c.queue AND j.scheduled_at <= ?1 LIMIT ?2)),
+	(SELECT COUNT(*) FROM (SELECT 1 FROM backwave_job j WHERE j.state = 1 AND j.queue = c.queue AND j.scheduled_at > ?1 LIMIT ?2)),
+	(SELECT MIN(j.scheduled_at) FROM backwave_job j WHERE j.state = 1 AND j.queue = c.queue AND j.scheduled_at <= ?1),
+	(SELECT COUNT(*) FROM (SELECT 1 FROM backwave_job j WHERE j.state = 1 AND j.queue = c.queue AND j.retry_cause <> 0 LIMIT ?2))
 FROM backwave_job_count c WHERE c.state = 1 AND c.n > 0 ORDER BY c.queue`
-
-// sqlRetrying counts the Retrying view per Queue off its partial index.
-const sqlRetrying = `SELECT queue, COUNT(*) FROM backwave_job WHERE state = 1 AND retry_cause <> 0 GROUP BY queue`
 
 // sqlThroughput counts settled jobs per minute and state off the
 // finish-time index (backwave_job_finalized: state, finalized_at).
@@ -26,52 +27,36 @@ const sqlThroughput = `SELECT finalized_at / 60000000, state, COUNT(*) FROM back
 	WHERE state IN (4, 5, 6, 7) AND finalized_at >= ?1 GROUP BY 1, 2 ORDER BY 1, 2`
 
 // QueueBacklog splits every Queue's Scheduled jobs into ready and later at
-// the store's clock now, in one read transaction.
-func (s *Store) QueueBacklog(ctx context.Context) ([]store.QueueBacklog, error) {
+// the store's clock now, in one read transaction, each count walking at
+// most p's cap of index entries.
+func (s *Store) QueueBacklog(ctx context.Context, p store.BacklogParams) ([]store.QueueBacklog, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
 	out := []store.QueueBacklog{}
 	now := micros(s.clock.Now())
+	limit := p.Cap()
 	err := s.read(ctx, "read queue backlog", func(tx *sql.Tx) error {
 		out = out[:0]
-		rows, err := tx.QueryContext(ctx, s.schema.Rename(sqlBacklog), now)
+		rows, err := tx.QueryContext(ctx, s.schema.Rename(sqlBacklog), now, limit)
 		if err != nil {
 			return err
 		}
 		defer func() { _ = rows.Close() }()
-		at := make(map[string]int)
 		for rows.Next() {
-			var b store.QueueBacklog
-			var scheduled int
+			var queue string
+			var scheduled, ready, later, retrying int
 			var oldest sql.NullInt64
-			if err := rows.Scan(&b.Queue, &scheduled, &b.Ready, &oldest); err != nil {
+			if err := rows.Scan(&queue, &scheduled, &ready, &later, &oldest, &retrying); err != nil {
 				return err
 			}
-			b.Later = max(0, scheduled-b.Ready)
-			if oldest.Valid && b.Ready > 0 {
-				b.OldestReady = fromMicros(oldest.Int64)
+			var at time.Time
+			if oldest.Valid {
+				at = fromMicros(oldest.Int64)
 			}
-			at[b.Queue] = len(out)
-			out = append(out, b)
+			out = append(out, store.BacklogFromCounts(queue, scheduled, ready, later, retrying, limit, at))
 		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		_ = rows.Close()
-		rs, err := tx.QueryContext(ctx, s.schema.Rename(sqlRetrying))
-		if err != nil {
-			return err
-		}
-		defer func() { _ = rs.Close() }()
-		for rs.Next() {
-			var q string
-			var n int
-			if err := rs.Scan(&q, &n); err != nil {
-				return err
-			}
-			if i, ok := at[q]; ok {
-				out[i].Retrying = n
-			}
-		}
-		return rs.Err()
+		return rows.Err()
 	})
 	if err != nil {
 		return nil, err

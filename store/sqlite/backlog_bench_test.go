@@ -55,7 +55,7 @@ FROM (SELECT i, CASE WHEN i % 100 < 80 THEN 4 WHEN i % 100 < 85 THEN 5 WHEN i % 
 		b.Fatal(err)
 	}
 	b.Logf("loaded %d jobs in %s", n, time.Since(start).Round(time.Second))
-	got, err := s.QueueBacklog(ctx)
+	got, err := s.QueueBacklog(ctx, store.BacklogParams{})
 	if err != nil || len(got) != 10 {
 		b.Fatalf("QueueBacklog = %v, %v", got, err)
 	}
@@ -63,7 +63,7 @@ FROM (SELECT i, CASE WHEN i % 100 < 80 THEN 4 WHEN i % 100 < 85 THEN 5 WHEN i % 
 	explainBacklog(b, s)
 	b.Run("queue_backlog", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := s.QueueBacklog(ctx); err != nil {
+			if _, err := s.QueueBacklog(ctx, store.BacklogParams{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -80,8 +80,8 @@ FROM (SELECT i, CASE WHEN i % 100 < 80 THEN 4 WHEN i % 100 < 85 THEN 5 WHEN i % 
 }
 
 func explainBacklog(b *testing.B, s *Store) {
-	for _, q := range []string{sqlBacklog, sqlRetrying, sqlThroughput} {
-		rows, err := s.w.Query(`EXPLAIN QUERY PLAN `+q, int64(0))
+	for _, q := range []string{sqlBacklog, sqlThroughput} {
+		rows, err := s.w.Query(`EXPLAIN QUERY PLAN `+q, int64(0), int64(store.DefaultBacklogCountCap))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -40,6 +41,51 @@ func testBacklog(t *testing.T, s *suite) {
 		if len(got) != 2 || got[0].Ready != 2 || got[0].Later != 0 || got[0].Retrying != 1 ||
 			!got[0].OldestReady.Before(now.Add(time.Hour+time.Second)) || got[1] != (store.QueueBacklog{Queue: "b", Later: 1}) {
 			t.Fatalf("QueueBacklog after 90m = %+v", got)
+		}
+	})
+
+	// Each count stops at the cap: the smaller half under it gives both
+	// exactly; at least the cap on both sides makes Ready the cap with
+	// ReadyAtLeast; Retrying stops at the cap with RetryingAtLeast; a cap
+	// out of range is refused.
+	s.run(t, "CountCap", func(t *testing.T, e *env) {
+		now := e.now().Truncate(time.Millisecond)
+		var jobs []store.NewJob
+		for i := range 5 { // a: 5 ready, 1 later
+			jobs = append(jobs, at("a", now.Add(-time.Duration(i+1)*time.Minute)))
+		}
+		jobs = append(jobs, at("a", now.Add(time.Hour)))
+		for i := range 4 { // b: 4 ready, 4 later
+			jobs = append(jobs, at("b", now.Add(-time.Duration(i+1)*time.Minute)), at("b", now.Add(time.Duration(i+1)*time.Hour)))
+		}
+		jobs = append(jobs, at("c", now.Add(-time.Minute)), at("c", now.Add(time.Hour))) // c: 1 and 1
+		e.insert(jobs...)
+		got, err := e.s.QueueBacklog(e.ctx, store.BacklogParams{CountCap: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []store.QueueBacklog{
+			{Queue: "a", Ready: 5, Later: 1, OldestReady: now.Add(-5 * time.Minute)},
+			{Queue: "b", Ready: 3, Later: 5, OldestReady: now.Add(-4 * time.Minute), ReadyAtLeast: true},
+			{Queue: "c", Ready: 1, Later: 1, OldestReady: now.Add(-time.Minute)},
+		}
+		if !slices.EqualFunc(got, want, backlogEqual) {
+			t.Fatalf("QueueBacklog(cap 3) = %+v, want %+v", got, want)
+		}
+		for range 3 { // three Retrying in b
+			e.reportApplied(w1, failed(e.claimOne(w1, "b"), 30*time.Minute))
+		}
+		got, err = e.s.QueueBacklog(e.ctx, store.BacklogParams{CountCap: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := got[1]; b.Queue != "b" || b.Retrying != 3 || !b.RetryingAtLeast || b.Ready != 1 || b.Later != 7 || b.ReadyAtLeast {
+			t.Fatalf("QueueBacklog(cap 3) b after three failures = %+v, want 1 ready, 7 later, Retrying 3 at least", b)
+		}
+		for _, bad := range []int{-1, store.MaxBacklogCountCap + 1} {
+			if _, err := e.s.QueueBacklog(e.ctx, store.BacklogParams{CountCap: bad}); !errors.Is(err, store.ErrInvalidParams) {
+				t.Fatalf("QueueBacklog(cap %d) = %v, want ErrInvalidParams", bad, err)
+			}
 		}
 	})
 
@@ -93,7 +139,7 @@ func testBacklog(t *testing.T, s *suite) {
 
 func (e *env) backlog() []store.QueueBacklog {
 	e.t.Helper()
-	got, err := e.s.QueueBacklog(e.ctx)
+	got, err := e.s.QueueBacklog(e.ctx, store.BacklogParams{})
 	if err != nil {
 		e.t.Fatalf("QueueBacklog: %v", err)
 	}
@@ -103,9 +149,12 @@ func (e *env) backlog() []store.QueueBacklog {
 func (e *env) wantBacklog(want []store.QueueBacklog) {
 	e.t.Helper()
 	got := e.backlog()
-	if !slices.EqualFunc(got, want, func(a, b store.QueueBacklog) bool {
-		return a.Queue == b.Queue && a.Ready == b.Ready && a.Later == b.Later && a.Retrying == b.Retrying && a.OldestReady.Equal(b.OldestReady)
-	}) {
+	if !slices.EqualFunc(got, want, backlogEqual) {
 		e.t.Fatalf("QueueBacklog = %+v, want %+v", got, want)
 	}
+}
+
+func backlogEqual(a, b store.QueueBacklog) bool {
+	return a.Queue == b.Queue && a.Ready == b.Ready && a.Later == b.Later && a.Retrying == b.Retrying &&
+		a.OldestReady.Equal(b.OldestReady) && a.ReadyAtLeast == b.ReadyAtLeast && a.RetryingAtLeast == b.RetryingAtLeast
 }
