@@ -10,20 +10,23 @@ import (
 )
 
 // backlogSQL reads, per Queue with Scheduled jobs in the maintained counts:
-// the ready and the later count off the due index (backwave_job_due: queue,
-// state, scheduled_at), the oldest ready due time (one probe of the same
-// index), and the Retrying count over the same index's (queue, state)
-// prefix, each count stopping at the cap (store.BacklogFromCounts turns
+// the ready count off the due index (backwave_job_due: queue, state,
+// scheduled_at) and, only where it reached the cap, the later count the
+// same way (below the cap, ready is exact and later the rest), the oldest
+// ready due time (one probe of the same index), and the Retrying count over
+// the same index's (queue, state) prefix, each count stopping at the cap (store.BacklogFromCounts turns
 // the capped counts into the split). MariaDB's derived tables cannot name
 // the outer row, so a count is capped by a probe instead: a scalar
 // subquery for the cap-th entry (LIMIT 1 OFFSET cap − 1), and only where
 // none exists the exact count, under the cap.
-var backlogSQL = `SELECT c.queue, c.n,
-	` + cappedCount(`j.queue = c.queue AND j.state = 1 AND j.scheduled_at <= ?`) + `,
-	` + cappedCount(`j.queue = c.queue AND j.state = 1 AND j.scheduled_at > ?`) + `,
-	(SELECT MIN(j.scheduled_at) FROM backwave_job j WHERE j.queue = c.queue AND j.state = 1 AND j.scheduled_at <= ?),
-	` + cappedCount(`j.queue = c.queue AND j.state = 1 AND j.retry_cause <> 0`) + `
-FROM backwave_job_count c WHERE c.state = 1 AND c.n > 0`
+var backlogSQL = `SELECT b.queue, b.n, b.ready,
+	CASE WHEN b.ready >= ? THEN ` + cappedCount(`j.queue = b.queue AND j.state = 1 AND j.scheduled_at > ?`) + ` ELSE 0 END,
+	b.oldest, b.retrying
+FROM (SELECT c.queue, c.n,
+	` + cappedCount(`j.queue = c.queue AND j.state = 1 AND j.scheduled_at <= ?`) + ` AS ready,
+	(SELECT MIN(j.scheduled_at) FROM backwave_job j WHERE j.queue = c.queue AND j.state = 1 AND j.scheduled_at <= ?) AS oldest,
+	` + cappedCount(`j.queue = c.queue AND j.state = 1 AND j.retry_cause <> 0`) + ` AS retrying
+	FROM backwave_job_count c WHERE c.state = 1 AND c.n > 0) b`
 
 // cappedCount counts the jobs where holds, stopping at the cap: its
 // placeholders are where's, the cap less one, where's again, the cap.
@@ -49,9 +52,12 @@ func (s *Store) QueueBacklog(ctx context.Context, p store.BacklogParams) ([]stor
 	err := s.read(ctx, "read queue backlog", func(q querier, now time.Time) error {
 		out = out[:0]
 		us := micros(now)
+		// The placeholders in text order: later's (counted only where
+		// ready reached the cap), then the derived table's ready, oldest
+		// ready and retrying.
 		rows, err := q.QueryContext(ctx, backlogSQL,
+			limit, us, limit-1, us, limit, // later
 			us, limit-1, us, limit, // ready
-			us, limit-1, us, limit, // later
 			us,             // oldest ready
 			limit-1, limit) // retrying
 		if err != nil {

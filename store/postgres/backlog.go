@@ -10,9 +10,12 @@ import (
 )
 
 // backlogSQL reads, in one snapshot, per Queue with Scheduled jobs in the
-// maintained counts (counters plus deltas): the ready and the later count
-// off the due index (job_scheduled: queue, scheduled_at under state
-// 'scheduled'), each stopping at $2 entries, the oldest ready due time (one
+// maintained counts (counters plus deltas): the ready count off the due
+// index (job_scheduled: queue, scheduled_at under state 'scheduled'),
+// stopping at $2 entries, and only where it stopped there the later count
+// the same way (below the cap, ready is exact and later the rest, so a
+// Queue's read walks no more entries than its ready jobs), the oldest ready
+// due time (one
 // probe of the same index), and the Retrying count, stopping at $2 too
 // (store.BacklogFromCounts turns the capped counts into the split).
 const backlogSQL = `WITH now AS (SELECT coalesce($1::timestamptz, now()) AS t),
@@ -23,12 +26,13 @@ sched AS (
         SELECT queue, n FROM backwave.job_count_delta WHERE state = 'scheduled'
     ) c GROUP BY c.queue HAVING sum(c.n) > 0
 )
-SELECT s.queue, s.n,
-    (SELECT count(*) FROM (SELECT 1 FROM backwave.job j WHERE j.state = 'scheduled' AND j.queue = s.queue AND j.scheduled_at <= (SELECT t FROM now) LIMIT $2) x),
-    (SELECT count(*) FROM (SELECT 1 FROM backwave.job j WHERE j.state = 'scheduled' AND j.queue = s.queue AND j.scheduled_at > (SELECT t FROM now) LIMIT $2) x),
+SELECT s.queue, s.n, r.ready,
+    CASE WHEN r.ready >= $2 THEN (SELECT count(*) FROM (SELECT 1 FROM backwave.job j WHERE j.state = 'scheduled' AND j.queue = s.queue AND j.scheduled_at > (SELECT t FROM now) LIMIT $2) x) ELSE 0 END,
     (SELECT min(j.scheduled_at) FROM backwave.job j WHERE j.state = 'scheduled' AND j.queue = s.queue AND j.scheduled_at <= (SELECT t FROM now)),
     (SELECT count(*) FROM (SELECT 1 FROM backwave.job j WHERE j.state = 'scheduled' AND j.retry_cause <> '' AND j.queue = s.queue LIMIT $2) x)
-FROM sched s
+FROM sched s CROSS JOIN LATERAL (
+    SELECT count(*) AS ready FROM (SELECT 1 FROM backwave.job j WHERE j.state = 'scheduled' AND j.queue = s.queue AND j.scheduled_at <= (SELECT t FROM now) LIMIT $2) x
+) r
 ORDER BY s.queue COLLATE "C"`
 
 // throughputSQL counts settled jobs per minute and state off the

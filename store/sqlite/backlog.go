@@ -9,17 +9,22 @@ import (
 )
 
 // sqlBacklog reads, per Queue with Scheduled jobs in the maintained counts:
-// the ready and the later count off the due index (backwave_job_due: queue,
-// scheduled_at under state 1), each stopping at ?2 entries, the oldest
+// the ready count off the due index (backwave_job_due: queue, scheduled_at
+// under state 1), stopping at ?2 entries, and only where it stopped there
+// the later count the same way (below the cap, ready is exact and later the
+// rest), the oldest
 // ready due time (one probe of the same index), and the Retrying count,
 // stopping at ?2 too (store.BacklogFromCounts turns the capped counts into
 // the split), so the cost is bounded by the cap, never the table.
-const sqlBacklog = `SELECT c.queue, c.n,
-	(SELECT COUNT(*) FROM (SELECT 1 FROM backwave_job j WHERE j.state = 1 AND j.queue = c.queue AND j.scheduled_at <= ?1 LIMIT ?2)),
-	(SELECT COUNT(*) FROM (SELECT 1 FROM backwave_job j WHERE j.state = 1 AND j.queue = c.queue AND j.scheduled_at > ?1 LIMIT ?2)),
-	(SELECT MIN(j.scheduled_at) FROM backwave_job j WHERE j.state = 1 AND j.queue = c.queue AND j.scheduled_at <= ?1),
-	(SELECT COUNT(*) FROM (SELECT 1 FROM backwave_job j WHERE j.state = 1 AND j.queue = c.queue AND j.retry_cause <> 0 LIMIT ?2))
-FROM backwave_job_count c WHERE c.state = 1 AND c.n > 0 ORDER BY c.queue`
+const sqlBacklog = `SELECT b.queue, b.n, b.ready,
+	CASE WHEN b.ready >= ?2 THEN (SELECT COUNT(*) FROM (SELECT 1 FROM backwave_job j WHERE j.state = 1 AND j.queue = b.queue AND j.scheduled_at > ?1 LIMIT ?2)) ELSE 0 END,
+	b.oldest, b.retrying
+FROM (SELECT c.queue, c.n,
+	(SELECT COUNT(*) FROM (SELECT 1 FROM backwave_job j WHERE j.state = 1 AND j.queue = c.queue AND j.scheduled_at <= ?1 LIMIT ?2)) AS ready,
+	(SELECT MIN(j.scheduled_at) FROM backwave_job j WHERE j.state = 1 AND j.queue = c.queue AND j.scheduled_at <= ?1) AS oldest,
+	(SELECT COUNT(*) FROM (SELECT 1 FROM backwave_job j WHERE j.state = 1 AND j.queue = c.queue AND j.retry_cause <> 0 LIMIT ?2)) AS retrying
+	FROM backwave_job_count c WHERE c.state = 1 AND c.n > 0) b
+ORDER BY b.queue`
 
 // sqlThroughput counts settled jobs per minute and state off the
 // finish-time index (backwave_job_finalized: state, finalized_at).
