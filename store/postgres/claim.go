@@ -50,7 +50,19 @@ FOR UPDATE`
 // two: the pickup latency of a quiet Queue. The generic plan is the one a
 // busy Queue's claims settle on anyway. The outcome report, Renew and
 // Relinquish use it too, for a different reason (see reportSQL).
-const genericPlanSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`
+//
+// It also turns JIT compilation off for the rest of the transaction. A
+// generic plan's cost is estimated over the whole table, and once the job
+// table grows large enough the claim's estimate passes jit_above_cost
+// (100,000 by default): PostgreSQL then compiles the statement's
+// expressions on every execution — about 400 functions, 0.3 to 1.8 s on a
+// busy 2-core server, against a few milliseconds to run it — while the
+// claim holds its limited Queues' rows (claimLockSQL). Every claim of those
+// Queues queued behind it, missed its deadline (a third of the Lease), and
+// the Queues stopped: the liveness failure of the 30-minute failover run
+// (docs/torture.md). These statements touch a few rows each; compiling
+// never pays for them.
+const genericPlanSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true)`
 
 // claimSQL leases up to $3 due jobs over the Queues $2 in their given order.
 // A Queue named twice counts once, at its first place; paused Queues are

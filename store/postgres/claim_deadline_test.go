@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,6 +80,51 @@ func TestClaimAbandonedAtItsDeadlineLeasesNothing(t *testing.T) {
 			}
 			if waiting != 0 {
 				t.Fatalf("%d abandoned claims still wait on the Queue's row", waiting)
+			}
+		})
+	}
+}
+
+// TestClaimNeverJITCompiled: the claim runs with JIT compilation off
+// (genericPlanSQL). Left on, a claim whose estimated cost passes
+// jit_above_cost — as it does once the job table is large — compiles about
+// 400 functions on every execution while it holds its limited Queues' rows,
+// and the claims behind it miss their deadlines (docs/torture.md). The test
+// forces the threshold to 0, so any claim left to JIT would show a JIT
+// section in its plan.
+func TestClaimNeverJITCompiled(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(string(m), func(t *testing.T) {
+			t.Parallel()
+			s := openStore(t, m, postgres.Options{})
+			ctx := t.Context()
+			conn, err := pgx.Connect(ctx, testURL(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			var available bool
+			if err := conn.QueryRow(ctx, `SELECT pg_jit_available()`).Scan(&available); err != nil {
+				t.Fatal(err)
+			}
+			if !available {
+				t.Skip("this PostgreSQL server has no JIT provider: nothing to turn off")
+			}
+			if err := s.QueueSetLimit(ctx, store.QueueSetLimitParams{Queue: "lim", Limit: 5}); err != nil {
+				t.Fatal(err)
+			}
+			insert(t, s, "lim", 3)
+			insert(t, s, "free", 3)
+			plan, err := postgres.ExplainClaimJIT(ctx, s, []string{"lim", "free"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(plan, "JIT:") {
+				t.Fatalf("the claim was JIT-compiled:\n%s", plan)
+			}
+			if !strings.Contains(plan, "Update on job") {
+				t.Fatalf("the plan is not the claim's:\n%s", plan)
 			}
 		})
 	}

@@ -2,7 +2,9 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 )
 
 // MigrationVersions lists the versions of the embedded migrations, in order.
@@ -57,4 +59,39 @@ func HoldMigrationLock(ctx context.Context, s *Store) (release func(), err error
 		return nil, err
 	}
 	return func() { close(done); <-finished }, nil
+}
+
+// errRollBack ends ExplainClaimJIT's transaction without committing it.
+var errRollBack = errors.New("roll back")
+
+// ExplainClaimJIT runs a claim of queues as JobClaim's batch does (the plan
+// settings first) under EXPLAIN ANALYZE, with jit_above_cost set to 0 so
+// any statement left to JIT is compiled, and returns the plan text; the
+// claim is rolled back.
+func ExplainClaimJIT(ctx context.Context, s *Store, queues []string) (string, error) {
+	var plan strings.Builder
+	err := s.db.inTx(ctx, func(q querier) error {
+		if err := q.query(ctx, `SET LOCAL jit_above_cost = 0`, nil, nil); err != nil {
+			return err
+		}
+		if err := q.query(ctx, genericPlanSQL, nil, nil); err != nil {
+			return err
+		}
+		args := []any{nil, queues, int32(8), "explain", int64(5_000_000), true}
+		if err := q.query(ctx, "EXPLAIN (ANALYZE) "+s.sql(claimSQL), args, func(scan scanFunc) error {
+			var line string
+			if err := scan(&line); err != nil {
+				return err
+			}
+			plan.WriteString(line + "\n")
+			return nil
+		}); err != nil {
+			return err
+		}
+		return errRollBack
+	})
+	if err != nil && !errors.Is(err, errRollBack) {
+		return "", err
+	}
+	return plan.String(), nil
 }
