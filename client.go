@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/internal/takeover"
@@ -59,6 +60,12 @@ type Client struct {
 	// walks are the Transition Observers' pumps, one per
 	// Config.TransitionObservers entry; none when there are none.
 	walks []*shell.WalkPump
+	// nodeID is Config.NodeID after its default; nodeBeat is how often
+	// the Client stamps its row in the node registry (nodeBeat in
+	// node_registry.go); registry is that row once started.
+	nodeID   string
+	nodeBeat time.Duration
+	registry *nodeRegistry
 
 	mu      sync.Mutex
 	started bool
@@ -130,6 +137,10 @@ func NewClient(s Store, cfg Config) (*Client, error) {
 	}
 	if cfg.NodeID == "" {
 		cfg.NodeID = defaultNodeID()
+	}
+	c.nodeID = cfg.NodeID
+	if c.nodeBeat, err = nodeBeat(cfg); err != nil {
+		return nil, err
 	}
 	if err := c.newTransitionObservers(s, cfg, cfg.NodeID); err != nil {
 		return nil, err
@@ -353,7 +364,22 @@ func (c *Client) Start(ctx context.Context) error {
 			return fmt.Errorf("backwave: start a transition observer: %w", err)
 		}
 	}
+	c.registry = c.newNodeRegistry()
+	c.registry.start(ctx)
 	return nil
+}
+
+// NodeRegistryID is the id of this Client's row in the node registry
+// (Admin.Nodes): Config.NodeID and a random suffix, fresh at each Start.
+// Empty before Start, and for a Client started under package jobtest,
+// which keeps no row.
+func (c *Client) NodeRegistryID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.registry == nil {
+		return ""
+	}
+	return c.registry.stamp.ID
 }
 
 // Stop stops every Pump gracefully and returns once all have exited: no more
@@ -381,10 +407,27 @@ func (c *Client) Stop(ctx context.Context) error {
 		wg.Go(func() { errs[len(c.pumps)+i] = w.Stop(ctx) })
 	}
 	wg.Wait()
+	c.endRegistry(ctx)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("backwave: stop: %w", err)
 	}
 	return nil
+}
+
+// endRegistry stops the node registry's stamps and removes the Client's
+// row, best effort: even when ctx is done (the drain was cut short) the
+// removal gets DefaultRelinquishTimeout, since a row left behind shows a
+// stopped node as expired until NodeForget.
+func (c *Client) endRegistry(ctx context.Context) {
+	c.mu.Lock()
+	r := c.registry
+	c.mu.Unlock()
+	if r == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultRelinquishTimeout)
+	defer cancel()
+	r.end(ctx)
 }
 
 // wakeLocal wakes this Client's Pumps serving the Queues of jobs due now,
