@@ -1,6 +1,7 @@
 package backwave
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -66,6 +67,9 @@ type Client struct {
 	nodeID   string
 	nodeBeat time.Duration
 	registry *nodeRegistry
+	// relinquishTimeout is Config.RelinquishTimeout after its default: it
+	// bounds the row's removal at Stop too.
+	relinquishTimeout time.Duration
 
 	mu      sync.Mutex
 	started bool
@@ -139,6 +143,7 @@ func NewClient(s Store, cfg Config) (*Client, error) {
 		cfg.NodeID = defaultNodeID()
 	}
 	c.nodeID = cfg.NodeID
+	c.relinquishTimeout = cmp.Or(cfg.RelinquishTimeout, DefaultRelinquishTimeout)
 	if c.nodeBeat, err = nodeBeat(cfg); err != nil {
 		return nil, err
 	}
@@ -388,7 +393,10 @@ func (c *Client) NodeRegistryID() string {
 // effort. If ctx is done first the drain is cut short and Stop returns its
 // error. If the store refused to take the Leases back, Stop returns an error
 // wrapping the store's: those jobs stay Running until their Leases lapse,
-// and the lapse counts as a failed Attempt. Stop on a Client that never started returns nil, and a stopped
+// and the lapse counts as a failed Attempt. Beside the drain, Stop removes
+// the Client's row from the node registry, since a stopping node claims
+// nothing more (a failed removal is logged, and the row expires on its
+// own). Stop on a Client that never started returns nil, and a stopped
 // Client cannot start again.
 func (c *Client) Stop(ctx context.Context) error {
 	c.mu.Lock()
@@ -400,6 +408,9 @@ func (c *Client) Stop(ctx context.Context) error {
 	}
 	errs := make([]error, len(c.pumps)+len(c.walks))
 	var wg sync.WaitGroup
+	// A stopping node claims nothing more: its row goes at once, beside
+	// the drain, so Stop stays within DrainTimeout + RelinquishTimeout.
+	wg.Go(func() { c.endRegistry(ctx) })
 	for i, p := range c.pumps {
 		wg.Go(func() { errs[i] = p.Stop(ctx) })
 	}
@@ -407,7 +418,6 @@ func (c *Client) Stop(ctx context.Context) error {
 		wg.Go(func() { errs[len(c.pumps)+i] = w.Stop(ctx) })
 	}
 	wg.Wait()
-	c.endRegistry(ctx)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("backwave: stop: %w", err)
 	}
@@ -415,9 +425,9 @@ func (c *Client) Stop(ctx context.Context) error {
 }
 
 // endRegistry stops the node registry's stamps and removes the Client's
-// row, best effort: even when ctx is done (the drain was cut short) the
-// removal gets DefaultRelinquishTimeout, since a row left behind shows a
-// stopped node as expired until NodeForget.
+// row, best effort: even when ctx is done the removal gets
+// RelinquishTimeout, since a row left behind shows a stopped node as
+// expired until NodeForget.
 func (c *Client) endRegistry(ctx context.Context) {
 	c.mu.Lock()
 	r := c.registry
@@ -425,7 +435,7 @@ func (c *Client) endRegistry(ctx context.Context) {
 	if r == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultRelinquishTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.relinquishTimeout)
 	defer cancel()
 	r.end(ctx)
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/backwave/backwave/node"
@@ -39,14 +38,14 @@ type nodeRegistry struct {
 	// running counts the jobs the Client holds now.
 	running func() int
 
-	stop chan struct{}
-	done chan struct{}
+	// cancel ends the stamping goroutine and a stamp in flight; done is
+	// closed when the goroutine has returned.
+	cancel context.CancelFunc
+	done   chan struct{}
 	// failing is set while stamps fail, so a streak of failures is logged
 	// once (and its end once). Only the stamping goroutine, or Start
 	// before it, touches it.
 	failing bool
-	// stopOnce closes stop once.
-	stopOnce sync.Once
 }
 
 // nodeBeat is how often a Client stamps its row: Config.NodeHeartbeat, or
@@ -90,7 +89,7 @@ func (c *Client) newNodeRegistry() *nodeRegistry {
 			Groups: groups, Beat: c.nodeBeat, Forget: NodeForget,
 		},
 		running: c.running,
-		stop:    make(chan struct{}),
+		cancel:  func() {},
 		done:    make(chan struct{}),
 	}
 }
@@ -109,6 +108,7 @@ func (c *Client) running() int {
 // start stamps the row once, so the node is listed when Start returns,
 // and then on every beat until ctx is done or end is called.
 func (r *nodeRegistry) start(ctx context.Context) {
+	ctx, r.cancel = context.WithCancel(ctx)
 	r.beat(ctx)
 	go func() {
 		defer close(r.done)
@@ -117,8 +117,6 @@ func (r *nodeRegistry) start(ctx context.Context) {
 		for {
 			select {
 			case <-ctx.Done():
-				return
-			case <-r.stop:
 				return
 			case <-t.C:
 				r.beat(ctx)
@@ -147,10 +145,11 @@ func (r *nodeRegistry) beat(ctx context.Context) {
 	}
 }
 
-// end stops the stamping, waits for the goroutine, and removes the row. A
-// failed removal is logged: the row then expires on its own.
+// end stops the stamping (cancelling a stamp in flight), waits for the
+// goroutine, and removes the row. A failed removal is logged: the row then
+// expires on its own.
 func (r *nodeRegistry) end(ctx context.Context) {
-	r.stopOnce.Do(func() { close(r.stop) })
+	r.cancel()
 	<-r.done
 	if err := r.store.NodeRemove(ctx, r.stamp.ID); err != nil {
 		r.log.WarnContext(ctx, "node registry: could not remove this node's row; it shows as expired until forgotten",
