@@ -33,17 +33,7 @@ func TestBacklogGauges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	t.Cleanup(func() { _ = mp.Shutdown(ctx) })
-	b, err := bwotel.New(bwotel.Options{MeterProvider: mp})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := backwave.NewAdmin(st, "metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, a, collect := gaugeBridge(t, st)
 	if _, err := b.ObserveBacklog(nil, nil); err == nil {
 		t.Fatal("ObserveBacklog(nil) = nil error")
 	}
@@ -52,16 +42,7 @@ func TestBacklogGauges(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = reg.Unregister() })
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(ctx, &rm); err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]metricdata.Metrics{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			got[m.Name] = m
-		}
-	}
+	got := collect()
 	mail := map[string]string{"messaging.destination.name": "mail"}
 	reports := map[string]string{"messaging.destination.name": "reports"}
 	for _, c := range []struct {
@@ -114,17 +95,7 @@ func TestNodeGauges(t *testing.T) {
 		Groups: []store.NodeGroup{{Name: "g", Queues: []string{"mail"}}}}); err != nil {
 		t.Fatal(err)
 	}
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	t.Cleanup(func() { _ = mp.Shutdown(ctx) })
-	b, err := bwotel.New(bwotel.Options{MeterProvider: mp})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := backwave.NewAdmin(st, "metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, a, collect := gaugeBridge(t, st)
 	if _, err := b.ObserveNodes(nil); err == nil {
 		t.Fatal("ObserveNodes(nil) = nil error")
 	}
@@ -133,19 +104,6 @@ func TestNodeGauges(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = reg.Unregister() })
-	collect := func() map[string]metricdata.Metrics {
-		var rm metricdata.ResourceMetrics
-		if err := reader.Collect(ctx, &rm); err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]metricdata.Metrics{}
-		for _, sm := range rm.ScopeMetrics {
-			for _, m := range sm.Metrics {
-				got[m.Name] = m
-			}
-		}
-		return got
-	}
 	mail := map[string]string{"messaging.destination.name": "mail"}
 	reports := map[string]string{"messaging.destination.name": "reports"}
 	got := collect()
@@ -159,5 +117,36 @@ func TestNodeGauges(t *testing.T) {
 	clock.Advance(3*time.Second + time.Millisecond)
 	if n := gaugeOf(t, collect(), bwotel.MetricQueueLiveNodes, mail); n != 0 {
 		t.Errorf("live nodes of mail after its node expired = %d, want 0", n)
+	}
+}
+
+// gaugeBridge is a Bridge on a manual reader, an Admin over st, and a
+// collect that reads every metric by name.
+func gaugeBridge(t *testing.T, st backwave.Store) (*bwotel.Bridge, *backwave.Admin, func() map[string]metricdata.Metrics) {
+	t.Helper()
+	ctx := context.Background()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(ctx) })
+	b, err := bwotel.New(bwotel.Options{MeterProvider: mp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := backwave.NewAdmin(st, "metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, a, func() map[string]metricdata.Metrics {
+		var rm metricdata.ResourceMetrics
+		if err := reader.Collect(ctx, &rm); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]metricdata.Metrics{}
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				got[m.Name] = m
+			}
+		}
+		return got
 	}
 }

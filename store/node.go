@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-	"unicode/utf8"
 )
 
 // Nodes is the node registry: which processes run a Client against the
@@ -149,10 +148,10 @@ func (p NodeStampParams) Validate() error {
 	case len(p.Groups) > MaxNodeGroups:
 		return fmt.Errorf("%w: node %s lists %d worker groups (at most %d)", ErrInvalidParams, p.ID, len(p.Groups), MaxNodeGroups)
 	}
-	if err := validateNodeText("host name", p.Host, MaxNodeHostLen); err != nil {
+	if err := validateText("host name", p.Host, MaxNodeHostLen); err != nil {
 		return fmt.Errorf("node %s: %w", p.ID, err)
 	}
-	if err := validateNodeText("version", p.Version, MaxNodeVersionLen); err != nil {
+	if err := validateText("version", p.Version, MaxNodeVersionLen); err != nil {
 		return fmt.Errorf("node %s: %w", p.ID, err)
 	}
 	for i, g := range p.Groups {
@@ -181,23 +180,6 @@ func (g NodeGroup) validate(earlier []NodeGroup) error {
 		}
 		if slices.Contains(g.Queues[:i], q) {
 			return fmt.Errorf("%w: worker group %q lists queue %q twice", ErrInvalidParams, g.Name, q)
-		}
-	}
-	return nil
-}
-
-// validateNodeText checks a free-text field of a stamp: optional, at most
-// max bytes of UTF-8 without control characters.
-func validateNodeText(kind, s string, limit int) error {
-	switch {
-	case len(s) > limit:
-		return fmt.Errorf("%w: %s %s is longer than %d bytes", ErrInvalidParams, kind, Echo(s), limit)
-	case !utf8.ValidString(s):
-		return fmt.Errorf("%w: %s %s is not valid UTF-8", ErrInvalidParams, kind, Echo(s))
-	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return fmt.Errorf("%w: %s %s contains a control character", ErrInvalidParams, kind, Echo(s))
 		}
 	}
 	return nil

@@ -74,16 +74,10 @@ func (s *Store) NodeList(ctx context.Context) (store.NodeView, error) {
 		}
 		defer func() { _ = rows.Close() }()
 		for rows.Next() {
-			var r store.NodeRecord
-			var groups string
-			var beat, started, beatAt int64
-			if err := rows.Scan(&r.ID, &r.Host, &r.PID, &r.Version, &groups, &r.Running, &beat, &started, &beatAt); err != nil {
+			r, err := store.ScanNodeMicros(rows.Scan)
+			if err != nil {
 				return err
 			}
-			if r.Groups, err = store.DecodeNodeGroups(groups); err != nil {
-				return fmt.Errorf("node %s: %w", r.ID, err)
-			}
-			r.Beat, r.StartedAt, r.HeartbeatAt = time.Duration(beat)*time.Microsecond, fromMicros(started), fromMicros(beatAt)
 			v.Nodes = append(v.Nodes, r)
 		}
 		return rows.Err()
