@@ -242,3 +242,45 @@ func TestNodeHeartbeatDefault(t *testing.T) {
 		t.Fatalf("NewClient with a negative NodeHeartbeat = %v, want ErrInvalidConfig", err)
 	}
 }
+
+// A node's row carries the jobs it holds at each stamp.
+func TestNodeRegistryRunningCount(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		st := newStore()
+		started, release := make(chan struct{}), make(chan struct{})
+		h := backwave.NewHandlers()
+		must(t, backwave.AddHandlerFunc(h, func(context.Context, *backwave.Job[greet]) error {
+			close(started)
+			<-release
+			return nil
+		}))
+		c := startClient(t, st, backwave.Config{Handlers: h, NodeHeartbeat: time.Second,
+			Groups: []backwave.WorkerGroupOptions{group("g", backwave.DefaultQueue)}})
+		running := func() int {
+			t.Helper()
+			v, err := st.NodeList(ctx)
+			must(t, err)
+			if len(v.Nodes) != 1 || v.Nodes[0].ID != c.NodeRegistryID() {
+				t.Fatalf("registry %+v, want the one node %s", v.Nodes, c.NodeRegistryID())
+			}
+			return v.Nodes[0].Running
+		}
+		if _, err := c.Enqueue(ctx, greet{Name: "ada"}); err != nil {
+			t.Fatal(err)
+		}
+		<-started
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if n := running(); n != 1 {
+			t.Fatalf("running %d while the handler holds its job, want 1", n)
+		}
+		close(release)
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if n := running(); n != 0 {
+			t.Fatalf("running %d after the job finished, want 0", n)
+		}
+	})
+}
