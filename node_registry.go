@@ -125,16 +125,18 @@ func (r *nodeRegistry) start(ctx context.Context) {
 	}()
 }
 
-// beat stamps the row. A failure is never fatal: the first of a streak is
-// logged at Warn, the stamp that ends it at Info, and the row meanwhile
+// beat stamps the row, within one beat. A failure is never fatal: the
+// first of a streak is logged at Warn, the stamp that ends it at Info, and the row meanwhile
 // ages towards expired, which is what an operator should then see.
 func (r *nodeRegistry) beat(ctx context.Context) {
 	p := r.stamp
 	p.Running = r.running()
-	ctx, cancel := context.WithTimeout(ctx, p.Beat)
+	stampCtx, cancel := context.WithTimeout(ctx, p.Beat)
 	defer cancel()
-	_, err := r.store.NodeStamp(ctx, p)
+	_, err := r.store.NodeStamp(stampCtx, p)
 	switch {
+	case err != nil && ctx.Err() != nil:
+		// The Client is stopping: a stamp cut short is no failure.
 	case err != nil && !r.failing:
 		r.failing = true
 		r.log.WarnContext(ctx, "node registry: stamp failed; the node shows as expired if this goes on (logged once until a stamp succeeds)",
