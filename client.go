@@ -1,6 +1,7 @@
 package backwave
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/internal/takeover"
@@ -59,6 +61,15 @@ type Client struct {
 	// walks are the Transition Observers' pumps, one per
 	// Config.TransitionObservers entry; none when there are none.
 	walks []*shell.WalkPump
+	// nodeID is Config.NodeID after its default; nodeBeat is how often
+	// the Client stamps its row in the node registry (nodeBeat in
+	// node_registry.go); registry is that row once started.
+	nodeID   string
+	nodeBeat time.Duration
+	registry *nodeRegistry
+	// relinquishTimeout is Config.RelinquishTimeout after its default: it
+	// bounds the row's removal at Stop too.
+	relinquishTimeout time.Duration
 
 	mu      sync.Mutex
 	started bool
@@ -130,6 +141,11 @@ func NewClient(s Store, cfg Config) (*Client, error) {
 	}
 	if cfg.NodeID == "" {
 		cfg.NodeID = defaultNodeID()
+	}
+	c.nodeID = cfg.NodeID
+	c.relinquishTimeout = cmp.Or(cfg.RelinquishTimeout, DefaultRelinquishTimeout)
+	if c.nodeBeat, err = nodeBeat(cfg); err != nil {
+		return nil, err
 	}
 	if err := c.newTransitionObservers(s, cfg, cfg.NodeID); err != nil {
 		return nil, err
@@ -353,7 +369,22 @@ func (c *Client) Start(ctx context.Context) error {
 			return fmt.Errorf("backwave: start a transition observer: %w", err)
 		}
 	}
+	c.registry = c.newNodeRegistry()
+	c.registry.start(ctx)
 	return nil
+}
+
+// NodeRegistryID is the id of this Client's row in the node registry
+// (Admin.Nodes): Config.NodeID and a random suffix, fresh at each Start.
+// Empty before Start, and for a Client started under package jobtest,
+// which keeps no row.
+func (c *Client) NodeRegistryID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.registry == nil {
+		return ""
+	}
+	return c.registry.stamp.ID
 }
 
 // Stop stops every Pump gracefully and returns once all have exited: no more
@@ -362,7 +393,10 @@ func (c *Client) Start(ctx context.Context) error {
 // effort. If ctx is done first the drain is cut short and Stop returns its
 // error. If the store refused to take the Leases back, Stop returns an error
 // wrapping the store's: those jobs stay Running until their Leases lapse,
-// and the lapse counts as a failed Attempt. Stop on a Client that never started returns nil, and a stopped
+// and the lapse counts as a failed Attempt. Beside the drain, Stop removes
+// the Client's row from the node registry, since a stopping node claims
+// nothing more (a failed removal is logged, and the row expires on its
+// own). Stop on a Client that never started returns nil, and a stopped
 // Client cannot start again.
 func (c *Client) Stop(ctx context.Context) error {
 	c.mu.Lock()
@@ -374,6 +408,9 @@ func (c *Client) Stop(ctx context.Context) error {
 	}
 	errs := make([]error, len(c.pumps)+len(c.walks))
 	var wg sync.WaitGroup
+	// A stopping node claims nothing more: its row goes at once, beside
+	// the drain, so Stop stays within DrainTimeout + RelinquishTimeout.
+	wg.Go(func() { c.endRegistry(ctx) })
 	for i, p := range c.pumps {
 		wg.Go(func() { errs[i] = p.Stop(ctx) })
 	}
@@ -385,6 +422,22 @@ func (c *Client) Stop(ctx context.Context) error {
 		return fmt.Errorf("backwave: stop: %w", err)
 	}
 	return nil
+}
+
+// endRegistry stops the node registry's stamps and removes the Client's
+// row, best effort: even when ctx is done the removal gets
+// RelinquishTimeout, since a row left behind shows a stopped node as
+// expired until NodeForget.
+func (c *Client) endRegistry(ctx context.Context) {
+	c.mu.Lock()
+	r := c.registry
+	c.mu.Unlock()
+	if r == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.relinquishTimeout)
+	defer cancel()
+	r.end(ctx)
 }
 
 // wakeLocal wakes this Client's Pumps serving the Queues of jobs due now,

@@ -226,6 +226,15 @@ type Config struct {
 	// ("<NodeID>/<group>/<pump>"). Default: host name plus a random suffix.
 	// Worker ids must be unique across the cluster.
 	NodeID string
+	// NodeHeartbeat is how often a started Client stamps its row in the
+	// node registry (Admin.Nodes): its host, pid, Version, Worker Groups
+	// with their Queues, and running count, on the store's clock. The row
+	// shows the node live while its last stamp is at most NodeLiveBeats of
+	// these old, and expired after; Stop removes it. Zero (the default)
+	// means the shortest HeartbeatInterval of the Worker Groups (a third
+	// of their LeaseDuration when unset; 20 s with the defaults), or a
+	// third of DefaultLeaseDuration for a Client without groups.
+	NodeHeartbeat time.Duration
 	// Schedules are Recurring Schedules registered at Start, each as
 	// Client.RegisterSchedule does: a declarative set kept in code. A
 	// schedule dropped from the set is not removed from the store; remove

@@ -33,17 +33,7 @@ func TestBacklogGauges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	t.Cleanup(func() { _ = mp.Shutdown(ctx) })
-	b, err := bwotel.New(bwotel.Options{MeterProvider: mp})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := backwave.NewAdmin(st, "metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, a, collect := gaugeBridge(t, st)
 	if _, err := b.ObserveBacklog(nil, nil); err == nil {
 		t.Fatal("ObserveBacklog(nil) = nil error")
 	}
@@ -52,16 +42,7 @@ func TestBacklogGauges(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = reg.Unregister() })
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(ctx, &rm); err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]metricdata.Metrics{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			got[m.Name] = m
-		}
-	}
+	got := collect()
 	mail := map[string]string{"messaging.destination.name": "mail"}
 	reports := map[string]string{"messaging.destination.name": "reports"}
 	for _, c := range []struct {
@@ -97,4 +78,75 @@ func TestBacklogGauges(t *testing.T) {
 		}
 	}
 	checkDocumented(t, got)
+}
+
+// TestNodeGauges reads the live nodes per Queue from the node registry on
+// the store's clock: a node serving mail counts until it expires, and a
+// Queue no node serves reads 0.
+func TestNodeGauges(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clock := vtime.NewManual(vtime.Epoch)
+	st := memstore.New(memstore.Options{Clock: clock})
+	if _, err := st.JobInsertMany(ctx, store.InsertManyParams{Jobs: []store.NewJob{{WireName: "w", Queue: "reports", MaxAttempts: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.NodeStamp(ctx, store.NodeStampParams{ID: "n.1", Beat: time.Second, Forget: time.Hour,
+		Groups: []store.NodeGroup{{Name: "g", Queues: []string{"mail"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	b, a, collect := gaugeBridge(t, st)
+	if _, err := b.ObserveNodes(nil); err == nil {
+		t.Fatal("ObserveNodes(nil) = nil error")
+	}
+	reg, err := b.ObserveNodes(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = reg.Unregister() })
+	mail := map[string]string{"messaging.destination.name": "mail"}
+	reports := map[string]string{"messaging.destination.name": "reports"}
+	got := collect()
+	if n := gaugeOf(t, got, bwotel.MetricQueueLiveNodes, mail); n != 1 {
+		t.Errorf("live nodes of mail = %d, want 1", n)
+	}
+	if n := gaugeOf(t, got, bwotel.MetricQueueLiveNodes, reports); n != 0 {
+		t.Errorf("live nodes of reports = %d, want 0", n)
+	}
+	checkDocumented(t, got)
+	clock.Advance(3*time.Second + time.Millisecond)
+	if n := gaugeOf(t, collect(), bwotel.MetricQueueLiveNodes, mail); n != 0 {
+		t.Errorf("live nodes of mail after its node expired = %d, want 0", n)
+	}
+}
+
+// gaugeBridge is a Bridge on a manual reader, an Admin over st, and a
+// collect that reads every metric by name.
+func gaugeBridge(t *testing.T, st backwave.Store) (*bwotel.Bridge, *backwave.Admin, func() map[string]metricdata.Metrics) {
+	t.Helper()
+	ctx := context.Background()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(ctx) })
+	b, err := bwotel.New(bwotel.Options{MeterProvider: mp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := backwave.NewAdmin(st, "metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, a, func() map[string]metricdata.Metrics {
+		var rm metricdata.ResourceMetrics
+		if err := reader.Collect(ctx, &rm); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]metricdata.Metrics{}
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				got[m.Name] = m
+			}
+		}
+		return got
+	}
 }

@@ -182,8 +182,8 @@ func TestBrowser(t *testing.T) {
 			// over the live status line.
 			waitJS(t, ctx, p+" live status", `document.getElementById("live-status").textContent.startsWith("Live: on")`)
 		}
-		if navs := eval[int](t, ctx, `document.querySelectorAll("header nav a").length`); navs != 7 {
-			t.Errorf("%d nav entries, want 6 built-in and the extension's", navs)
+		if navs := eval[int](t, ctx, `document.querySelectorAll("header nav a").length`); navs != 8 {
+			t.Errorf("%d nav entries, want 7 built-in and the extension's", navs)
 		}
 		dialogs, exceptions := w.seen()
 		if len(dialogs)+len(exceptions) > 0 {
@@ -253,6 +253,36 @@ func TestBrowser(t *testing.T) {
 		}
 		if txt := eval[string](t, ctx, `document.querySelector("main").textContent`); !strings.Contains(txt, "browser.resend") {
 			t.Errorf("the new job's page does not name its Wire Name: %q", txt)
+		}
+	})
+
+	t.Run("the Nodes page", func(t *testing.T) {
+		ctx, w := tab(t, browser)
+		navigate(t, ctx, ts.URL+"/backwave/")
+		clickAndLoad(t, ctx, `header nav a[href="/backwave/nodes"]`)
+		id := f.client.NodeRegistryID()
+		row := `document.querySelector('tr[data-node="` + id + `"]')`
+		if live := eval[string](t, ctx, row+`.querySelector(".node-status").textContent`); live != "live" {
+			t.Errorf("the fixture's node %s shows %q, want live", id, live)
+		}
+		if beat := eval[string](t, ctx, row+`.querySelector(".node-heartbeat").textContent`); !strings.Contains(beat, " ago)") {
+			t.Errorf("last heartbeat %q has no relative time", beat)
+		}
+		if groups := eval[string](t, ctx, row+`.querySelector(".node-groups").textContent`); groups != "test: "+servedQueue {
+			t.Errorf("groups cell %q, want %q", groups, "test: "+servedQueue)
+		}
+		// Mail has ready jobs and no node serves it: the warning leads to
+		// its jobs, where they are marked overdue.
+		clickAndLoad(t, ctx, `p[data-unserved="mail"] a`)
+		if loc := eval[string](t, ctx, `location.pathname + location.search`); loc != "/backwave/jobs?queue=mail" {
+			t.Fatalf("the warning's link led to %s", loc)
+		}
+		if n := eval[int](t, ctx, `document.querySelectorAll("tr[data-job] .flag.overdue").length`); n == 0 {
+			t.Error("no job of the unserved Queue mail is marked overdue")
+		}
+		dialogs, exceptions := w.seen()
+		if len(dialogs)+len(exceptions) > 0 {
+			t.Errorf("dialogs %q, exceptions %q", dialogs, exceptions)
 		}
 	})
 

@@ -31,6 +31,9 @@ type jobRow struct {
 	FinalizedAt time.Time
 	Requeuable  bool
 	Cancellable bool
+	// Overdue is set on a Scheduled job past its due time whose Queue no
+	// live node serves (jobList).
+	Overdue bool
 }
 
 // tagLink is a Tag with the job list filtered by it.
@@ -92,6 +95,9 @@ type jobListData struct {
 	FirstHref string
 	Paged     bool
 	Notice    string
+	// Unserved are the Queues of the list (the filter's, or every one)
+	// with ready jobs and no live node.
+	Unserved []queueLink
 }
 
 // stateOption is one state checkbox of the filter form.
@@ -124,8 +130,18 @@ func (s *server) jobList(r *http.Request, _ Capabilities) (page, error) {
 	for _, qi := range queues {
 		d.Queues = append(d.Queues, qi.Name)
 	}
+	nodes, nodesOK := s.unserved(ctx)
+	if nodesOK {
+		backlog, err := s.backlog(ctx)
+		if err != nil {
+			return page{}, err
+		}
+		d.Unserved = s.unservedLinks(nodes, backlog, f.Queue)
+	}
 	for _, j := range res.Items {
-		d.Rows = append(d.Rows, s.row(j))
+		row := s.row(j)
+		row.Overdue = nodesOK && j.State == backwave.StateScheduled && !j.ScheduledAt.After(nodes.Now) && !nodes.Served(j.Queue)
+		d.Rows = append(d.Rows, row)
 	}
 	d.FacetHref = s.url("/jobs/facet")
 	if v := f.values().Encode(); v != "" {

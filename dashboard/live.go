@@ -194,6 +194,7 @@ func (s *server) registerBuiltins() {
 	must(s.get("/jobs/{id}", "", s.jobDetail))
 	must(s.get("/jobs/facet", "", s.jobFacet))
 	must(s.get("/queues", "", s.queues))
+	must(s.get("/nodes", "", s.nodes))
 	must(s.get("/schedules", "", s.schedules))
 	must(s.get("/audit", "", s.audit))
 	must(s.get("/enqueue", "", s.enqueueForm))
@@ -230,6 +231,7 @@ func builtinNav() []navItem {
 		{Label: "Overview", Path: "/"},
 		{Label: "Jobs", Path: "/jobs"},
 		{Label: "Queues", Path: "/queues"},
+		{Label: "Nodes", Path: "/nodes"},
 		{Label: "Recurring Schedules", Path: "/schedules"},
 		{Label: "Audit trail", Path: "/audit"},
 		{Label: "Enqueue", Path: "/enqueue"},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/backwave/backwave"
 	"github.com/backwave/backwave/permission"
+	"github.com/backwave/backwave/store"
 	"github.com/backwave/backwave/store/sqlite"
 )
 
@@ -104,7 +105,9 @@ func testPagesRender(t *testing.T, f *fixture) {
 		{idPath(ids.parent), []string{idPath(ids.child)}},
 		{idPath(ids.waiting), []string{"Rewrites", "unique_replace", "key &#34;mail:globex&#34;", "tenant=globex"}},
 		{idPath(ids.child), []string{idPath(ids.parent), "when every parent succeeded", "awaiting parent"}},
-		{"/backwave/queues", []string{"mail", "0 / 3", "Pause", "0 of 50 started per 1m0s"}},
+		{"/backwave/queues", []string{"mail", "0 / 3", "Pause", "0 of 50 started per 1m0s", "no live node serves this Queue"}},
+		{"/backwave/nodes", []string{`data-node="test.`, `data-live="true"`, "<td>" + backwave.Version + "</td>", "/backwave/jobs?queue=default", `data-unserved="mail"`}},
+		{"/backwave/jobs?queue=mail", []string{`data-unserved="mail"`, "overdue"}},
 		{"/backwave/schedules", []string{"nightly-report", "30 2 * * 1-5", "at 02:30 on Monday to Friday, Europe/Paris time", "UTC (20", "No-Overlap: on", "Trigger now"}},
 		{"/backwave/audit", []string{"queue_set_limit", "test:setup", "limit 3"}},
 	}
@@ -363,4 +366,68 @@ func TestJobPageShowsTerminalCause(t *testing.T) {
 	if _, body := get(t, ts, idPath(s.succeeded)); strings.Contains(body, "job-ended-because") {
 		t.Errorf("succeeded job's page says why it ended:\n%s", body)
 	}
+}
+
+// TestNodesPage: the Nodes page lists every registered node, live or
+// expired on the store's clock, and the Queues page and job list warn of a
+// Queue with ready jobs no live node serves, marking its due jobs overdue —
+// and only that Queue's.
+func TestNodesPage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	// A node that beat once, a nanosecond beat ago times three: expired by
+	// the time the page reads the registry. It serves "mail", which must
+	// stay unserved.
+	if _, err := f.st.NodeStamp(ctx, store.NodeStampParams{ID: "ghost.1", Host: "gone-host", PID: 7, Version: "0.0.9",
+		Groups: []store.NodeGroup{{Name: "mailers", Queues: []string{"mail"}}}, Running: 3, Beat: time.Nanosecond, Forget: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	mail := f.enqueue(anyJob{W: "test.mail"}, backwave.WithQueue("mail"))
+	served := f.enqueue(anyJob{W: "test.later"}, backwave.WithDelay(time.Hour))
+	_, ts := f.serve(Options{Policy: allowAll()})
+
+	_, body := get(t, ts, "/backwave/nodes")
+	for _, w := range []string{`data-node="ghost.1" data-live="false"`, "gone-host", "0.0.9", "mailers", "expired", `data-live="true"`, backwave.Version, "ago)", `data-unserved="mail"`} {
+		if !strings.Contains(body, w) {
+			t.Errorf("GET /backwave/nodes: no %q in the page\n%s", w, body)
+		}
+	}
+	if strings.Contains(body, `data-unserved="default"`) {
+		t.Errorf("the Nodes page warns about Queue default, which the fixture's live node serves")
+	}
+	_, body = get(t, ts, "/backwave/jobs")
+	if !strings.Contains(body, `data-unserved="mail"`) || strings.Contains(body, `data-unserved="default"`) {
+		t.Errorf("the job list's warnings are wrong: want mail's only")
+	}
+	for _, tc := range []struct {
+		id      backwave.JobID
+		overdue bool
+	}{{mail, true}, {served, false}} {
+		row := jobRowHTML(t, body, tc.id)
+		if got := strings.Contains(row, "overdue"); got != tc.overdue {
+			t.Errorf("job %d's row marked overdue = %v, want %v:\n%s", tc.id, got, tc.overdue, row)
+		}
+	}
+	// Once a live node serves mail, the warnings go.
+	if _, err := f.st.NodeStamp(ctx, store.NodeStampParams{ID: "mailer.1", Groups: []store.NodeGroup{{Name: "m", Queues: []string{"mail"}}},
+		Beat: time.Hour, Forget: 24 * time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/backwave/nodes", "/backwave/jobs", "/backwave/queues"} {
+		if _, body := get(t, ts, path); strings.Contains(body, "no live node serves this Queue") || strings.Contains(body, `class="flag overdue"`) {
+			t.Errorf("GET %s still warns with a live node serving mail", path)
+		}
+	}
+}
+
+// jobRowHTML is the job list's table row of job id.
+func jobRowHTML(t *testing.T, body string, id backwave.JobID) string {
+	t.Helper()
+	start := strings.Index(body, `<tr data-job="`+strconv.FormatInt(int64(id), 10)+`">`)
+	if start < 0 {
+		t.Fatalf("job %d is not in the list", id)
+	}
+	end := strings.Index(body[start:], "</tr>")
+	return body[start : start+end]
 }

@@ -27,6 +27,9 @@ type queueRow struct {
 	// Empty is set when the Queue holds no job in any state: it can be
 	// removed (Admin.RemoveQueue).
 	Empty bool
+	// Unserved is set when the Queue has ready jobs and no live node
+	// serves it.
+	Unserved bool
 }
 
 // keyCell is one of a Queue's top Concurrency Keys.
@@ -59,6 +62,7 @@ func (s *server) queues(r *http.Request, _ Capabilities) (page, error) {
 	if err != nil {
 		return page{}, err
 	}
+	nodes, nodesOK := s.unserved(ctx)
 	per := map[string]map[backwave.JobState]int{}
 	for _, c := range counts {
 		if per[c.Queue] == nil {
@@ -69,7 +73,8 @@ func (s *server) queues(r *http.Request, _ Capabilities) (page, error) {
 	d := queuesData{States: backwave.JobStates()}
 	for _, q := range qs {
 		row := queueRow{Info: q, AtLimit: q.Limit > 0 && q.Running >= q.Limit, JobsHref: s.jobsHref(url.Values{"queue": {q.Name}}),
-			Backlog: backlog[q.Name], Empty: len(per[q.Name]) == 0}
+			Backlog: backlog[q.Name], Empty: len(per[q.Name]) == 0,
+			Unserved: nodesOK && backlog[q.Name].Ready > 0 && !nodes.Served(q.Name)}
 		for _, st := range d.States {
 			row.Counts = append(row.Counts, stateCount{State: st, Count: per[q.Name][st], Href: s.stateHref(q.Name, st)})
 		}

@@ -146,6 +146,9 @@ func TestEveryMethodSorted(t *testing.T) {
 		"JobCountByState", "JobCountByQueue", "TagFacet", "TagSuggest", "AuditList", "JobDependencies",
 		"ScheduleRemove", "SchedulePause", "ScheduleResume", "ScheduleTrigger", "ScheduleMint", "ScheduleOccurrences",
 		"JobPurge", "FleetStamp", "Close", "WorkflowGet", "WorkflowList", "WorkflowCancel", "WorkflowRetry",
+		// The node registry holds host names, versions and Queue names,
+		// no user data.
+		"NodeStamp", "NodeRemove", "NodeList",
 		// The Transition Observer walk reads states, ids, Wire Names and
 		// Queues only (no payload, no Failure Detail); History is a setting.
 		"ObserverClaim", "ObserverAdvance", "ObserverRemove", "History",

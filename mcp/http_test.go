@@ -93,7 +93,7 @@ func TestHTTPToolListPerCaller(t *testing.T) {
 	f := newFixture(t)
 	s := f.server(t, hostPolicy(t))
 	ts := serveHTTP(t, s)
-	reads := wantTools[:16]
+	reads := wantTools[:17]
 	for _, tc := range []struct {
 		user string
 		want []string
@@ -176,7 +176,7 @@ func TestHTTPHandlerBounds(t *testing.T) {
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 
-	if got := toolNames(t, connectHTTP(t, ts.URL+"/ops/mcp", &asUser{})); len(got) != 16 {
+	if got := toolNames(t, connectHTTP(t, ts.URL+"/ops/mcp", &asUser{})); len(got) != 17 {
 		t.Errorf("tools at the prefix: %v", got)
 	}
 	for _, tc := range []struct {

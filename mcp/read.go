@@ -13,6 +13,7 @@ func catalogue() ([]toolDef, error) {
 	addReads(b)
 	addWorkflowReads(b)
 	addKeyReads(b)
+	addNodeReads(b)
 	addWrites(b)
 	addWorkflowWrites(b)
 	addKeyWrites(b)

@@ -15,13 +15,13 @@ import (
 	"github.com/backwave/backwave/store/memstore"
 )
 
-// The 34 tools (glossary, MCP Server): the Monitor reads, then the audited
+// The 35 tools (glossary, MCP Server): the Monitor reads, then the audited
 // Operator Actions. docs/mcp.md lists the same names.
 var wantTools = []string{
 	"job_get", "job_transitions", "job_list", "job_retrying", "job_dependencies",
 	"tag_facet", "tag_suggest", "count_by_state", "count_by_queue", "queue_list",
 	"schedule_list", "schedule_occurrences", "audit_list",
-	"workflow_list", "workflow_get", "queue_keys",
+	"workflow_list", "workflow_get", "queue_keys", "nodes_list",
 	"job_requeue", "job_cancel", "job_reschedule", "job_enqueue",
 	"schedule_trigger", "schedule_pause", "schedule_resume", "schedule_remove",
 	"queue_pause", "queue_resume", "queue_set_limit",
@@ -122,7 +122,7 @@ func TestNewServerRefuses(t *testing.T) {
 func TestToolListPerCaller(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	reads := wantTools[:16]
+	reads := wantTools[:17]
 	sorted := func(names ...[]string) []string {
 		out := slices.Concat(names...)
 		slices.Sort(out)

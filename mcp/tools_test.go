@@ -101,6 +101,13 @@ func TestCallEveryTool(t *testing.T) {
 		t.Errorf("queue_list: %+v", queues.Queues)
 	}
 
+	// The fixture's working Client stopped, so its row is gone; nothing in
+	// mail is due yet, so mail is not unserved.
+	nodes := mustCall[nodesResult](t, cs, do("nodes_list"), nil)
+	if len(nodes.Nodes) != 0 || !slices.ContainsFunc(nodes.Queues, func(q queueNodesView) bool { return q.Queue == mailQueue && q.LiveNodes == 0 && !q.Unserved }) {
+		t.Errorf("nodes_list: %+v", nodes)
+	}
+
 	schedules := mustCall[schedulesResult](t, cs, do("schedule_list"), nil)
 	if len(schedules.Schedules) != 1 || schedules.Schedules[0].Name != scheduleName || schedules.Schedules[0].Cron != "0 3 * * *" || schedules.Schedules[0].Next.IsZero() {
 		t.Errorf("schedule_list: %+v", schedules.Schedules)

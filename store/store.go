@@ -119,6 +119,7 @@ type Store interface {
 	Retention
 	Observers
 	Fleet
+	Nodes
 	// Close releases the store's resources. Calls after Close fail with
 	// ErrClosed.
 	Close() error

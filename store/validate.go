@@ -117,21 +117,32 @@ func ValidateTime(what string, t time.Time) error {
 	return nil
 }
 
+// validateText checks text a store keeps: at most limit bytes of valid
+// UTF-8 without control characters.
+func validateText(kind, s string, limit int) error {
+	switch {
+	case len(s) > limit:
+		return fmt.Errorf("%w: %s %s is longer than %d bytes", ErrInvalidParams, kind, Echo(s), limit)
+	case !utf8.ValidString(s):
+		return fmt.Errorf("%w: %s %s is not valid UTF-8", ErrInvalidParams, kind, Echo(s))
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("%w: %s %s contains a control character", ErrInvalidParams, kind, Echo(s))
+		}
+	}
+	return nil
+}
+
 // ValidateName checks a Queue name or Wire Name: non-empty, valid UTF-8, at
 // most MaxNameLen bytes, no control characters or spaces at either end.
 func ValidateName(kind, name string) error {
 	switch {
 	case name == "":
 		return fmt.Errorf("%w: empty %s", ErrInvalidParams, kind)
-	case len(name) > MaxNameLen:
-		return fmt.Errorf("%w: %s %s is longer than %d bytes", ErrInvalidParams, kind, Echo(name), MaxNameLen)
-	case !utf8.ValidString(name):
-		return fmt.Errorf("%w: %s %s is not valid UTF-8", ErrInvalidParams, kind, Echo(name))
 	}
-	for _, r := range name {
-		if r < 0x20 || r == 0x7f {
-			return fmt.Errorf("%w: %s %s contains a control character", ErrInvalidParams, kind, Echo(name))
-		}
+	if err := validateText(kind, name, MaxNameLen); err != nil {
+		return err
 	}
 	if name[0] == ' ' || name[len(name)-1] == ' ' {
 		return fmt.Errorf("%w: %s %s has leading or trailing spaces", ErrInvalidParams, kind, Echo(name))

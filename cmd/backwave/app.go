@@ -81,6 +81,7 @@ func commands() []*cli.Command {
 		{categoryStore, workflowsCommand()},
 		{categoryStore, enqueueCommand()},
 		{categoryStore, queuesCommand()},
+		{categoryStore, nodesCommand()},
 		{categoryStore, schedulesCommand()},
 		{categoryStore, tagsCommand()},
 		{categoryStore, dashboardCommand()},

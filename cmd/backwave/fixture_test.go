@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/store"
 	"github.com/backwave/backwave/store/sqlite"
 )
 
@@ -63,6 +64,8 @@ func runFixture(t *testing.T, name, path string) {
 		workJobs(t, s)
 	case "workflows":
 		workflowJobs(t, s)
+	case "nodes":
+		stampNodes(t, s)
 	default:
 		t.Fatalf("unknown fixture %q", name)
 	}
@@ -139,5 +142,22 @@ func workJobs(t *testing.T, s *sqlite.Store) {
 			t.Fatalf("fixture worked: %s after 2 minutes", last)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stampNodes writes two rows in the node registry, as two Clients would: a
+// live one serving Queue work, and one that beat once, a nanosecond beat
+// ago, so it is expired by the time it is listed, that served Queue mail.
+func stampNodes(t *testing.T, s *sqlite.Store) {
+	ctx := context.Background()
+	for _, p := range []store.NodeStampParams{
+		{ID: "web-a.cafe", Host: "web-a", PID: 4242, Version: backwave.Version, Beat: time.Hour, Forget: backwave.NodeForget,
+			Groups: []store.NodeGroup{{Name: "fixture", Queues: []string{"work", "reports"}}}, Running: 2},
+		{ID: "old-b.beef", Host: "old-b", PID: 77, Version: "0.0.9", Beat: time.Nanosecond, Forget: backwave.NodeForget,
+			Groups: []store.NodeGroup{{Name: "mailers", Queues: []string{"mail"}}}},
+	} {
+		if _, err := s.NodeStamp(ctx, p); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

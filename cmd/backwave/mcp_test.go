@@ -42,7 +42,7 @@ func TestMCPStdio(t *testing.T) {
 
 	reads := []string{"job_get", "job_transitions", "job_list", "job_retrying", "job_dependencies", "tag_facet", "tag_suggest",
 		"count_by_state", "count_by_queue", "queue_list", "schedule_list", "schedule_occurrences", "audit_list",
-		"workflow_list", "workflow_get", "queue_keys"}
+		"workflow_list", "workflow_get", "queue_keys", "nodes_list"}
 	for _, tc := range []struct {
 		name  string
 		flags []string
@@ -133,8 +133,8 @@ func TestMCPHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Tools) != 16 {
-		t.Errorf("over HTTP, read-only: %d tools, want the 16 reads", len(res.Tools))
+	if len(res.Tools) != 17 {
+		t.Errorf("over HTTP, read-only: %d tools, want the 17 reads", len(res.Tools))
 	}
 	_ = cs.Close()
 	cancel()

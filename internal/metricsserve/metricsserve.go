@@ -79,9 +79,9 @@ func New(opts Options) (*Metrics, error) {
 // bwotel.Bridge.Install).
 func (m *Metrics) Install(cfg *backwave.Config) { m.Bridge.Install(cfg) }
 
-// Watch reports c's Stats and its store's Backlog (ready, later, Retrying,
-// Dead-Lettered, Quarantined and the oldest ready job's age per Queue) as
-// gauges until Shutdown.
+// Watch reports c's Stats, its store's Backlog (ready, later, Retrying,
+// Dead-Lettered, Quarantined and the oldest ready job's age per Queue) and
+// the live nodes per Queue of the node registry as gauges until Shutdown.
 func (m *Metrics) Watch(c *backwave.Client) error {
 	r, err := m.Bridge.ObserveStats(c)
 	if err != nil {
@@ -93,6 +93,11 @@ func (m *Metrics) Watch(c *backwave.Client) error {
 		return fmt.Errorf("metricsserve: %w", err)
 	}
 	r, err = m.Bridge.ObserveBacklog(a, nil)
+	if err != nil {
+		return fmt.Errorf("metricsserve: %w", err)
+	}
+	m.regs = append(m.regs, r)
+	r, err = m.Bridge.ObserveNodes(a)
 	if err != nil {
 		return fmt.Errorf("metricsserve: %w", err)
 	}

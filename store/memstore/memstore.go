@@ -90,6 +90,8 @@ type Store struct {
 	// fleet is the fleet registry: each Worker's Wire Names with their
 	// stamps (fleet.go).
 	fleet map[job.WorkerID]map[string]time.Time
+	// nodes is the node registry by node id (node.go).
+	nodes map[string]store.NodeRecord
 	// schema are the migrations recorded, oldest first (schema.go).
 	schema []store.SchemaStep
 }
@@ -208,6 +210,7 @@ func (s *Store) Clone() *Store {
 		observers:    cloneObservers(s.observers),
 		workflows:    make([]*workflowRow, len(s.workflows)),
 		fleet:        cloneFleet(s.fleet),
+		nodes:        cloneNodes(s.nodes),
 		schema:       slices.Clone(s.schema),
 	}
 	for i, w := range s.workflows {

@@ -210,6 +210,7 @@ type queries struct {
 	unique                                                                                                                                          uniqueQueries
 	rate                                                                                                                                            rateQueries
 	fleet                                                                                                                                           fleetQueries
+	node                                                                                                                                            nodeQueries
 	key                                                                                                                                             keyQueries
 	queueRemove                                                                                                                                     queueRemoveQueries
 }
@@ -239,6 +240,7 @@ func newQueries(n schemaName) *queries {
 		unique:           newUniqueQueries(n),
 		rate:             newRateQueries(n),
 		fleet:            newFleetQueries(n),
+		node:             newNodeQueries(n),
 		key:              newKeyQueries(n),
 		queueRemove:      newQueueRemoveQueries(n),
 	}

@@ -115,19 +115,21 @@ func runDifferential(t *testing.T, newStore func(t *testing.T) Harness, seed uin
 	}
 	refClock := vtime.NewManual(h.Now())
 	d := &differ{
-		t:        t,
-		ctx:      t.Context(),
-		seed:     seed,
-		rng:      rand.New(rand.NewPCG(seed, 0x5eed)),
-		route:    rand.New(rand.NewPCG(seed, 0x7007e)),
-		ref:      memstore.New(memstore.Options{Clock: refClock, History: policy}),
-		refClock: refClock,
-		h:        h,
-		ids:      newIDMap(),
-		defs:     map[string]store.ScheduleDef{},
-		reached:  map[string]int{},
-		told:     map[job.Lease]bool{},
-		keys:     keys,
+		t:         t,
+		ctx:       t.Context(),
+		seed:      seed,
+		rng:       rand.New(rand.NewPCG(seed, 0x5eed)),
+		route:     rand.New(rand.NewPCG(seed, 0x7007e)),
+		nodeRNG:   rand.New(rand.NewPCG(seed, 0x40de)),
+		nodeRoute: rand.New(rand.NewPCG(seed, 0x40de7007e)),
+		ref:       memstore.New(memstore.Options{Clock: refClock, History: policy}),
+		refClock:  refClock,
+		h:         h,
+		ids:       newIDMap(),
+		defs:      map[string]store.ScheduleDef{},
+		reached:   map[string]int{},
+		told:      map[job.Lease]bool{},
+		keys:      keys,
 	}
 	if policy == store.HistoryTransitionsWithDetail {
 		d.suts = []store.Store{h.Store}
@@ -141,6 +143,9 @@ func runDifferential(t *testing.T, newStore func(t *testing.T) Harness, seed uin
 	}
 	for d.step = 0; d.step < ops; d.step++ {
 		d.op()
+		if d.nodeRNG.IntN(20) == 0 {
+			d.node()
+		}
 	}
 	d.compareState()
 }
@@ -154,6 +159,10 @@ type differ struct {
 	// rng draws the calls; route draws which of suts takes each one, so the
 	// calls of a seed are the same whether or not the adapter has a Peer.
 	rng, route *rand.Rand
+	// nodeRNG and nodeRoute are rng and route for the node registry's
+	// calls (node), streams of their own: the registry shares no state with
+	// the jobs, and its calls leave every other call of a seed as it was.
+	nodeRNG, nodeRoute *rand.Rand
 	// on is the index in suts of the store taking calls now.
 	on       int
 	ref      store.Store

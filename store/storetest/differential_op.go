@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/backwave/backwave/core"
@@ -787,4 +788,40 @@ func (d *differ) churn() {
 		check(d, "churn requeue", store.JobRequeueParams{ID: j.ID, Actor: d.actor()}, store.Store.JobRequeue)
 	}
 	d.reached["churned lives"] += lives
+}
+
+// diffNodes are the node registry ids the run stamps and removes.
+var diffNodes = []string{"node-a.1", "node-B.2", "nöde.3"}
+
+// node stamps, restamps or removes a node registry row, then lists the
+// registry: the list is compared, liveness included, on the one clock. It
+// draws from nodeRNG and nodeRoute only.
+func (d *differ) node() {
+	rng, route := d.rng, d.route
+	d.rng, d.route = d.nodeRNG, d.nodeRoute
+	defer func() { d.rng, d.route = rng, route }()
+	id := diffNodes[d.rng.IntN(len(diffNodes))]
+	if d.rng.IntN(4) == 0 {
+		d.note("node remove %s", id)
+		check(d, "node remove", id, errOnly(store.Store.NodeRemove))
+	} else {
+		beat := d.micros(time.Minute) + time.Microsecond
+		p := store.NodeStampParams{ID: id, Host: "host", PID: d.rng.IntN(100), Version: "v", Running: d.rng.IntN(5),
+			Beat: beat, Forget: store.NodeLiveBeats*beat + d.micros(time.Hour)}
+		for i := range d.rng.IntN(3) {
+			p.Groups = append(p.Groups, store.NodeGroup{Name: "g" + strconv.Itoa(i), Queues: []string{d.queue()}})
+		}
+		d.note("node stamp %s beat %v forget %v groups %v", id, p.Beat, p.Forget, p.Groups)
+		check(d, "node stamp", p, store.Store.NodeStamp)
+	}
+	v, ok := check(d, "node list", struct{}{}, noParams(store.Store.NodeList))
+	if ok {
+		for _, r := range v.Nodes {
+			if r.Live(v.Now) {
+				d.reached["live nodes listed"]++
+			} else {
+				d.reached["expired nodes listed"]++
+			}
+		}
+	}
 }

@@ -132,6 +132,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Rate", testRate},
 		{"Keys", testKeys},
 		{"Fleet", testFleet},
+		{"Nodes", testNodes},
 		{"Monitor", testMonitor},
 		{"Backlog", testBacklog},
 		{"Dependency", testDependency},

@@ -1,0 +1,91 @@
+package dashboard
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/backwave/backwave"
+)
+
+// nodeRow is one node on the Nodes page.
+type nodeRow struct {
+	Info backwave.NodeInfo
+	// HeartbeatAge is the last heartbeat's age at the store's now, roughly
+	// ("12s ago").
+	HeartbeatAge string
+	// Groups are the node's Worker Groups with each Queue linked to its
+	// jobs.
+	Groups []nodeGroupCell
+}
+
+// nodeGroupCell is one Worker Group of a node row.
+type nodeGroupCell struct {
+	Name   string
+	Queues []queueLink
+}
+
+// queueLink is a Queue name and its job list.
+type queueLink struct {
+	Name, Href string
+}
+
+type nodesData struct {
+	// Now is the store's clock the registry was read at.
+	Now   time.Time
+	Nodes []nodeRow
+	// Unserved are the Queues with ready jobs and no live node.
+	Unserved []queueLink
+}
+
+// nodes lists the node registry: every running Client, live or expired on
+// the store's clock, and the Queues with ready work no live node serves.
+func (s *server) nodes(r *http.Request, _ Capabilities) (page, error) {
+	ctx := r.Context()
+	v, err := s.reader.Nodes(ctx)
+	if err != nil {
+		return page{}, err
+	}
+	backlog, err := s.backlog(ctx)
+	if err != nil {
+		return page{}, err
+	}
+	d := nodesData{Now: v.Now, Unserved: s.unservedLinks(v, backlog, "")}
+	for _, n := range v.Nodes {
+		row := nodeRow{Info: n, HeartbeatAge: roughDuration(max(0, v.Now.Sub(n.HeartbeatAt))) + " ago"}
+		for _, g := range n.Groups {
+			cell := nodeGroupCell{Name: g.Name}
+			for _, q := range g.Queues {
+				cell.Queues = append(cell.Queues, queueLink{Name: q, Href: s.jobsHref(url.Values{"queue": {q}})})
+			}
+			row.Groups = append(row.Groups, cell)
+		}
+		d.Nodes = append(d.Nodes, row)
+	}
+	return page{template: "nodes", title: "Nodes", data: d, nav: "/nodes"}, nil
+}
+
+// unserved reads the node registry for a page that warns about Queues no
+// live node serves. A failed read is logged and answers ok false: the page
+// is still shown, without the warnings.
+func (s *server) unserved(ctx context.Context) (backwave.NodesView, bool) {
+	v, err := s.reader.Nodes(ctx)
+	if err != nil {
+		s.log.ErrorContext(ctx, "dashboard: read the node registry", "err", err)
+		return backwave.NodesView{}, false
+	}
+	return v, true
+}
+
+// unservedLinks lists the Queues (only queue, when not empty) that hold
+// ready jobs and that no live node of v serves, in name order.
+func (s *server) unservedLinks(v backwave.NodesView, backlog map[string]backlogCell, queue string) []queueLink {
+	var out []queueLink
+	for _, q := range v.Queues {
+		if (queue == "" || q.Queue == queue) && q.LiveNodes == 0 && backlog[q.Queue].Ready > 0 {
+			out = append(out, queueLink{Name: q.Queue, Href: s.jobsHref(url.Values{"queue": {q.Queue}})})
+		}
+	}
+	return out
+}
