@@ -308,6 +308,25 @@ func (a *Admin) Cancel(ctx context.Context, id JobID) (JobInfo, error) {
 	return jobInfoOf(j), nil
 }
 
+// Delete removes a terminal job (Succeeded, Dead-Lettered, Quarantined or
+// Cancelled) before retention would, with everything retention removes
+// beside it: payload, Tags, Transition Log, Job Output, its Dependency
+// edges and schedule occurrence record. The audit entry it writes (actor,
+// AuditDelete, the job's id and Queue, its Wire Name as Detail) outlives
+// the job. A live job is refused with an error wrapping
+// ErrIllegalTransition. A job retention keeps too
+// (a stored job depends on it, its Workflow has a live member, or a
+// Transition Observer has not read its Transition Log yet) is refused with
+// an error wrapping ErrStillNeeded, so dependents go before their parents.
+// It returns the job as it was removed.
+func (a *Admin) Delete(ctx context.Context, id JobID) (JobInfo, error) {
+	j, err := a.store.JobDelete(ctx, store.JobDeleteParams{ID: id, Actor: store.Actor(a.actor)})
+	if err != nil {
+		return JobInfo{}, a.jobActionErr(ctx, actionDelete, id, err)
+	}
+	return jobInfoOf(j), nil
+}
+
 // Reschedule moves the due time of a waiting (Scheduled or Awaiting-Parent)
 // job to at. The job keeps its id, payload, Attempt and Retry Cause; the
 // action writes an audit record and no Transition Log entry, because the

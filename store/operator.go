@@ -119,11 +119,23 @@ const (
 	StillNeededObserver = "a Transition Observer has not yet read its Transition Log (try again shortly)"
 )
 
-// StillNeeded is the error of JobDelete refusing job id for why, one of the
+// StillNeededError is JobDelete's refusal of job ID for Why, one of the
 // StillNeeded constants. It wraps ErrStillNeeded.
-func StillNeeded(id job.ID, why string) error {
-	return fmt.Errorf("delete job %d: %s: %w", id, why, ErrStillNeeded)
+type StillNeededError struct {
+	ID  job.ID
+	Why string
 }
+
+func (e *StillNeededError) Error() string {
+	return "delete job " + strconv.FormatInt(int64(e.ID), 10) + ": " + e.Why + "; retention keeps it too"
+}
+
+// Unwrap returns ErrStillNeeded.
+func (e *StillNeededError) Unwrap() error { return ErrStillNeeded }
+
+// StillNeeded is the error of JobDelete refusing job id for why, one of the
+// StillNeeded constants: a *StillNeededError.
+func StillNeeded(id job.ID, why string) error { return &StillNeededError{ID: id, Why: why} }
 
 // JobDeleteParams are the params of Operator.JobDelete.
 type JobDeleteParams struct {
