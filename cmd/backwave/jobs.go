@@ -18,8 +18,8 @@ import (
 func jobsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "jobs",
-		Usage:     "list, show, cancel, requeue and reschedule jobs; counts and the audit trail",
-		UsageText: "backwave jobs list|show|cancel|requeue|reschedule|counts|audit --db URI …",
+		Usage:     "list, show, cancel, requeue, reschedule and delete jobs, one or every match of a filter; counts and the audit trail",
+		UsageText: "backwave jobs list|show|cancel|requeue|reschedule|delete|counts|audit --db URI …",
 		Commands: append([]*cli.Command{
 			{
 				Name:      "list",
@@ -48,11 +48,12 @@ func jobsCommand() *cli.Command {
 				Action:    jobsShow,
 			},
 			{
-				Name:      "cancel",
-				Usage:     "cancel a job: a waiting one at once, a running one at its next heartbeat",
-				UsageText: "backwave jobs cancel --db URI [--actor WHO] ID",
-				Flags:     []cli.Flag{dbFlag(), actorFlag()},
-				Action:    jobsCancel,
+				Name:  "cancel",
+				Usage: "cancel a job: a waiting one at once, a running one at its next heartbeat",
+				UsageText: "backwave jobs cancel --db URI [--actor WHO] ID\n" +
+					"backwave jobs cancel --db URI [--actor WHO] --all [--state S] [--queue Q] [--wire-name NAME] [--label TEXT]… [--tag KEY=VALUE]… [--dry-run] [--limit N] [--before ID] [--json]",
+				Flags:  append([]cli.Flag{dbFlag(), actorFlag()}, bulkFlags()...),
+				Action: bulkOr(backwave.BulkCancel, jobsCancel),
 			},
 		}, operatorCommands()...),
 	}
