@@ -17,6 +17,7 @@ func catalogue() ([]toolDef, error) {
 	addWorkflowWrites(b)
 	addKeyWrites(b)
 	addQueueRemove(b)
+	addBulkWrites(b)
 	return b.tools, b.err
 }
 

@@ -126,6 +126,15 @@ const (
 	ActionEnqueue
 	// ActionDelete removes a terminal job; gated by Delete.
 	ActionDelete
+	// ActionRequeueMatching requeues every job a filter matches, one
+	// audited requeue each; gated by Requeue, once per request.
+	ActionRequeueMatching
+	// ActionCancelMatching cancels every job a filter matches; gated by
+	// Cancel, once per request.
+	ActionCancelMatching
+	// ActionDeleteMatching deletes every job a filter matches; gated by
+	// Delete, once per request.
+	ActionDeleteMatching
 )
 
 var actionInfo = [...]struct {
@@ -151,6 +160,9 @@ var actionInfo = [...]struct {
 	ActionRemoveQueue:     {"remove_queue", PauseQueue},
 	ActionEnqueue:         {"enqueue", Enqueue},
 	ActionDelete:          {"delete", Delete},
+	ActionRequeueMatching: {"requeue_matching", Requeue},
+	ActionCancelMatching:  {"cancel_matching", Cancel},
+	ActionDeleteMatching:  {"delete_matching", Delete},
 }
 
 // Actions returns every Action, in declaration order.
