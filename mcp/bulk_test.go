@@ -81,7 +81,9 @@ func TestBulkToolsRecheckedAtCall(t *testing.T) {
 			var allow atomic.Bool
 			allow.Store(true)
 			pol := permission.Policy{
-				Allow:        func(_ context.Context, p permission.Permission) bool { return p == permission.View || (p == tc.perm && allow.Load()) },
+				Allow: func(_ context.Context, p permission.Permission) bool {
+					return p == permission.View || (p == tc.perm && allow.Load())
+				},
 				ResolveActor: func(context.Context) (string, error) { return "ops:eve", nil },
 			}
 			cs := connect(t, f.server(t, pol))
