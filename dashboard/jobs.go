@@ -31,6 +31,7 @@ type jobRow struct {
 	FinalizedAt time.Time
 	Requeuable  bool
 	Cancellable bool
+	Deletable   bool
 }
 
 // tagLink is a Tag with the job list filtered by it.
@@ -56,6 +57,7 @@ func (s *server) row(j backwave.JobInfo) jobRow {
 		CreatedAt: j.CreatedAt, ScheduledAt: j.ScheduledAt, FinalizedAt: j.FinalizedAt,
 		Requeuable:  j.State == backwave.StateDeadLettered || j.State == backwave.StateQuarantined,
 		Cancellable: j.State.Live() && !j.CancelRequested,
+		Deletable:   j.State.Terminal(),
 	}
 	for _, t := range j.Tags {
 		r.Tags = append(r.Tags, tagLink{Tag: t, Href: s.tagHref(t)})
@@ -92,6 +94,8 @@ type jobListData struct {
 	FirstHref string
 	Paged     bool
 	Notice    string
+	// Matching are the "… all matching" controls, under a filter.
+	Matching []matchingLink
 }
 
 // stateOption is one state checkbox of the filter form.
@@ -101,7 +105,7 @@ type stateOption struct {
 	Checked bool
 }
 
-func (s *server) jobList(r *http.Request, _ Capabilities) (page, error) {
+func (s *server) jobList(r *http.Request, c Capabilities) (page, error) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	f, err := s.parseListForm(ctx, q)
@@ -117,7 +121,7 @@ func (s *server) jobList(r *http.Request, _ Capabilities) (page, error) {
 	if err != nil {
 		return page{}, err
 	}
-	d := jobListData{Form: f, Paged: f.Before != 0, Notice: bulkNotice(q)}
+	d := jobListData{Form: f, Paged: f.Before != 0, Notice: bulkNotice(q), Matching: s.matchingLinks(f, c)}
 	for _, st := range backwave.JobStates() {
 		d.States = append(d.States, stateOption{Value: st.String(), Label: stateLabel(st), Checked: containsState(f.States, st)})
 	}
@@ -212,13 +216,8 @@ func containsTag(ts []backwave.Tag, t backwave.Tag) bool {
 // only an action name this package writes and two counts, so a crafted
 // link cannot put words on the page.
 func bulkNotice(q url.Values) string {
-	var verb string
-	switch q.Get("done") {
-	case "requeue":
-		verb = "requeued"
-	case "cancel":
-		verb = "cancelled"
-	default:
+	verb := noticeVerb(q.Get("done"))
+	if verb == "" {
 		return ""
 	}
 	ok, err1 := strconv.Atoi(q.Get("ok"))
@@ -227,10 +226,13 @@ func bulkNotice(q url.Values) string {
 		return ""
 	}
 	msg := fmt.Sprintf("%d %s %s.", ok, plural(ok, "job", "jobs"), verb)
-	if failed > 0 {
+	switch {
+	case failed > 0 && verb == "deleted":
+		msg += fmt.Sprintf(" %d could not be deleted: their state no longer allows it, or other jobs still need them.", failed)
+	case failed > 0:
 		msg += fmt.Sprintf(" %d could not be %s: their state no longer allows it.", failed, verb)
 	}
-	return msg
+	return msg + moreNotice(q)
 }
 
 func plural(n int, one, many string) string {
@@ -432,7 +434,7 @@ func (s *server) bulk(verb string, act func(*http.Request, *backwave.Admin, back
 			switch {
 			case err == nil:
 				ok++
-			case errors.Is(err, backwave.ErrIllegalTransition), errors.Is(err, backwave.ErrNotFound):
+			case errors.Is(err, backwave.ErrIllegalTransition), errors.Is(err, backwave.ErrNotFound), errors.Is(err, backwave.ErrStillNeeded):
 				failed++
 			default:
 				return "", err
