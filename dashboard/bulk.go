@@ -30,7 +30,7 @@ type matchingData struct {
 	Preview backwave.BulkPreview
 	// Fields are the filter as hidden form fields, posted back as they
 	// are.
-	Fields   []formField
+	Fields []formField
 	// PostPath is the action's POST route, below the prefix.
 	PostPath string
 	ListHref string
