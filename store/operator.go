@@ -137,6 +137,24 @@ func (e *StillNeededError) Unwrap() error { return ErrStillNeeded }
 // StillNeeded constants: a *StillNeededError.
 func StillNeeded(id job.ID, why string) error { return &StillNeededError{ID: id, Why: why} }
 
+// CheckStillNeeded is the rule of JobDelete about jobs others still need,
+// which every adapter applies to what it read of terminal job id inside the
+// delete's own atomic step: whether a stored job depends on it, whether its
+// Workflow has a live member, and whether a live Transition Observer
+// registration was not yet walked past its Transition Log. Any of them
+// refuses the delete, with the first reason, as a *StillNeededError.
+func CheckStillNeeded(id job.ID, dependents, workflowLive, unread bool) error {
+	switch {
+	case dependents:
+		return StillNeeded(id, StillNeededDependents)
+	case workflowLive:
+		return StillNeeded(id, StillNeededWorkflow)
+	case unread:
+		return StillNeeded(id, StillNeededObserver)
+	}
+	return nil
+}
+
 // JobDeleteParams are the params of Operator.JobDelete.
 type JobDeleteParams struct {
 	ID    job.ID

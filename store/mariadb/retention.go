@@ -119,13 +119,8 @@ func (s *Store) JobDelete(ctx context.Context, p store.JobDeleteParams) (job.Job
 		if err != nil {
 			return fmt.Errorf("read what still needs job %d: %w", p.ID, err)
 		}
-		switch {
-		case parent:
-			return store.StillNeeded(p.ID, store.StillNeededDependents)
-		case workflow:
-			return store.StillNeeded(p.ID, store.StillNeededWorkflow)
-		case unread:
-			return store.StillNeeded(p.ID, store.StillNeededObserver)
+		if err := store.CheckStillNeeded(p.ID, parent, workflow, unread); err != nil {
+			return err
 		}
 		jobs := []job.Job{r.job}
 		if err := loadTags(w.tx, w.ctx, jobs); err != nil {

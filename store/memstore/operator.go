@@ -141,8 +141,8 @@ func (s *Store) JobDelete(ctx context.Context, p store.JobDeleteParams) (job.Job
 	if !r.job.State.Terminal() {
 		return job.Job{}, fmt.Errorf("memstore: delete job %d: it is %s: %w", p.ID, r.job.State, store.ErrIllegalTransition)
 	}
-	if why := s.stillNeeded(r); why != "" {
-		return job.Job{}, fmt.Errorf("memstore: %w", store.StillNeeded(p.ID, why))
+	if err := s.stillNeeded(r); err != nil {
+		return job.Job{}, fmt.Errorf("memstore: %w", err)
 	}
 	out := copyJob(&r.job)
 	s.remove(r)

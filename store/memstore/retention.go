@@ -74,18 +74,10 @@ func (s *Store) afterRemove(removed map[string]map[job.ID]bool) {
 	}
 }
 
-// stillNeeded says why JobDelete must keep terminal job r, as JobPurge
-// keeps it (store.StillNeeded), or "". The caller holds s.mu.
-func (s *Store) stillNeeded(r *row) string {
-	switch {
-	case len(r.dependents) > 0:
-		return store.StillNeededDependents
-	case !s.workflowPurgeable(r):
-		return store.StillNeededWorkflow
-	case !unobserved(r, s.observedFloor(s.clock.Now())):
-		return store.StillNeededObserver
-	}
-	return ""
+// stillNeeded refuses JobDelete of terminal job r where JobPurge would
+// keep it (store.CheckStillNeeded). The caller holds s.mu.
+func (s *Store) stillNeeded(r *row) error {
+	return store.CheckStillNeeded(r.job.ID, len(r.dependents) > 0, !s.workflowPurgeable(r), !unobserved(r, s.observedFloor(s.clock.Now())))
 }
 
 // unlink removes a purged job from its parents' lists of dependents. (It is

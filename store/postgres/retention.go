@@ -184,13 +184,8 @@ func (s *Store) JobDelete(ctx context.Context, p store.JobDeleteParams) (job.Job
 		if err != nil {
 			return fmt.Errorf("read what still needs job %d: %w", p.ID, err)
 		}
-		switch {
-		case parent:
-			return store.StillNeeded(p.ID, store.StillNeededDependents)
-		case workflow:
-			return store.StillNeeded(p.ID, store.StillNeededWorkflow)
-		case unread:
-			return store.StillNeeded(p.ID, store.StillNeededObserver)
+		if err := store.CheckStillNeeded(p.ID, parent, workflow, unread); err != nil {
+			return err
 		}
 		if _, err := s.purgeIDs(ctx, q, []int64{int64(p.ID)}); err != nil {
 			return err

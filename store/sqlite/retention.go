@@ -169,13 +169,8 @@ func (s *Store) JobDelete(ctx context.Context, p store.JobDeleteParams) (job.Job
 		if err := tx.QueryRowContext(ctx, s.schema.Rename(sqlDeleteNeeds), int64(p.ID), floorArg).Scan(&parent, &workflow, &unread); err != nil {
 			return fmt.Errorf("read what still needs job %d: %w", p.ID, err)
 		}
-		switch {
-		case parent:
-			return store.StillNeeded(p.ID, store.StillNeededDependents)
-		case workflow:
-			return store.StillNeeded(p.ID, store.StillNeededWorkflow)
-		case unread:
-			return store.StillNeeded(p.ID, store.StillNeededObserver)
+		if err := store.CheckStillNeeded(p.ID, parent, workflow, unread); err != nil {
+			return err
 		}
 		if err := s.purgeIDs(ctx, tx, []int64{int64(p.ID)}); err != nil {
 			return err
