@@ -35,6 +35,7 @@ func quarantined(t *testing.T, st *memstore.Store, queue, wire string, n int) []
 	for i, j := range claimed {
 		info := core.AttemptInfo{Lease: j.Lease(), MaxAttempts: j.Ceiling()}
 		outcomes[i] = store.Outcome{Outcome: core.Decide(info, core.ResultUnroutable, core.RetryPolicy{Initial: time.Second, Max: time.Second, Multiplier: 1})}
+		outcomes[i].FailureDetail = "no handler for " + wire + "\nregistered: none"
 	}
 	if _, err := st.OutcomeReport(ctx, store.ReportParams{Worker: "w1", Outcomes: outcomes}); err != nil {
 		t.Fatal(err)
@@ -255,5 +256,41 @@ func TestAdminCancelAndDeleteMatching(t *testing.T) {
 	}
 	if n := auditCount(t, admin, backwave.AuditDelete); n != 3 {
 		t.Fatalf("%d delete audit entries, want 3", n)
+	}
+}
+
+// LastFailure is the first line of the newest Failure Detail, cut at a
+// rune boundary and marked; "" for a job that never failed; an unknown job
+// is ErrNotFound.
+func TestAdminLastFailure(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := newStore()
+	admin, err := backwave.NewAdmin(st, "ops:ada")
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := quarantined(t, st, "billing", "billing.chargé", 1)[0]
+	fresh, err := admin.Enqueue(ctx, backwave.OperatorEnqueue{WireName: "billing.charge", Queue: "billing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		id   backwave.JobID
+		max  int
+		want string
+	}{
+		{"whole first line", failed, 0, "no handler for billing.chargé"},
+		{"cut", failed, 28, "no handler for billing.char…"},
+		{"never failed", fresh.ID, 0, ""},
+	} {
+		got, err := admin.LastFailure(ctx, tc.id, tc.max)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: LastFailure = %q, %v; want %q", tc.name, got, err, tc.want)
+		}
+	}
+	if _, err := admin.LastFailure(ctx, 99, 0); !errors.Is(err, backwave.ErrNotFound) {
+		t.Errorf("LastFailure of an unknown job: %v, want ErrNotFound", err)
 	}
 }

@@ -93,3 +93,20 @@ func TestMatchingActions(t *testing.T) {
 		t.Errorf("bulk cancel of 2 wrote %d audit entries, want 2", n)
 	}
 }
+
+// The job list shows the first line of a failed job's last Failure Detail
+// to a caller holding ViewSensitiveData, and never sends it to one
+// without.
+func TestJobListLastFailure(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	seed(t, f)
+	_, all := f.serve(Options{Policy: allowAll()})
+	if _, body := get(t, all, "/backwave/jobs?state=dead_lettered"); !strings.Contains(body, `<div class="failure">`+secretDetail) {
+		t.Errorf("the dead-lettered row does not show its last Failure Detail to a sensitive reader")
+	}
+	_, plain := f.serve(Options{Policy: allowOnly(permission.View)})
+	if _, body := get(t, plain, "/backwave/jobs?state=dead_lettered"); strings.Contains(body, secretDetail) || strings.Contains(body, `class="failure"`) {
+		t.Errorf("the job list sent Failure Detail without ViewSensitiveData")
+	}
+}

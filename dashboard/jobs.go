@@ -15,6 +15,9 @@ import (
 // facetLimit is how many Tag Facet buckets the job list shows.
 const facetLimit = 10
 
+// failureRunes bounds the Failure Detail line a job list row shows.
+const failureRunes = 120
+
 // jobRow is one job as a list shows it: never its payload.
 type jobRow struct {
 	ID          backwave.JobID
@@ -32,6 +35,9 @@ type jobRow struct {
 	Requeuable  bool
 	Cancellable bool
 	Deletable   bool
+	// Failure is the first line of the last Failure Detail of a job whose
+	// state a failure explains, for a caller holding ViewSensitiveData.
+	Failure string
 }
 
 // tagLink is a Tag with the job list filtered by it.
@@ -129,7 +135,13 @@ func (s *server) jobList(r *http.Request, c Capabilities) (page, error) {
 		d.Queues = append(d.Queues, qi.Name)
 	}
 	for _, j := range res.Items {
-		d.Rows = append(d.Rows, s.row(j))
+		row := s.row(j)
+		if c.Sensitive && j.HasFailed() {
+			if row.Failure, err = s.reader.LastFailure(ctx, j.ID, failureRunes); err != nil {
+				return page{}, err
+			}
+		}
+		d.Rows = append(d.Rows, row)
 	}
 	d.FacetHref = s.url("/jobs/facet")
 	if v := f.values().Encode(); v != "" {
