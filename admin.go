@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/backwave/backwave/job"
@@ -128,6 +129,35 @@ func (a *Admin) Job(ctx context.Context, id JobID) (JobDetail, error) {
 		return JobDetail{}, fmt.Errorf("backwave: job %d: rewrites: %w", id, err)
 	}
 	return d, nil
+}
+
+// LastFailure returns the first line of the newest Failure Detail in job
+// id's Transition Log, cut to at most maxRunes runes (an ellipsis marks a
+// cut), or "" when no Attempt of it failed with one. Failure Detail is
+// sensitive: a surface shows it only to a caller holding
+// ViewSensitiveData. It reads the job's Transition Log from the store.
+func (a *Admin) LastFailure(ctx context.Context, id JobID, maxRunes int) (string, error) {
+	trs, err := a.store.JobTransitions(ctx, id)
+	if err != nil {
+		return "", actionErr(fmt.Sprintf("last failure of job %d", id), err)
+	}
+	for i := len(trs) - 1; i >= 0; i-- {
+		if d := trs[i].FailureDetail; d != "" {
+			line, _, _ := strings.Cut(d, "\n")
+			if r := []rune(line); maxRunes > 0 && len(r) > maxRunes {
+				line = string(r[:maxRunes-1]) + "…"
+			}
+			return line, nil
+		}
+	}
+	return "", nil
+}
+
+// HasFailed reports whether j's state is explained by a failed Attempt, so
+// that its last Failure Detail says why it is where it is: a Dead-Lettered
+// or Quarantined job, or a retrying one (Scheduled with a Retry Cause).
+func (j JobInfo) HasFailed() bool {
+	return j.State == StateDeadLettered || j.State == StateQuarantined || j.Retrying()
 }
 
 // rewrites reads the audit trail's Replace and Debounce rewrites of job id,
@@ -304,6 +334,25 @@ func (a *Admin) Cancel(ctx context.Context, id JobID) (JobInfo, error) {
 	j, err := a.store.JobCancel(ctx, store.JobCancelParams{ID: id, Actor: store.Actor(a.actor)})
 	if err != nil {
 		return JobInfo{}, a.jobActionErr(ctx, actionCancel, id, err)
+	}
+	return jobInfoOf(j), nil
+}
+
+// Delete removes a terminal job (Succeeded, Dead-Lettered, Quarantined or
+// Cancelled) before retention would, with everything retention removes
+// beside it: payload, Tags, Transition Log, Job Output, its Dependency
+// edges and schedule occurrence record. The audit entry it writes (actor,
+// AuditDelete, the job's id and Queue, its Wire Name as Detail) outlives
+// the job. A live job is refused with an error wrapping
+// ErrIllegalTransition. A job retention keeps too
+// (a stored job depends on it, its Workflow has a live member, or a
+// Transition Observer has not read its Transition Log yet) is refused with
+// an error wrapping ErrStillNeeded, so dependents go before their parents.
+// It returns the job as it was removed.
+func (a *Admin) Delete(ctx context.Context, id JobID) (JobInfo, error) {
+	j, err := a.store.JobDelete(ctx, store.JobDeleteParams{ID: id, Actor: store.Actor(a.actor)})
+	if err != nil {
+		return JobInfo{}, a.jobActionErr(ctx, actionDelete, id, err)
 	}
 	return jobInfoOf(j), nil
 }

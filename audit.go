@@ -78,6 +78,9 @@ const (
 	// AuditEnqueue is Admin.Enqueue: an operator enqueued the job; Detail
 	// names its Wire Name.
 	AuditEnqueue AuditAction = AuditAction(store.AuditEnqueue)
+	// AuditDelete is Admin.Delete: an operator removed the job; Detail
+	// names its Wire Name. The entry outlives the job.
+	AuditDelete AuditAction = AuditAction(store.AuditDelete)
 )
 
 // String returns the stored name of the action, e.g. "queue_set_limit".

@@ -51,6 +51,11 @@ var (
 	// ErrQueueNotEmpty: Admin.RemoveQueue refused a Queue that still holds
 	// jobs; the error says how many and what to do. Nothing changed.
 	ErrQueueNotEmpty = store.ErrQueueNotEmpty
+	// ErrStillNeeded: Admin.Delete refused a terminal job that retention
+	// keeps too — a stored job depends on it, its Workflow has a live
+	// member, or a Transition Observer has not yet read its Transition
+	// Log; the error says which. Nothing changed.
+	ErrStillNeeded = store.ErrStillNeeded
 	// ErrSchemaTooOld: the store's schema lacks what the call needs (the
 	// Concurrency Key column before its migration ran). Nothing changed.
 	ErrSchemaTooOld = store.ErrSchemaTooOld

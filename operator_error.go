@@ -24,6 +24,7 @@ var (
 	actionRequeue    = jobAction{"requeue", "requeued", core.Requeueable}
 	actionReschedule = jobAction{"reschedule", "rescheduled", core.Reschedulable}
 	actionCancel     = jobAction{"cancel", "cancelled", func(s job.State) bool { return core.OperatorCancel(s) != core.CancelRefused }}
+	actionDelete     = jobAction{"delete", "deleted", job.State.Terminal}
 )
 
 // illegalAction is an Operator Action refused for the job's state. It says
@@ -39,14 +40,19 @@ type illegalAction struct {
 }
 
 func (e *illegalAction) Error() string {
+	return fmt.Sprintf("backwave: %s job %d: it is %s; only %s jobs can be %s",
+		e.action.verb, e.id, stateWords(e.state), orList(e.action.accepted()), e.action.done)
+}
+
+// accepted names the states a accepts, as a sentence says them.
+func (a jobAction) accepted() []string {
 	var ok []string
 	for _, s := range job.States {
-		if e.action.accepts(s) {
+		if a.accepts(s) {
 			ok = append(ok, stateWords(s))
 		}
 	}
-	return fmt.Sprintf("backwave: %s job %d: it is %s; only %s jobs can be %s",
-		e.action.verb, e.id, stateWords(e.state), orList(ok), e.action.done)
+	return ok
 }
 
 func (e *illegalAction) Unwrap() error { return store.ErrIllegalTransition }
@@ -67,6 +73,10 @@ func orList(words []string) string {
 // state is reworded from the state the job is in now (illegalAction); any
 // other error is actionErr's.
 func (a *Admin) jobActionErr(ctx context.Context, action jobAction, id JobID, err error) error {
+	var needed *store.StillNeededError
+	if errors.As(err, &needed) {
+		return fmt.Errorf("backwave: %w", needed) // it names the action and the job
+	}
 	if errors.Is(err, store.ErrIllegalTransition) {
 		if j, gerr := a.store.JobGet(ctx, id); gerr == nil && !action.accepts(j.State) {
 			return &illegalAction{action: action, id: id, state: j.State}

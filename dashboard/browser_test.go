@@ -367,6 +367,37 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("select the page, then cancel all matching", func(t *testing.T) {
+		ctx, _ := tab(t, browser)
+		for range 3 {
+			f.enqueue(anyJob{W: "test.triage"}, backwave.WithQueue("triage"), backwave.WithRunAt(time.Now().Add(time.Hour)))
+		}
+		navigate(t, ctx, ts.URL+"/backwave/jobs?queue=triage")
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("select-page"))); err != nil {
+			t.Fatal(err)
+		}
+		if n := eval[int](t, ctx, `document.querySelectorAll('tr[data-job] input[name="id"]:checked').length`); n != 3 {
+			t.Errorf("select every job on this page ticked %d rows, want 3", n)
+		}
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`tr[data-job] input[name="id"]`))); err != nil {
+			t.Fatal(err)
+		}
+		if eval[bool](t, ctx, `document.getElementById("select-page").checked`) {
+			t.Error("the page checkbox stays ticked with a row unticked")
+		}
+		clickAndLoad(t, ctx, `#matching a[href*="action=cancel"]`)
+		if n := eval[string](t, ctx, `document.getElementById("preview-applicable").textContent`); n != "3" {
+			t.Errorf("the confirm step says %q jobs can be cancelled, want 3", n)
+		}
+		clickAndLoad(t, ctx, "#matching-submit")
+		if n := eval[string](t, ctx, `document.querySelector(".notice").textContent`); n != "3 jobs cancelled." {
+			t.Errorf("notice after cancel all matching: %q", n)
+		}
+		if n := eval[int](t, ctx, `document.querySelectorAll("tr[data-job] .s-cancelled").length`); n != 3 {
+			t.Errorf("the list after the cancel shows %d cancelled jobs, want 3", n)
+		}
+	})
+
 	t.Run("page through 1,000 jobs", func(t *testing.T) {
 		ctx, _ := tab(t, browser)
 		params := make([]backwave.EnqueueParams, 1000)

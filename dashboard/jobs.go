@@ -15,6 +15,9 @@ import (
 // facetLimit is how many Tag Facet buckets the job list shows.
 const facetLimit = 10
 
+// failureRunes bounds the Failure Detail line a job list row shows.
+const failureRunes = 120
+
 // jobRow is one job as a list shows it: never its payload.
 type jobRow struct {
 	ID          backwave.JobID
@@ -34,6 +37,10 @@ type jobRow struct {
 	// Overdue is set on a Scheduled job past its due time whose Queue no
 	// live node serves (jobList).
 	Overdue bool
+	Deletable   bool
+	// Failure is the first line of the last Failure Detail of a job whose
+	// state a failure explains, for a caller holding ViewSensitiveData.
+	Failure string
 }
 
 // tagLink is a Tag with the job list filtered by it.
@@ -59,6 +66,7 @@ func (s *server) row(j backwave.JobInfo) jobRow {
 		CreatedAt: j.CreatedAt, ScheduledAt: j.ScheduledAt, FinalizedAt: j.FinalizedAt,
 		Requeuable:  j.State == backwave.StateDeadLettered || j.State == backwave.StateQuarantined,
 		Cancellable: j.State.Live() && !j.CancelRequested,
+		Deletable:   j.State.Terminal(),
 	}
 	for _, t := range j.Tags {
 		r.Tags = append(r.Tags, tagLink{Tag: t, Href: s.tagHref(t)})
@@ -98,6 +106,8 @@ type jobListData struct {
 	// Unserved are the Queues of the list (the filter's, or every one)
 	// with ready jobs and no live node.
 	Unserved []queueLink
+	// Matching are the "… all matching" controls, under a filter.
+	Matching []matchingLink
 }
 
 // stateOption is one state checkbox of the filter form.
@@ -107,7 +117,7 @@ type stateOption struct {
 	Checked bool
 }
 
-func (s *server) jobList(r *http.Request, _ Capabilities) (page, error) {
+func (s *server) jobList(r *http.Request, c Capabilities) (page, error) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	f, err := s.parseListForm(ctx, q)
@@ -123,7 +133,7 @@ func (s *server) jobList(r *http.Request, _ Capabilities) (page, error) {
 	if err != nil {
 		return page{}, err
 	}
-	d := jobListData{Form: f, Paged: f.Before != 0, Notice: bulkNotice(q)}
+	d := jobListData{Form: f, Paged: f.Before != 0, Notice: bulkNotice(q), Matching: s.matchingLinks(f, c)}
 	for _, st := range backwave.JobStates() {
 		d.States = append(d.States, stateOption{Value: st.String(), Label: stateLabel(st), Checked: containsState(f.States, st)})
 	}
@@ -141,6 +151,11 @@ func (s *server) jobList(r *http.Request, _ Capabilities) (page, error) {
 	for _, j := range res.Items {
 		row := s.row(j)
 		row.Overdue = nodesOK && j.State == backwave.StateScheduled && !j.ScheduledAt.After(nodes.Now) && !nodes.Served(j.Queue)
+		if c.Sensitive && j.HasFailed() {
+			if row.Failure, err = s.reader.LastFailure(ctx, j.ID, failureRunes); err != nil {
+				return page{}, err
+			}
+		}
 		d.Rows = append(d.Rows, row)
 	}
 	d.FacetHref = s.url("/jobs/facet")
@@ -228,13 +243,8 @@ func containsTag(ts []backwave.Tag, t backwave.Tag) bool {
 // only an action name this package writes and two counts, so a crafted
 // link cannot put words on the page.
 func bulkNotice(q url.Values) string {
-	var verb string
-	switch q.Get("done") {
-	case "requeue":
-		verb = "requeued"
-	case "cancel":
-		verb = "cancelled"
-	default:
+	verb := noticeVerb(q.Get("done"))
+	if verb == "" {
 		return ""
 	}
 	ok, err1 := strconv.Atoi(q.Get("ok"))
@@ -243,10 +253,13 @@ func bulkNotice(q url.Values) string {
 		return ""
 	}
 	msg := fmt.Sprintf("%d %s %s.", ok, plural(ok, "job", "jobs"), verb)
-	if failed > 0 {
+	switch {
+	case failed > 0 && verb == "deleted":
+		msg += fmt.Sprintf(" %d could not be deleted: their state no longer allows it, or other jobs still need them.", failed)
+	case failed > 0:
 		msg += fmt.Sprintf(" %d could not be %s: their state no longer allows it.", failed, verb)
 	}
-	return msg
+	return msg + moreNotice(q)
 }
 
 func plural(n int, one, many string) string {
@@ -448,7 +461,7 @@ func (s *server) bulk(verb string, act func(*http.Request, *backwave.Admin, back
 			switch {
 			case err == nil:
 				ok++
-			case errors.Is(err, backwave.ErrIllegalTransition), errors.Is(err, backwave.ErrNotFound):
+			case errors.Is(err, backwave.ErrIllegalTransition), errors.Is(err, backwave.ErrNotFound), errors.Is(err, backwave.ErrStillNeeded):
 				failed++
 			default:
 				return "", err

@@ -193,6 +193,7 @@ func (s *server) registerBuiltins() {
 	must(s.get("/jobs", "", s.jobList))
 	must(s.get("/jobs/{id}", "", s.jobDetail))
 	must(s.get("/jobs/facet", "", s.jobFacet))
+	must(s.get("/jobs/matching", "", s.matchingConfirm))
 	must(s.get("/queues", "", s.queues))
 	must(s.get("/nodes", "", s.nodes))
 	must(s.get("/schedules", "", s.schedules))
@@ -212,6 +213,14 @@ func (s *server) registerBuiltins() {
 		_, err := a.Cancel(r.Context(), id)
 		return err
 	})))
+	must(s.post("/jobs/bulk/delete", "", permission.ActionDelete.Permission(), s.bulk("delete", func(r *http.Request, a *backwave.Admin, id backwave.JobID) error {
+		_, err := a.Delete(r.Context(), id)
+		return err
+	})))
+	must(s.post("/jobs/{id}/delete", "", permission.ActionDelete.Permission(), s.deleteJob))
+	must(s.post("/jobs/matching/requeue", "", permission.ActionRequeueMatching.Permission(), s.matching(backwave.BulkRequeue)))
+	must(s.post("/jobs/matching/cancel", "", permission.ActionCancelMatching.Permission(), s.matching(backwave.BulkCancel)))
+	must(s.post("/jobs/matching/delete", "", permission.ActionDeleteMatching.Permission(), s.matching(backwave.BulkDelete)))
 	must(s.post("/queues/pause", "", permission.ActionPauseQueue.Permission(), s.pauseQueue))
 	must(s.post("/queues/resume", "", permission.ActionResumeQueue.Permission(), s.resumeQueue))
 	must(s.post("/queues/limit", "", permission.ActionSetQueueLimit.Permission(), s.setQueueLimit))

@@ -183,7 +183,7 @@ func (s *server) viewGate(fn http.HandlerFunc) http.Handler {
 // registered.
 func (s *server) post(path, extension string, perm permission.Permission, fn actionFunc) error {
 	switch perm {
-	case permission.Requeue, permission.Cancel, permission.TriggerSchedule, permission.PauseQueue, permission.Enqueue:
+	case permission.Requeue, permission.Cancel, permission.TriggerSchedule, permission.PauseQueue, permission.Enqueue, permission.Delete:
 	default:
 		return fmt.Errorf("dashboard: POST %s: %v is not a write Permission", path, perm)
 	}

@@ -47,6 +47,8 @@ type Capabilities struct {
 	Trigger bool
 	Pause   bool
 	Enqueue bool
+	// Delete is the Delete Permission: removing terminal jobs.
+	Delete bool
 }
 
 func (s *server) canFor(r *http.Request) Capabilities {
@@ -57,6 +59,7 @@ func (s *server) canFor(r *http.Request) Capabilities {
 		Trigger:   s.allowed(r, permission.TriggerSchedule),
 		Pause:     s.allowed(r, permission.PauseQueue),
 		Enqueue:   s.allowed(r, permission.Enqueue),
+		Delete:    s.allowed(r, permission.Delete),
 	}
 }
 

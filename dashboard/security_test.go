@@ -126,7 +126,7 @@ func TestEveryRouteIsGated(t *testing.T) {
 	actions := slices.DeleteFunc(permission.Actions(), func(a permission.Action) bool {
 		return a == permission.ActionCancelWorkflow || a == permission.ActionRestartWorkflow || a == permission.ActionRetryWorkflow
 	})
-	if want := len(actions) + 2 + 1; posts != want { // + bulk requeue and cancel, + the extension's action
+	if want := len(actions) + 3 + 1; posts != want { // + bulk requeue, cancel and delete of the selected, + the extension's action
 		t.Errorf("%d POST routes registered, want %d: one per Operator Action", posts, want)
 	}
 }

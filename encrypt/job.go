@@ -343,6 +343,16 @@ func (b *base) JobReschedule(ctx context.Context, p store.JobRescheduleParams) (
 	return j, err
 }
 
+// JobDelete is the Operator Action; the job it returns, as it was
+// removed, has its payload opened where it opens.
+func (b *base) JobDelete(ctx context.Context, p store.JobDeleteParams) (job.Job, error) {
+	j, err := b.Store.JobDelete(ctx, p)
+	if err == nil {
+		b.readable(ctx, &j)
+	}
+	return j, err
+}
+
 // JobTransitions reads a job's Transition Log with each Failure Detail
 // opened. One that does not open is left as stored (SealedText).
 func (b *base) JobTransitions(ctx context.Context, id job.ID) ([]store.Transition, error) {

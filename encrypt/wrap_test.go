@@ -138,7 +138,7 @@ func TestEveryMethodSorted(t *testing.T) {
 	t.Parallel()
 	sealsOrOpens := []string{
 		"JobInsertMany", "JobInsertManyResults", "JobClaim", "OutcomeReport", "JobGet", "JobList",
-		"JobRequeue", "JobCancel", "JobReschedule", "JobTransitions", "JobOutput", "JobAncestorOutput",
+		"JobRequeue", "JobCancel", "JobReschedule", "JobDelete", "JobTransitions", "JobOutput", "JobAncestorOutput",
 		"ScheduleUpsert", "ScheduleList", "WorkflowInsert", "WorkflowMembers",
 	}
 	movesNone := []string{

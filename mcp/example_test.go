@@ -60,6 +60,6 @@ func ExampleNewServer() {
 	fmt.Println(srv.Prefix(), len(srv.Tools()), "tools,", len(names), "offered")
 	fmt.Println("job_requeue offered:", slices.Contains(names, "job_requeue"))
 	// Output:
-	// /backwave-mcp 35 tools, 17 offered
+	// /backwave-mcp 39 tools, 17 offered
 	// job_requeue offered: false
 }

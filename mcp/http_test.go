@@ -99,7 +99,7 @@ func TestHTTPToolListPerCaller(t *testing.T) {
 		want []string
 	}{
 		{"", reads},
-		{"bob", slices.Concat(reads, []string{"job_requeue", "job_reschedule", "workflow_restart", "workflow_retry"})},
+		{"bob", slices.Concat(reads, []string{"job_requeue", "job_reschedule", "workflow_restart", "workflow_retry", "job_requeue_matching"})},
 		{"ada", wantTools},
 	} {
 		t.Run("user "+tc.user, func(t *testing.T) {

@@ -18,6 +18,7 @@ func catalogue() ([]toolDef, error) {
 	addWorkflowWrites(b)
 	addKeyWrites(b)
 	addQueueRemove(b)
+	addBulkWrites(b)
 	return b.tools, b.err
 }
 

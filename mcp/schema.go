@@ -26,6 +26,9 @@ type pageLimit int
 // topLimit bounds a Tag Facet or a Tag Suggest.
 type topLimit int
 
+// bulkLimit bounds one bulk action call.
+type bulkLimit int
+
 // nonNegative is a count that may be zero.
 type nonNegative int
 
@@ -65,6 +68,7 @@ func typeSchemas() map[reflect.Type]*jsonschema.Schema {
 		reflect.TypeFor[pageLimit]():   {Type: "integer", Minimum: new(0.0), Maximum: new(float64(backwave.MaxPageLimit))},
 		reflect.TypeFor[topLimit]():    {Type: "integer", Minimum: new(0.0), Maximum: new(1000.0)},
 		reflect.TypeFor[nonNegative](): {Type: "integer", Minimum: new(0.0)},
+		reflect.TypeFor[bulkLimit]():   {Type: "integer", Minimum: new(0.0), Maximum: new(float64(backwave.MaxBulkLimit))},
 		reflect.TypeFor[nonEmpty]():    {Type: "string", MinLength: new(1)},
 		reflect.TypeFor[stateName]():   {Type: "string", Enum: states},
 		reflect.TypeFor[fromName]():    {Type: "string", Enum: append([]any{backwave.StateUnknown.String()}, states...)},

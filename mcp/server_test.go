@@ -15,7 +15,7 @@ import (
 	"github.com/backwave/backwave/store/memstore"
 )
 
-// The 35 tools (glossary, MCP Server): the Monitor reads, then the audited
+// The 39 tools (glossary, MCP Server): the Monitor reads, then the audited
 // Operator Actions. docs/mcp.md lists the same names.
 var wantTools = []string{
 	"job_get", "job_transitions", "job_list", "job_retrying", "job_dependencies",
@@ -28,6 +28,7 @@ var wantTools = []string{
 	"workflow_cancel", "workflow_restart", "workflow_retry",
 	"queue_set_key_limit", "queue_set_key_rate", "queue_set_fair_claim",
 	"queue_remove",
+	"job_delete", "job_requeue_matching", "job_cancel_matching", "job_delete_matching",
 }
 
 func TestCatalogue(t *testing.T) {
@@ -138,11 +139,12 @@ func TestToolListPerCaller(t *testing.T) {
 		{"View denied: nothing", grant("ops:x"), nil},
 		{"sensitive reader", grant("", permission.View, permission.ViewSensitiveData), sorted(reads)},
 		{"every permission but no ResolveActor", grant("", all...), sorted(reads)},
-		{"Requeue", grant("ops:r", permission.View, permission.Requeue), sorted(reads, []string{"job_requeue", "job_reschedule", "workflow_restart", "workflow_retry"})},
-		{"Cancel", grant("ops:c", permission.View, permission.Cancel), sorted(reads, []string{"job_cancel", "workflow_cancel"})},
+		{"Requeue", grant("ops:r", permission.View, permission.Requeue), sorted(reads, []string{"job_requeue", "job_reschedule", "workflow_restart", "workflow_retry", "job_requeue_matching"})},
+		{"Cancel", grant("ops:c", permission.View, permission.Cancel), sorted(reads, []string{"job_cancel", "workflow_cancel", "job_cancel_matching"})},
 		{"TriggerSchedule", grant("ops:t", permission.View, permission.TriggerSchedule), sorted(reads, []string{"schedule_trigger", "schedule_pause", "schedule_resume", "schedule_remove"})},
 		{"PauseQueue", grant("ops:q", permission.View, permission.PauseQueue), sorted(reads, []string{"queue_pause", "queue_resume", "queue_set_limit", "queue_set_key_limit", "queue_set_key_rate", "queue_set_fair_claim", "queue_remove"})},
 		{"Enqueue", grant("ops:e", permission.View, permission.Enqueue), sorted(reads, []string{"job_enqueue"})},
+		{"Delete", grant("ops:d", permission.View, permission.Delete), sorted(reads, []string{"job_delete", "job_delete_matching"})},
 		{"everything", grant("ops:all", all...), sorted(wantTools)},
 		{"everything but read-only", func() permission.Policy { p := grant("ops:all", all...); p.ReadOnly = true; return p }(), sorted(reads)},
 	} {
@@ -216,6 +218,11 @@ func writeArgs(f *fixture) map[string]map[string]any {
 		"workflow_cancel":  {"id": 1},
 		"workflow_restart": {"id": 1},
 		"workflow_retry":   {"id": 1, "scope": "failed"},
+
+		"job_delete":           {"id": f.dead},
+		"job_requeue_matching": {"queue": mailQueue},
+		"job_cancel_matching":  {"queue": mailQueue},
+		"job_delete_matching":  {"queue": mailQueue},
 	}
 }
 

@@ -75,8 +75,8 @@ func TestStdioSubprocess(t *testing.T) {
 		}
 	}()
 
-	if got := toolNames(t, cs); len(got) != 21 {
-		t.Errorf("the child offers %d tools %v, want the 17 reads and the four Requeue writes", len(got), got)
+	if got := toolNames(t, cs); len(got) != 22 {
+		t.Errorf("the child offers %d tools %v, want the 17 reads and the five Requeue writes", len(got), got)
 	}
 	got := mustCall[jobGetResult](t, cs, "job_get", map[string]any{"id": f.succeeded})
 	if got.Job.State != "succeeded" || got.Output != nil || got.Job.Payload != nil {

@@ -228,6 +228,17 @@ func TestCallEveryTool(t *testing.T) {
 		t.Errorf("queue_list after queue_remove: %+v", qs.Queues)
 	}
 
+	// The bulk tools and job_delete (bulk_test.go checks their effects).
+	for _, name := range []string{"job_requeue_matching", "job_cancel_matching", "job_delete_matching"} {
+		if r := mustCall[bulkResult](t, cs, do(name), map[string]any{"queue": mailQueue, "dry_run": true}); !r.DryRun {
+			t.Errorf("%s dry run: %+v", name, r)
+		}
+	}
+	if r := mustCall[jobActionResult](t, cs, do("job_delete"), map[string]any{"id": f.succeeded}); r.Job.State != "succeeded" || r.Actor != actor {
+		t.Errorf("job_delete: %+v", r)
+	}
+	auditHas(backwave.AuditDelete, f.succeeded)
+
 	for _, name := range wantTools {
 		if !called[name] {
 			t.Errorf("%s was not called", name)

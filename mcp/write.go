@@ -175,6 +175,89 @@ func addWrites(b *builder) {
 		})
 }
 
+type bulkInput struct {
+	filterInput
+	DryRun bool      `json:"dry_run,omitempty" jsonschema:"preview only: count the jobs the filter matches and how many the action applies to, and change nothing"`
+	Limit  bulkLimit `json:"limit,omitempty" jsonschema:"the most matching jobs this call examines (1000 if absent; at most 10000, a larger limit is refused)"`
+	Before cursor    `json:"before,omitempty" jsonschema:"the next of the previous call, to go on past the jobs it examined"`
+}
+
+type bulkSkip struct {
+	Reason string `json:"reason"`
+	Jobs   int    `json:"jobs"`
+}
+
+type bulkResult struct {
+	Action     string     `json:"action" jsonschema:"the Operator Action applied to each job"`
+	DryRun     bool       `json:"dry_run,omitempty" jsonschema:"true when nothing was changed: matched and applicable are the preview"`
+	Matched    int        `json:"matched,omitempty" jsonschema:"dry run: how many jobs the filter matches, in any state"`
+	Applicable int        `json:"applicable,omitempty" jsonschema:"dry run: how many of them the action applies to"`
+	AtLeast    bool       `json:"at_least,omitempty" jsonschema:"dry run: the count stopped at 100000 matching jobs"`
+	Acted      int        `json:"acted" jsonschema:"how many jobs the action was applied to, each audited"`
+	Skipped    int        `json:"skipped" jsonschema:"how many matching jobs were examined and left as they were"`
+	Skips      []bulkSkip `json:"skips,omitempty" jsonschema:"why jobs were skipped, most frequent first"`
+	More       bool       `json:"more" jsonschema:"matching jobs remain: call again, with before set to next to go on past the ones examined"`
+	Next       cursor     `json:"next,omitempty"`
+	Actor      string     `json:"actor" jsonschema:"the Actor the audit trail recorded for each job"`
+}
+
+// addBulkWrites adds job_delete and the tools acting on every job a filter
+// matches.
+func addBulkWrites(b *builder) {
+	addWrite(b, "job_delete", "Delete a job",
+		"Removes a terminal (succeeded, dead_lettered, cancelled or quarantined) job with everything stored beside it, before retention would. A live job is refused, and so is one retention keeps too (a stored job depends on it, its Workflow has a live member, or a Transition Observer has not read it yet). The audit entry outlives the job. Audited; needs the Delete permission.",
+		permission.ActionDelete, writeHints{destructive: true},
+		func(ctx context.Context, a acting, in jobRef) (jobActionResult, error) {
+			j, err := a.admin.Delete(ctx, backwave.JobID(in.ID))
+			if err != nil {
+				return jobActionResult{}, err
+			}
+			return jobAction(a, j), nil
+		})
+	for _, t := range []struct {
+		name, title, description string
+		bulk                     backwave.BulkAction
+		action                   permission.Action
+		h                        writeHints
+	}{
+		{"job_requeue_matching", "Requeue every matching job",
+			"Requeues every dead_lettered or quarantined job the filter matches, newest first, as job_requeue would each (one audit entry per job), up to limit per call. dry_run previews the counts. A job that changed state meanwhile is skipped and counted. Needs the Requeue permission.",
+			backwave.BulkRequeue, permission.ActionRequeueMatching, writeHints{}},
+		{"job_cancel_matching", "Cancel every matching job",
+			"Cancels every live job the filter matches, newest first, as job_cancel would each (one audit entry per job), up to limit per call. dry_run previews the counts. A job that changed state meanwhile is skipped and counted. Needs the Cancel permission.",
+			backwave.BulkCancel, permission.ActionCancelMatching, writeHints{destructive: true}},
+		{"job_delete_matching", "Delete every matching job",
+			"Deletes every terminal job the filter matches, newest first (dependents before their parents), as job_delete would each (one audit entry per job), up to limit per call. dry_run previews the counts. A job still needed is skipped with the reason. Needs the Delete permission.",
+			backwave.BulkDelete, permission.ActionDeleteMatching, writeHints{destructive: true}},
+	} {
+		addWrite(b, t.name, t.title, t.description, t.action, t.h,
+			func(ctx context.Context, a acting, in bulkInput) (bulkResult, error) {
+				f, err := in.filter()
+				if err != nil {
+					return bulkResult{}, err
+				}
+				out := bulkResult{Action: t.bulk.String(), Actor: string(a.actor)}
+				if in.DryRun {
+					p, err := a.admin.PreviewMatching(ctx, t.bulk, f)
+					if err != nil {
+						return bulkResult{}, err
+					}
+					out.DryRun, out.Matched, out.Applicable, out.AtLeast = true, p.Matched, p.Applicable, p.AtLeast
+					return out, nil
+				}
+				res, err := a.admin.Matching(ctx, t.bulk, f, backwave.BulkOptions{Limit: int(in.Limit), Before: backwave.Cursor(in.Before)})
+				if err != nil {
+					return bulkResult{}, fmt.Errorf("%w (acted on %d before it stopped)", err, res.Acted)
+				}
+				out.Acted, out.Skipped, out.More, out.Next = res.Acted, res.Skipped, res.More, cursor(res.Next)
+				for _, s := range res.Skips {
+					out.Skips = append(out.Skips, bulkSkip{s.Reason, s.Jobs})
+				}
+				return out, nil
+			})
+	}
+}
+
 // addQueueRemove adds queue_remove, the last of the catalogue.
 func addQueueRemove(b *builder) {
 	addWrite(b, "queue_remove", "Remove an empty Queue",

@@ -44,6 +44,10 @@ const (
 	// which none of the other Permissions grants. Beyond the glossary's
 	// six, as the operator-experience work asks.
 	Enqueue
+	// Delete allows removing a terminal job, with everything stored beside
+	// it, before retention would: the one Operator Action that destroys
+	// data, which none of the other Permissions grants.
+	Delete
 )
 
 var permissionNames = [...]string{
@@ -54,11 +58,12 @@ var permissionNames = [...]string{
 	TriggerSchedule:   "TriggerSchedule",
 	PauseQueue:        "PauseQueue",
 	Enqueue:           "Enqueue",
+	Delete:            "Delete",
 }
 
 // All returns every Permission, in declaration order.
 func All() []Permission {
-	return []Permission{View, ViewSensitiveData, Requeue, Cancel, TriggerSchedule, PauseQueue, Enqueue}
+	return []Permission{View, ViewSensitiveData, Requeue, Cancel, TriggerSchedule, PauseQueue, Enqueue, Delete}
 }
 
 // String returns the Permission's glossary name.
@@ -119,6 +124,17 @@ const (
 	ActionRemoveQueue
 	// ActionEnqueue enqueues a job by hand; gated by Enqueue.
 	ActionEnqueue
+	// ActionDelete removes a terminal job; gated by Delete.
+	ActionDelete
+	// ActionRequeueMatching requeues every job a filter matches, one
+	// audited requeue each; gated by Requeue, once per request.
+	ActionRequeueMatching
+	// ActionCancelMatching cancels every job a filter matches; gated by
+	// Cancel, once per request.
+	ActionCancelMatching
+	// ActionDeleteMatching deletes every job a filter matches; gated by
+	// Delete, once per request.
+	ActionDeleteMatching
 )
 
 var actionInfo = [...]struct {
@@ -143,6 +159,10 @@ var actionInfo = [...]struct {
 	ActionSetFairClaim:    {"set_fair_claim", PauseQueue},
 	ActionRemoveQueue:     {"remove_queue", PauseQueue},
 	ActionEnqueue:         {"enqueue", Enqueue},
+	ActionDelete:          {"delete", Delete},
+	ActionRequeueMatching: {"requeue_matching", Requeue},
+	ActionCancelMatching:  {"cancel_matching", Cancel},
+	ActionDeleteMatching:  {"delete_matching", Delete},
 }
 
 // Actions returns every Action, in declaration order.

@@ -83,7 +83,86 @@ type Operator interface {
 	// the state does not change (glossary, Reschedule). A Running or
 	// terminal job is ErrIllegalTransition.
 	JobReschedule(ctx context.Context, p JobRescheduleParams) (job.Job, error)
+
+	// JobDelete removes one terminal job (Succeeded, Dead-Lettered,
+	// Quarantined or Cancelled) with everything retention removes beside
+	// it — payload, Tags (and a Tag no job left carries leaves Tag
+	// Suggest's dictionary), Transition Log, Job Output, its own
+	// Dependency edges, its schedule occurrence record, and its Workflow's
+	// row with the Workflow's last member — atomically with an audit
+	// record (AuditDelete, Detail DeleteDetail of its Wire Name) that
+	// outlives it. It returns the job as it was removed. A live job is
+	// ErrIllegalTransition. The rule of JobPurge about jobs others still
+	// need holds here too: a job still a Dependency parent of a job the
+	// store holds, a member of a Workflow with a live member, and a job
+	// holding a Transition Log entry a live Transition Observer
+	// registration was not yet walked past are refused with an error
+	// wrapping ErrStillNeeded. Either refusal changes nothing and writes
+	// no audit record. An unknown job is ErrNotFound.
+	JobDelete(ctx context.Context, p JobDeleteParams) (job.Job, error)
 }
+
+// ErrStillNeeded is JobDelete's refusal of a terminal job that retention
+// would keep too: its dependents, a live member of its Workflow or a
+// Transition Observer still need it.
+var ErrStillNeeded = errors.New("store: job still needed")
+
+// Why JobDelete refuses a job others still need, as its error says it
+// (wrapped with ErrStillNeeded).
+const (
+	// StillNeededDependents: a stored job depends on it.
+	StillNeededDependents = "a stored job depends on it (delete its dependents first)"
+	// StillNeededWorkflow: its Workflow has a live member.
+	StillNeededWorkflow = "its Workflow has a live member"
+	// StillNeededObserver: a Transition Observer has not yet read its
+	// Transition Log.
+	StillNeededObserver = "a Transition Observer has not yet read its Transition Log (try again shortly)"
+)
+
+// StillNeededError is JobDelete's refusal of job ID for Why, one of the
+// StillNeeded constants. It wraps ErrStillNeeded.
+type StillNeededError struct {
+	ID  job.ID
+	Why string
+}
+
+func (e *StillNeededError) Error() string {
+	return "delete job " + strconv.FormatInt(int64(e.ID), 10) + ": " + e.Why + "; retention keeps it too"
+}
+
+// Unwrap returns ErrStillNeeded.
+func (e *StillNeededError) Unwrap() error { return ErrStillNeeded }
+
+// StillNeeded is the error of JobDelete refusing job id for why, one of the
+// StillNeeded constants: a *StillNeededError.
+func StillNeeded(id job.ID, why string) error { return &StillNeededError{ID: id, Why: why} }
+
+// CheckStillNeeded is the rule of JobDelete about jobs others still need,
+// which every adapter applies to what it read of terminal job id inside the
+// delete's own atomic step: whether a stored job depends on it, whether its
+// Workflow has a live member, and whether a live Transition Observer
+// registration was not yet walked past its Transition Log. Any of them
+// refuses the delete, with the first reason, as a *StillNeededError.
+func CheckStillNeeded(id job.ID, dependents, workflowLive, unread bool) error {
+	switch {
+	case dependents:
+		return StillNeeded(id, StillNeededDependents)
+	case workflowLive:
+		return StillNeeded(id, StillNeededWorkflow)
+	case unread:
+		return StillNeeded(id, StillNeededObserver)
+	}
+	return nil
+}
+
+// JobDeleteParams are the params of Operator.JobDelete.
+type JobDeleteParams struct {
+	ID    job.ID
+	Actor Actor
+}
+
+// Validate checks the params of JobDelete.
+func (p JobDeleteParams) Validate() error { return checkAction(p.ID, p.Actor) }
 
 // JobRequeueParams are the params of Operator.JobRequeue.
 type JobRequeueParams struct {
@@ -210,6 +289,9 @@ const (
 	// AuditEnqueue is an insert with InsertManyParams.Actor: an operator
 	// enqueued the job (Detail is EnqueueDetail).
 	AuditEnqueue
+	// AuditDelete is JobDelete (Detail is DeleteDetail). It outlives the
+	// job it names.
+	AuditDelete
 )
 
 var auditNames = [...]string{
@@ -238,11 +320,17 @@ var auditNames = [...]string{
 	AuditQueueSetFairClaim: "queue_set_fair_claim",
 	AuditQueueRemove:       "queue_remove",
 	AuditEnqueue:           "enqueue",
+	AuditDelete:            "delete",
 }
 
 // EnqueueDetail is the Detail of an AuditEnqueue entry: the job's Wire
 // Name.
 func EnqueueDetail(wireName string) string { return "wire_name " + strconv.Quote(wireName) }
+
+// DeleteDetail is the Detail of an AuditDelete entry: the removed job's
+// Wire Name, in EnqueueDetail's form, so the trail still says what the job
+// was once it is gone.
+func DeleteDetail(wireName string) string { return EnqueueDetail(wireName) }
 
 // String returns the stored name of the action.
 func (a AuditAction) String() string {

@@ -18,8 +18,8 @@ import (
 func jobsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "jobs",
-		Usage:     "list, show, cancel, requeue and reschedule jobs; counts and the audit trail",
-		UsageText: "backwave jobs list|show|cancel|requeue|reschedule|counts|audit --db URI …",
+		Usage:     "list, show, cancel, requeue, reschedule and delete jobs, one or every match of a filter; counts and the audit trail",
+		UsageText: "backwave jobs list|show|cancel|requeue|reschedule|delete|counts|audit --db URI …",
 		Commands: append([]*cli.Command{
 			{
 				Name:      "list",
@@ -27,7 +27,9 @@ func jobsCommand() *cli.Command {
 				UsageText: "backwave jobs list --db URI [--state S] [--queue Q] [--wire-name NAME] [--label TEXT]… [--tag KEY=VALUE]… [--retrying] [--limit N] [--before ID] [--json]",
 				Description: "The RETRY CAUSE column shows why a job went back to Scheduled only where that explains its\n" +
 					"state: a retrying (Scheduled) or Dead-Lettered job. A job that succeeded after a retry keeps\n" +
-					"its Retry Cause as a record (jobs show, --json), but its row reads as what it is.",
+					"its Retry Cause as a record (jobs show, --json), but its row reads as what it is. LAST FAILURE is the\n" +
+					"first line of the newest Failure Detail of such a job, and of a Quarantined one (one Transition Log\n" +
+					"read each); FINISHED AT is when a terminal job reached its state.",
 				Flags: append([]cli.Flag{
 					dbFlag(),
 					&cli.BoolFlag{Name: "retrying", Usage: "the Retrying view: Scheduled jobs with a Retry Cause"},
@@ -48,15 +50,19 @@ func jobsCommand() *cli.Command {
 				Action:    jobsShow,
 			},
 			{
-				Name:      "cancel",
-				Usage:     "cancel a job: a waiting one at once, a running one at its next heartbeat",
-				UsageText: "backwave jobs cancel --db URI [--actor WHO] ID",
-				Flags:     []cli.Flag{dbFlag(), actorFlag()},
-				Action:    jobsCancel,
+				Name:  "cancel",
+				Usage: "cancel a job: a waiting one at once, a running one at its next heartbeat",
+				UsageText: "backwave jobs cancel --db URI [--actor WHO] ID\n" +
+					"backwave jobs cancel --db URI [--actor WHO] --all [--state S] [--queue Q] [--wire-name NAME] [--label TEXT]… [--tag KEY=VALUE]… [--dry-run] [--limit N] [--before ID] [--json]",
+				Flags:  append([]cli.Flag{dbFlag(), actorFlag()}, bulkFlags()...),
+				Action: bulkOr(backwave.BulkCancel, jobsCancel),
 			},
 		}, operatorCommands()...),
 	}
 }
+
+// listFailureRunes bounds the LAST FAILURE column of jobs list.
+const listFailureRunes = 60
 
 func stateNames() string {
 	var names []string
@@ -113,19 +119,34 @@ func jobsList(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	jobs := page.Items
+	// The last Failure Detail's first line of each job a failure explains
+	// (one Transition Log read each).
+	failures := map[backwave.JobID]string{}
+	for _, j := range jobs {
+		if j.HasFailed() {
+			if failures[j.ID], err = a.LastFailure(ctx, j.ID, listFailureRunes); err != nil {
+				return err
+			}
+		}
+	}
 	w := cmd.Root().Writer
 	if cmd.Bool("json") {
 		views := make([]jobView, len(jobs))
 		for i := range jobs {
 			views[i] = viewOf(&jobs[i])
+			views[i].LastFailure = failures[jobs[i].ID]
 		}
 		return writeJSON(w, views)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATE\tQUEUE\tWIRE NAME\tATTEMPT\tSCHEDULED AT\tRETRY CAUSE")
+	fmt.Fprintln(tw, "ID\tSTATE\tQUEUE\tWIRE NAME\tATTEMPT\tSCHEDULED AT\tFINISHED AT\tRETRY CAUSE\tLAST FAILURE")
 	for _, j := range jobs {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\t%s\t%s\n", j.ID, j.State, j.Queue, j.WireName, j.Attempt, j.MaxAttempts,
-			stamp(j.ScheduledAt), dash(explainingCause(&j)))
+		finished := "-"
+		if !j.FinalizedAt.IsZero() {
+			finished = stamp(j.FinalizedAt)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", j.ID, j.State, j.Queue, j.WireName, j.Attempt, j.MaxAttempts,
+			stamp(j.ScheduledAt), finished, dash(explainingCause(&j)), dash(failures[j.ID]))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -291,19 +312,22 @@ func jobsCancel(ctx context.Context, cmd *cli.Command) error {
 
 // jobView is a job as the command prints it in JSON.
 type jobView struct {
-	ID              int64           `json:"id"`
-	WireName        string          `json:"wire_name"`
-	Queue           string          `json:"queue"`
-	State           string          `json:"state"`
-	Attempt         int             `json:"attempt"`
-	MaxAttempts     int             `json:"max_attempts"`
-	ScheduledAt     string          `json:"scheduled_at"`
-	CreatedAt       string          `json:"created_at"`
-	FinalizedAt     string          `json:"finalized_at,omitempty"`
-	RetryCause      string          `json:"retry_cause,omitempty"`
-	CancelCause     string          `json:"cancel_cause,omitempty"`
-	TerminalCause   string          `json:"terminal_cause,omitempty"`
-	EndedBecause    string          `json:"ended_because,omitempty"`
+	ID            int64  `json:"id"`
+	WireName      string `json:"wire_name"`
+	Queue         string `json:"queue"`
+	State         string `json:"state"`
+	Attempt       int    `json:"attempt"`
+	MaxAttempts   int    `json:"max_attempts"`
+	ScheduledAt   string `json:"scheduled_at"`
+	CreatedAt     string `json:"created_at"`
+	FinalizedAt   string `json:"finalized_at,omitempty"`
+	RetryCause    string `json:"retry_cause,omitempty"`
+	CancelCause   string `json:"cancel_cause,omitempty"`
+	TerminalCause string `json:"terminal_cause,omitempty"`
+	EndedBecause  string `json:"ended_because,omitempty"`
+	// LastFailure is the first line of the last Failure Detail, in a list,
+	// of a job a failure explains.
+	LastFailure     string          `json:"last_failure,omitempty"`
 	Worker          string          `json:"worker,omitempty"`
 	LeaseExpiresAt  string          `json:"lease_expires_at,omitempty"`
 	CancelRequested bool            `json:"cancel_requested,omitempty"`

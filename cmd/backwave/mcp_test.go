@@ -50,7 +50,7 @@ func TestMCPStdio(t *testing.T) {
 	}{
 		{"read-only", nil, reads},
 		{"allow requeue and cancel", []string{"--allow", "requeue,Cancel", "--actor", "agent:test"},
-			append(slices.Clone(reads), "job_requeue", "job_cancel", "job_reschedule", "workflow_cancel", "workflow_restart", "workflow_retry")},
+			append(slices.Clone(reads), "job_requeue", "job_cancel", "job_reschedule", "workflow_cancel", "workflow_restart", "workflow_retry", "job_requeue_matching", "job_cancel_matching")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

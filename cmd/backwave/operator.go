@@ -16,15 +16,33 @@ import (
 func operatorCommands() []*cli.Command {
 	return []*cli.Command{
 		{
-			Name:      "requeue",
-			Usage:     "requeue a Dead-Lettered or Quarantined job: Scheduled now, Retry Cause cleared, a fresh attempt budget",
-			UsageText: "backwave jobs requeue --db URI [--actor WHO] ID",
-			Flags:     []cli.Flag{dbFlag(), actorFlag()},
-			Action: jobAction(func(*cli.Command) (jobFunc, error) {
+			Name:  "requeue",
+			Usage: "requeue a Dead-Lettered or Quarantined job: Scheduled now, Retry Cause cleared, a fresh attempt budget",
+			UsageText: "backwave jobs requeue --db URI [--actor WHO] ID\n" +
+				"backwave jobs requeue --db URI [--actor WHO] --all [--state S] [--queue Q] [--wire-name NAME] [--label TEXT]… [--tag KEY=VALUE]… [--dry-run] [--limit N] [--before ID] [--json]",
+			Flags: append([]cli.Flag{dbFlag(), actorFlag()}, bulkFlags()...),
+			Action: bulkOr(backwave.BulkRequeue, jobAction(func(*cli.Command) (jobFunc, error) {
 				return func(ctx context.Context, a *backwave.Admin, id backwave.JobID) (backwave.JobInfo, error) {
 					return a.Requeue(ctx, id)
 				}, nil
-			}),
+			})),
+		},
+		{
+			Name: "delete",
+			Usage: "delete a terminal job (succeeded, dead-lettered, cancelled or quarantined) with everything stored beside it, " +
+				"before retention would; audited",
+			UsageText: "backwave jobs delete --db URI [--actor WHO] ID\n" +
+				"backwave jobs delete --db URI [--actor WHO] --all [--state S] [--queue Q] [--wire-name NAME] [--label TEXT]… [--tag KEY=VALUE]… [--dry-run] [--limit N] [--before ID] [--json]",
+			Flags: append([]cli.Flag{dbFlag(), actorFlag()}, bulkFlags()...),
+			Action: bulkOr(backwave.BulkDelete, idAction(idArg, noSuchJob, func(*cli.Command) (func(context.Context, *backwave.Admin, backwave.JobID) (string, error), error) {
+				return func(ctx context.Context, a *backwave.Admin, id backwave.JobID) (string, error) {
+					j, err := a.Delete(ctx, id)
+					if err != nil {
+						return "", err
+					}
+					return fmt.Sprintf("job %d: deleted (it was %s)", id, j.State), nil
+				}, nil
+			})),
 		},
 		{
 			Name:      "reschedule",

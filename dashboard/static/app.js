@@ -152,4 +152,18 @@
   }
   loadFacets();
   main.addEventListener("backwave:refreshed", loadFacets);
+
+  // "Select every job on this page": the header checkbox of the job list
+  // sets each row's; a row unticked by hand unticks it. Delegated, so it
+  // survives a live refresh.
+  document.addEventListener("change", function (e) {
+    var el = e.target;
+    var boxes = document.querySelectorAll('input[name="id"][form="bulk"]');
+    if (el.hasAttribute("data-select-page")) {
+      Array.prototype.forEach.call(boxes, function (b) { b.checked = el.checked; });
+    } else if (el.name === "id" && el.getAttribute("form") === "bulk") {
+      var all = document.querySelector("[data-select-page]");
+      if (all) { all.checked = Array.prototype.every.call(boxes, function (b) { return b.checked; }); }
+    }
+  });
 })();

@@ -85,3 +85,52 @@ func (w *wtx) purge(r *jrow) error {
 	}
 	return nil
 }
+
+// JobDelete removes one terminal job with everything JobPurge removes
+// beside it (purge), in one transaction with its audit record
+// (store.Operator). A live job fails with store.ErrIllegalTransition; one
+// JobPurge would keep — a Dependency parent of a stored job, a member of a
+// Workflow with a live member, one holding a Transition Log entry a live
+// Transition Observer registration was not walked past — with an error
+// wrapping store.ErrStillNeeded; an unknown one with store.ErrNotFound.
+func (s *Store) JobDelete(ctx context.Context, p store.JobDeleteParams) (job.Job, error) {
+	if err := p.Validate(); err != nil {
+		return job.Job{}, err
+	}
+	var out job.Job
+	err := s.write(ctx, "delete", func(w *wtx) error {
+		r, err := w.find(p.ID)
+		if err != nil {
+			return err
+		}
+		if !r.job.State.Terminal() {
+			return fmt.Errorf("delete job %d: it is %s: %w", p.ID, r.job.State, store.ErrIllegalTransition)
+		}
+		floor, err := w.observedFloor()
+		if err != nil {
+			return err
+		}
+		var parent, workflow, unread bool
+		err = w.row(`SELECT
+			EXISTS (SELECT 1 FROM backwave_job_edge e WHERE e.parent = j.id),
+			(j.workflow_id <> 0 AND EXISTS (SELECT 1 FROM backwave_job m WHERE m.workflow_id = j.workflow_id AND m.state IN (1, 2, 3))),
+			EXISTS (SELECT 1 FROM backwave_transition t WHERE t.job_id = j.id AND t.seq > ?)
+			FROM backwave_job j WHERE j.id = ?`, floor, int64(p.ID)).Scan(&parent, &workflow, &unread)
+		if err != nil {
+			return fmt.Errorf("read what still needs job %d: %w", p.ID, err)
+		}
+		if err := store.CheckStillNeeded(p.ID, parent, workflow, unread); err != nil {
+			return err
+		}
+		jobs := []job.Job{r.job}
+		if err := loadTags(w.tx, w.ctx, jobs); err != nil {
+			return err
+		}
+		out = jobs[0]
+		if err := w.purge(r); err != nil {
+			return err
+		}
+		return w.record(p.Actor, store.AuditDelete, r.job.ID, r.job.Queue, store.DeleteDetail(r.job.WireName))
+	})
+	return out, err
+}

@@ -121,6 +121,36 @@ func (s *Store) JobReschedule(ctx context.Context, p store.JobRescheduleParams) 
 	return copyJob(&r.job), nil
 }
 
+// JobDelete removes one terminal job with everything JobPurge removes
+// beside it, and records the action (store.Operator.JobDelete). A live job
+// fails with store.ErrIllegalTransition; one JobPurge would keep
+// (stillNeeded) with an error wrapping store.ErrStillNeeded; an unknown
+// one with store.ErrNotFound.
+func (s *Store) JobDelete(ctx context.Context, p store.JobDeleteParams) (job.Job, error) {
+	if err := p.Validate(); err != nil {
+		return job.Job{}, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return job.Job{}, err
+	}
+	defer s.mu.Unlock()
+	r, err := s.find(p.ID)
+	if err != nil {
+		return job.Job{}, err
+	}
+	if !r.job.State.Terminal() {
+		return job.Job{}, fmt.Errorf("memstore: delete job %d: it is %s: %w", p.ID, r.job.State, store.ErrIllegalTransition)
+	}
+	if err := s.stillNeeded(r); err != nil {
+		return job.Job{}, fmt.Errorf("memstore: %w", err)
+	}
+	out := copyJob(&r.job)
+	s.remove(r)
+	s.afterRemove(map[string]map[job.ID]bool{out.Queue: {out.ID: true}})
+	s.record(s.clock.Now(), p.Actor, store.AuditDelete, out.ID, out.Queue, store.DeleteDetail(out.WireName))
+	return out, nil
+}
+
 // record appends one entry to the audit trail. The caller holds s.mu.
 func (s *Store) record(now time.Time, a store.Actor, action store.AuditAction, id job.ID, queue, detail string) {
 	s.audit = append(s.audit, store.AuditEntry{

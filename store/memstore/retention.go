@@ -39,24 +39,45 @@ func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeR
 			purged[r.job.Queue] = map[job.ID]bool{}
 		}
 		purged[r.job.Queue][r.job.ID] = true
-		s.forgetJob(r)
-		s.forgetMember(r)
-		s.unlink(r)
-		s.dropTags(r)
-		s.jobs[i] = nil
+		s.remove(r)
 		n++
 	}
+	s.afterRemove(purged)
+	return store.PurgeResult{Purged: n}, nil
+}
+
+// remove deletes r with everything stored beside it (its occurrence
+// record, Workflow membership, Dependency edges and Tags): the step
+// JobPurge and JobDelete share. The caller holds s.mu and calls
+// afterRemove once it has removed its batch.
+func (s *Store) remove(r *row) {
+	s.forgetJob(r)
+	s.forgetMember(r)
+	s.unlink(r)
+	s.dropTags(r)
+	s.jobs[r.job.ID-1] = nil
+}
+
+// afterRemove tidies up after a batch of removals: the purge scan's start,
+// the walk refs, and the Queues' id lists (removed, by Queue). The caller
+// holds s.mu.
+func (s *Store) afterRemove(removed map[string]map[job.ID]bool) {
 	for s.purgeFrom < len(s.jobs) && s.jobs[s.purgeFrom] == nil {
 		s.purgeFrom++ // purged rows before the first kept one are never scanned again
 	}
-	if n > 0 {
+	if len(removed) > 0 {
 		s.compactWalk()
 	}
-	for name, ids := range purged {
+	for name, ids := range removed {
 		q := s.queues[name]
 		q.ids = slices.DeleteFunc(q.ids, func(id job.ID) bool { return ids[id] })
 	}
-	return store.PurgeResult{Purged: n}, nil
+}
+
+// stillNeeded refuses JobDelete of terminal job r where JobPurge would
+// keep it (store.CheckStillNeeded). The caller holds s.mu.
+func (s *Store) stillNeeded(r *row) error {
+	return store.CheckStillNeeded(r.job.ID, len(r.dependents) > 0, !s.workflowPurgeable(r), !unobserved(r, s.observedFloor(s.clock.Now())))
 }
 
 // unlink removes a purged job from its parents' lists of dependents. (It is

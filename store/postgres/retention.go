@@ -2,7 +2,9 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
 
@@ -115,22 +117,105 @@ func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeR
 		if err != nil || len(ids) == 0 {
 			return err
 		}
-		var keys, values []string
-		err = q.query(ctx, s.sql(purgeTagLockSQL), []any{ids}, func(scan scanFunc) error {
-			var k, v string
-			if err := scan(&k, &v); err != nil {
-				return err
-			}
-			keys, values = append(keys, k), append(values, v)
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		return q.query(ctx, s.sql(purgeDeleteSQL), []any{ids, keys, values}, func(scan scanFunc) error { return scan(&n) })
+		n, err = s.purgeIDs(ctx, q, ids)
+		return err
 	})
 	if err != nil {
 		return store.PurgeResult{}, s.wrap("purge jobs", err)
 	}
 	return store.PurgeResult{Purged: int(n)}, nil
+}
+
+// deleteNeedsSQL reads, for JobDelete, the reasons purgePickSQL would keep
+// job $1: it is a Dependency parent of a held job, its Workflow has a live
+// member (counts and their unfolded deltas), or it holds a Transition Log
+// entry past the lowest live observer cursor ($2, $3; NULL when none is
+// live).
+const deleteNeedsSQL = `SELECT
+    EXISTS (SELECT 1 FROM backwave.job_dependency d WHERE d.parent_id = j.id),
+    (j.workflow_id IS NOT NULL AND EXISTS (
+        SELECT 1 FROM (SELECT c.state, c.n FROM backwave.workflow_count c WHERE c.workflow_id = j.workflow_id
+                       UNION ALL
+                       SELECT d.state, d.n FROM backwave.workflow_count_delta d WHERE d.workflow_id = j.workflow_id) w
+        WHERE w.state IN ('scheduled', 'awaiting_parent', 'running') GROUP BY w.state HAVING sum(w.n) > 0)),
+    ($2::text IS NOT NULL AND EXISTS (SELECT 1 FROM backwave.job_transition t
+        WHERE t.job_id = j.id AND (coalesce(t.xid, '0'::xid8), t.seq) > ($2::text::xid8, $3::bigint)))
+FROM backwave.job j WHERE j.id = $1`
+
+// JobDelete removes one terminal job with everything JobPurge removes
+// beside it (purgeTagLockSQL, purgeDeleteSQL), in one transaction with its
+// audit record. A live job fails with store.ErrIllegalTransition, one
+// JobPurge would keep (deleteNeedsSQL) with an error wrapping
+// store.ErrStillNeeded, an unknown one with store.ErrNotFound.
+func (s *Store) JobDelete(ctx context.Context, p store.JobDeleteParams) (job.Job, error) {
+	if err := p.Validate(); err != nil {
+		return job.Job{}, err
+	}
+	if err := s.enter(ctx); err != nil {
+		return job.Job{}, err
+	}
+	var out job.Job
+	err := s.db.inTx(ctx, func(q querier) error {
+		h, err := s.head(ctx, q, p.ID)
+		if err != nil {
+			return err
+		}
+		if !h.state.Terminal() {
+			return fmt.Errorf("job %d is %s: %w", p.ID, h.state, store.ErrIllegalTransition)
+		}
+		if out, err = s.jobIn(ctx, q, p.ID); err != nil {
+			return err
+		}
+		var xid, seq any
+		err = q.query(ctx, s.sql(observedFloorSQL), []any{s.nowArg(), store.ObserverRemoveAfter.Microseconds()}, func(scan scanFunc) error {
+			var x string
+			var n int64
+			err := scan(&x, &n)
+			xid, seq = x, n
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("read the observers' floor: %w", err)
+		}
+		var parent, workflow, unread bool
+		err = q.query(ctx, s.sql(deleteNeedsSQL), []any{int64(p.ID), xid, seq}, func(scan scanFunc) error {
+			return scan(&parent, &workflow, &unread)
+		})
+		if err != nil {
+			return fmt.Errorf("read what still needs job %d: %w", p.ID, err)
+		}
+		if err := store.CheckStillNeeded(p.ID, parent, workflow, unread); err != nil {
+			return err
+		}
+		if _, err := s.purgeIDs(ctx, q, []int64{int64(p.ID)}); err != nil {
+			return err
+		}
+		return s.audit(ctx, q, p.Actor, store.AuditDelete, p.ID, h.queue, store.DeleteDetail(out.WireName))
+	})
+	if err != nil {
+		return job.Job{}, s.wrap(fmt.Sprintf("delete job %d", p.ID), err)
+	}
+	return out, nil
+}
+
+// purgeIDs deletes the jobs ids, picked and locked by the caller, with
+// everything stored beside them: it locks their Tags' dictionary rows
+// (purgeTagLockSQL), then deletes (purgeDeleteSQL). It returns how many
+// jobs went.
+func (s *Store) purgeIDs(ctx context.Context, q querier, ids []int64) (int64, error) {
+	var keys, values []string
+	err := q.query(ctx, s.sql(purgeTagLockSQL), []any{ids}, func(scan scanFunc) error {
+		var k, v string
+		if err := scan(&k, &v); err != nil {
+			return err
+		}
+		keys, values = append(keys, k), append(values, v)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	err = q.query(ctx, s.sql(purgeDeleteSQL), []any{ids, keys, values}, func(scan scanFunc) error { return scan(&n) })
+	return n, err
 }

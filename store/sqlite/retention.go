@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 )
 
@@ -114,11 +115,8 @@ func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeR
 		if len(ids) == 0 {
 			return nil
 		}
-		arg := jsonArray(ids)
-		for _, q := range purgeDeletes {
-			if _, err := tx.ExecContext(ctx, s.schema.Rename(q), arg); err != nil {
-				return fmt.Errorf("%.40s…: %w", q, err)
-			}
+		if err := s.purgeIDs(ctx, tx, ids); err != nil {
+			return err
 		}
 		res.Purged = len(ids)
 		return nil
@@ -127,4 +125,72 @@ func (s *Store) JobPurge(ctx context.Context, p store.PurgeParams) (store.PurgeR
 		return store.PurgeResult{}, err
 	}
 	return res, nil
+}
+
+// sqlDeleteNeeds reads, for JobDelete, the reasons sqlPurgePick would keep
+// job ?1: it is a Dependency parent of a held job, its Workflow has a live
+// member, or it holds a Transition Log entry at or past the lowest live
+// observer cursor ?2 (NULL when none is live).
+const sqlDeleteNeeds = `SELECT
+	EXISTS (SELECT 1 FROM backwave_job_dependency d WHERE d.parent_id = j.id),
+	(j.workflow_id IS NOT NULL AND EXISTS (SELECT 1 FROM backwave_workflow_count c
+		WHERE c.workflow_id = j.workflow_id AND c.state IN (1, 2, 3) AND c.n > 0)),
+	(?2 IS NOT NULL AND EXISTS (SELECT 1 FROM backwave_job_transition t WHERE t.job_id = j.id AND t.id >= ?2))
+	FROM backwave_job j WHERE j.id = ?1`
+
+// JobDelete removes one terminal job with everything JobPurge removes
+// beside it (purgeDeletes), in one write transaction with its audit
+// record. A live job fails with store.ErrIllegalTransition, one JobPurge
+// would keep (sqlDeleteNeeds) with an error wrapping store.ErrStillNeeded,
+// an unknown one with store.ErrNotFound.
+func (s *Store) JobDelete(ctx context.Context, p store.JobDeleteParams) (job.Job, error) {
+	if err := p.Validate(); err != nil {
+		return job.Job{}, err
+	}
+	var out job.Job
+	err := s.write(ctx, "delete job", func(tx *sql.Tx) error {
+		var err error
+		if out, err = s.getIn(ctx, tx, p.ID); err != nil {
+			return err
+		}
+		if !out.State.Terminal() {
+			return fmt.Errorf("job %d is %s: %w", p.ID, out.State, store.ErrIllegalTransition)
+		}
+		now := s.clock.Now()
+		floor, observed, err := s.observedFloor(ctx, tx, micros(now))
+		if err != nil {
+			return err
+		}
+		var floorArg any
+		if observed {
+			floorArg = floor
+		}
+		var parent, workflow, unread bool
+		if err := tx.QueryRowContext(ctx, s.schema.Rename(sqlDeleteNeeds), int64(p.ID), floorArg).Scan(&parent, &workflow, &unread); err != nil {
+			return fmt.Errorf("read what still needs job %d: %w", p.ID, err)
+		}
+		if err := store.CheckStillNeeded(p.ID, parent, workflow, unread); err != nil {
+			return err
+		}
+		if err := s.purgeIDs(ctx, tx, []int64{int64(p.ID)}); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, now, p.Actor, store.AuditDelete, p.ID, out.Queue, store.DeleteDetail(out.WireName))
+	})
+	if err != nil {
+		return job.Job{}, err
+	}
+	return out, nil
+}
+
+// purgeIDs deletes the jobs ids with everything stored beside them
+// (purgeDeletes), inside tx.
+func (s *Store) purgeIDs(ctx context.Context, tx *sql.Tx, ids []int64) error {
+	arg := jsonArray(ids)
+	for _, q := range purgeDeletes {
+		if _, err := tx.ExecContext(ctx, s.schema.Rename(q), arg); err != nil {
+			return fmt.Errorf("%.40s…: %w", q, err)
+		}
+	}
+	return nil
 }

@@ -48,7 +48,7 @@ type DifferentialOptions struct {
 // The calls cover insert (with Tags, due times and Dependencies: in-batch
 // and stored parents, both modes, refused graphs), claim, renew, report,
 // lease expiry, Relinquish, Queue pause, resume and Concurrency Limits,
-// the operator's cancel, requeue and reschedule, Recurring Schedules
+// the operator's cancel, requeue, reschedule and delete, Recurring Schedules
 // (upsert, pause, resume, remove, trigger, and mints of the Core's plans,
 // stale and replayed ones included), retention purges, and the Monitor
 // reads. Where the adapter's Harness has a Peer, the calls move between the
@@ -259,7 +259,7 @@ func noParams[R any](fn func(store.Store, context.Context) (R, error)) func(stor
 var diffSentinels = []error{
 	store.ErrNotFound, store.ErrStaleLease, store.ErrInvalidParams, store.ErrClosed, store.ErrIllegalTransition,
 	store.ErrDependencyCycle, store.ErrUnknownParent, store.ErrNotAncestor, store.ErrOverlap,
-	store.ErrHolderNotPending,
+	store.ErrHolderNotPending, store.ErrStillNeeded,
 }
 
 // sameErr fails unless both calls succeeded or both failed wrapping the

@@ -60,6 +60,7 @@ func (d *differ) op() {
 		{4, d.cancel},
 		{3, d.requeue},
 		{3, d.reschedule},
+		{2, d.delete},
 		{5, d.schedule},
 		{5, d.mint},
 		{3, d.purge},
@@ -545,6 +546,16 @@ func (d *differ) requeue() {
 	d.note("requeue %d", id)
 	if _, ok := check(d, fmt.Sprint("requeue ", id), store.JobRequeueParams{ID: id, Actor: d.actor()}, store.Store.JobRequeue); ok {
 		d.reached["requeued"]++
+	}
+}
+
+// delete removes a terminal job, or is refused for a live one or one
+// others still need (Operator.JobDelete).
+func (d *differ) delete() {
+	id := d.pickJob(job.StateSucceeded, job.StateDeadLettered, job.StateCancelled, job.StateQuarantined)
+	d.note("delete %d", id)
+	if _, ok := check(d, fmt.Sprint("delete ", id), store.JobDeleteParams{ID: id, Actor: d.actor()}, store.Store.JobDelete); ok {
+		d.reached["deleted"]++
 	}
 }
 

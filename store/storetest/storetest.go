@@ -124,6 +124,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Harness) {
 		{"Relinquish", testRelinquish},
 		{"Cancel", testCancel},
 		{"Operator", testOperator},
+		{"Delete", testDelete},
 		{"History", testHistory},
 		{"Tags", testTags},
 		{"Queue", testQueue},
