@@ -36,8 +36,8 @@ type jobRow struct {
 	Cancellable bool
 	// Overdue is set on a Scheduled job past its due time whose Queue no
 	// live node serves (jobList).
-	Overdue bool
-	Deletable   bool
+	Overdue   bool
+	Deletable bool
 	// Failure is the first line of the last Failure Detail of a job whose
 	// state a failure explains, for a caller holding ViewSensitiveData.
 	Failure string
