@@ -135,8 +135,17 @@ func plan(seed uint64, target string, chaos time.Duration) schedule {
 		// A failover every 40–70 s from the end of the ceiling probe,
 		// the last at least 30 s before the faults stop: 25 or so in a
 		// 30-minute run, 3 in a --short one.
+		failed := false
 		for t := chaosFrom + uniform(r, 5*time.Second, 15*time.Second); t < chaos-30*time.Second; t += uniform(r, 40*time.Second, 70*time.Second) {
 			add(t, faultFailover, 0)
+			failed = true
+		}
+		if !failed && chaos > chaosFrom {
+			// A run too short for the first draw (a --smoke run) still
+			// fails over once, a third of the way into its faults, so
+			// the CI smoke run crosses a promotion; like the freeze
+			// above it draws nothing.
+			add(chaosFrom+(chaos-chaosFrom)/3, faultFailover, 0)
 		}
 	}
 	if target == targetPostgres || target == targetPostgresHA {

@@ -27,12 +27,15 @@ func TestScheduleHasEveryFault(t *testing.T) {
 		targetSQLite:   {faultKill9, faultFreeze, faultKillInTx},
 		targetMariaDB:  {faultKill9, faultFreeze, faultKillConn, faultMariaRestart, faultCrash, faultKillInTx},
 		targetGalera:   {faultKill9, faultFreeze, faultKillConn, faultNodeCrash, faultKillInTx},
+		// postgres-ha: a smoke run fails over once too.
+		targetPostgresHA: {faultKill9, faultFreeze, faultTerminate, faultListenKill, faultKillInTx, faultFailover},
 	}
 	cells := map[string][]string{
-		targetPostgres: {faultPool, faultIdleInTx, faultRR, faultBurst, faultHighLoad, faultRepeatedKills, "pg_backend_kill", "calm", "ceiling_probe"},
-		targetSQLite:   {faultSnapshot, faultBurst, faultHighLoad, faultRepeatedKills, "calm", "ceiling_probe"},
-		targetMariaDB:  {faultPool, faultIdleInTx, faultRR, faultBurst, faultHighLoad, faultRepeatedKills, cellKillConn, "calm", "ceiling_probe"},
-		targetGalera:   {faultPool, faultIdleInTx, faultRR, faultBurst, faultHighLoad, faultRepeatedKills, cellKillConn, "calm", "ceiling_probe"},
+		targetPostgres:   {faultPool, faultIdleInTx, faultRR, faultBurst, faultHighLoad, faultRepeatedKills, "pg_backend_kill", "calm", "ceiling_probe"},
+		targetSQLite:     {faultSnapshot, faultBurst, faultHighLoad, faultRepeatedKills, "calm", "ceiling_probe"},
+		targetMariaDB:    {faultPool, faultIdleInTx, faultRR, faultBurst, faultHighLoad, faultRepeatedKills, cellKillConn, "calm", "ceiling_probe"},
+		targetGalera:     {faultPool, faultIdleInTx, faultRR, faultBurst, faultHighLoad, faultRepeatedKills, cellKillConn, "calm", "ceiling_probe"},
+		targetPostgresHA: {faultIdleInTx, faultRR, faultBurst, faultHighLoad, faultRepeatedKills, "pg_backend_kill", "calm", "ceiling_probe"},
 	}
 	smoke := options{target: targetPostgres, smoke: true}
 	if err := smoke.resolve(1, true); err != nil {
