@@ -25,7 +25,9 @@ func (s *Store) keySet(ctx context.Context, op, queue, set string, args []any, a
 			return err
 		}
 		if forget {
-			if _, err := w.exec(`DELETE FROM backwave_queue_key WHERE queue = ?`, queue); err != nil {
+			// The key windows go; each key's row stays, with its Fair
+			// Claim turn, so the rotation carries on (as memstore's).
+			if _, err := w.exec(`UPDATE backwave_queue_key SET rate_window = 0, rate_count = 0 WHERE queue = ? AND (rate_window <> 0 OR rate_count <> 0)`, queue); err != nil {
 				return err
 			}
 		}

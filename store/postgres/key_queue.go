@@ -41,8 +41,10 @@ const keySetSQL = `WITH upd AS (
 hint AS (SELECT pg_notify('backwave.hint', u.name) FROM upd u WHERE $6::bool AND NOT u.paused)
 SELECT (SELECT count(*) FROM hint) FROM upd`
 
-// keyForgetSQL forgets every key window of Queue $1.
-const keyForgetSQL = `DELETE FROM backwave.queue_key WHERE queue = $1::text`
+// keyForgetSQL forgets every key window of Queue $1. Each key's row stays,
+// with its Fair Claim turn: a new Key Rate period must not move a key to the
+// head of the rotation as if it had never been served.
+const keyForgetSQL = `UPDATE backwave.queue_key SET rate_window = NULL, rate_count = 0 WHERE queue = $1::text AND (rate_window IS NOT NULL OR rate_count <> 0)`
 
 // keySet applies one key-policy setting and its audit record in one
 // transaction, the Queue's row locked: check sees the Queue's Concurrency

@@ -18,8 +18,10 @@ const (
 	sqlKeySet = `UPDATE backwave_queue SET key_limit = COALESCE(?2, key_limit), key_rate_limit = COALESCE(?3, key_rate_limit),
 		key_rate_period = COALESCE(?4, key_rate_period), fair_claim = COALESCE(?5, fair_claim)
 	WHERE name = ?1`
-	// sqlKeyForget forgets every key window of Queue ?1.
-	sqlKeyForget = `DELETE FROM backwave_queue_key WHERE queue = ?1`
+	// sqlKeyForget forgets every key window of Queue ?1. Each key's row
+	// stays, with its Fair Claim turn: a new Key Rate period must not move
+	// a key to the head of the rotation as if it had never been served.
+	sqlKeyForget = `UPDATE backwave_queue_key SET rate_window = NULL, rate_count = 0 WHERE queue = ?1 AND (rate_window IS NOT NULL OR rate_count <> 0)`
 	// sqlQueueKeys reads the key counters of Queue ?1, Scheduled and Running
 	// per key, and then (key NULL) the Queue's own counts less the keyed
 	// ones: its jobs without a key.

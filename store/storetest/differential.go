@@ -86,7 +86,14 @@ func RunDifferential(t *testing.T, newStore func(t *testing.T) Harness, opts Dif
 	}
 	// Concurrency Keys: the same seeds draw keyed jobs (skewed, one key
 	// holding most) and key policies as well.
-	for _, seed := range seeds[:min(len(seeds), 2)] {
+	keySeeds := seeds[:min(len(seeds), 2)]
+	if opts.Seeds == nil {
+		// Seed 13 (quick runs too) changes a Fair Claim Queue's Key Rate period while its
+		// keys hold turns: the adapters once forgot the turns with the
+		// windows, and its claim at step 211 differed.
+		keySeeds = append(keySeeds, 13)
+	}
+	for _, seed := range keySeeds {
 		t.Run(fmt.Sprint("keys/seed=", seed), func(t *testing.T) {
 			t.Parallel()
 			runDifferential(t, newStore, seed, ops, store.HistoryTransitionsWithDetail, true)
