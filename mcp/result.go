@@ -73,8 +73,8 @@ type jobView struct {
 	State           stateName  `json:"state" jsonschema:"the job's state"`
 	Retrying        bool       `json:"retrying" jsonschema:"true when the job is Scheduled again because an Attempt went wrong (the Retrying view)"`
 	Attempt         int32      `json:"attempt" jsonschema:"the last Attempt charged; 0 if the job was never claimed. Attempt numbers are never reused"`
-	MaxAttempts     int        `json:"max_attempts" jsonschema:"the attempt budget of one life of the job"`
-	Ceiling         int        `json:"ceiling" jsonschema:"the Attempt number at which the current life is spent: a failing Attempt at or past it dead-letters the job"`
+	MaxAttempts     int        `json:"max_attempts" jsonschema:"how many Attempts the job gets from its enqueue, and again from each requeue"`
+	Ceiling         int        `json:"ceiling" jsonschema:"the Attempt number from which a failing Attempt dead-letters the job (max_attempts past its enqueue or its last requeue)"`
 	Snoozes         int        `json:"snoozes,omitempty" jsonschema:"how many times the handler snoozed the job without its Attempt being charged, over the job's whole existence"`
 	ScheduledAt     time.Time  `json:"scheduled_at" jsonschema:"the due time: a Scheduled job is claimable once the store's clock reaches it"`
 	CreatedAt       time.Time  `json:"created_at" jsonschema:"when the job was enqueued"`

@@ -22,7 +22,7 @@ type enqueueInput struct {
 	Queue       string         `json:"queue,omitempty" jsonschema:"the Queue to enqueue on; default if absent"`
 	Payload     map[string]any `json:"payload,omitempty" jsonschema:"the job's arguments as its handler's args type decodes them: a JSON object; {} if absent"`
 	RunAt       *time.Time     `json:"run_at,omitempty" jsonschema:"the due time (RFC 3339); now if absent"`
-	MaxAttempts int            `json:"max_attempts,omitempty" jsonschema:"the attempt budget; 25 if absent"`
+	MaxAttempts int            `json:"max_attempts,omitempty" jsonschema:"how many Attempts the job gets before a failing one dead-letters it; 25 if absent"`
 }
 
 type scheduleRef struct {
@@ -71,7 +71,7 @@ func jobAction(a acting, j backwave.JobInfo) jobActionResult {
 
 func addWrites(b *builder) {
 	addWrite(b, "job_requeue", "Requeue a job",
-		"Moves a dead_lettered or quarantined job back to scheduled, due now, with a fresh attempt budget; its Retry Cause is cleared. Any other state is refused and nothing changes. Audited; needs the Requeue permission.",
+		"Moves a dead_lettered or quarantined job back to scheduled, due now, its max attempts counted afresh from its current Attempt; its Retry Cause is cleared. Any other state is refused and nothing changes. Audited; needs the Requeue permission.",
 		permission.ActionRequeue, writeHints{},
 		func(ctx context.Context, a acting, in jobRef) (jobActionResult, error) {
 			j, err := a.admin.Requeue(ctx, backwave.JobID(in.ID))
@@ -101,7 +101,7 @@ func addWrites(b *builder) {
 			return jobAction(a, j), nil
 		})
 	addWrite(b, "job_enqueue", "Enqueue a job",
-		"Enqueues one job by hand: a Wire Name, a Queue, a JSON object payload, a due time and an attempt budget. A Wire Name no handler serves is stored and ends quarantined at its claim. Audited; needs the Enqueue permission.",
+		"Enqueues one job by hand: a Wire Name, a Queue, a JSON object payload, a due time and a max attempts. A Wire Name no handler serves is stored and ends quarantined at its claim. Audited; needs the Enqueue permission.",
 		permission.ActionEnqueue, writeHints{},
 		func(ctx context.Context, a acting, in enqueueInput) (jobActionResult, error) {
 			p := backwave.OperatorEnqueue{WireName: string(in.WireName), Queue: in.Queue, MaxAttempts: in.MaxAttempts}
@@ -192,7 +192,7 @@ type bulkResult struct {
 	DryRun     bool       `json:"dry_run,omitempty" jsonschema:"true when nothing was changed: matched and applicable are the preview"`
 	Matched    int        `json:"matched,omitempty" jsonschema:"dry run: how many jobs the filter matches, in any state"`
 	Applicable int        `json:"applicable,omitempty" jsonschema:"dry run: how many of them the action applies to"`
-	AtLeast    bool       `json:"at_least,omitempty" jsonschema:"dry run: the count stopped at 100000 matching jobs"`
+	AtLeast    bool       `json:"at_least,omitempty" jsonschema:"dry run: the count stopped at 100,000 matching jobs"`
 	Acted      int        `json:"acted" jsonschema:"how many jobs the action was applied to, each audited"`
 	Skipped    int        `json:"skipped" jsonschema:"how many matching jobs were examined and left as they were"`
 	Skips      []bulkSkip `json:"skips,omitempty" jsonschema:"why jobs were skipped, most frequent first"`

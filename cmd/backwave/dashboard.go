@@ -17,6 +17,7 @@ import (
 	"github.com/backwave/backwave/dashboard"
 	"github.com/backwave/backwave/internal/hostpolicy"
 	"github.com/backwave/backwave/internal/metricsserve"
+	"github.com/backwave/backwave/permission"
 	"github.com/backwave/backwave/store"
 	"github.com/backwave/backwave/workflow/dashboardext"
 )
@@ -66,6 +67,10 @@ func dashboardCommand() *cli.Command {
 					"(behind your authenticating proxy), or listen on 127.0.0.1", addr)
 			}
 			pol, err := grantPolicy(cmd)
+			if err != nil {
+				return err
+			}
+			allowed, err := allowedOf(cmd)
 			if err != nil {
 				return err
 			}
@@ -128,7 +133,7 @@ func dashboardCommand() *cli.Command {
 			if err != nil {
 				return fmt.Errorf("dashboard: listen on %s: %w", addr, err)
 			}
-			fmt.Fprintf(cmd.Root().Writer, "dashboard: http://%s%s/ (Prometheus metrics at /metrics; Ctrl-C stops it)\n", ln.Addr(), dashboard.DefaultPrefix)
+			fmt.Fprintf(cmd.Root().Writer, "dashboard: http://%s%s/ (%s; Prometheus metrics at /metrics; Ctrl-C stops it)\n", ln.Addr(), dashboard.DefaultPrefix, grantsText(allowed))
 			sigCtx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
 			defer stop()
 			// One Host policy for every path the process serves.
@@ -221,7 +226,16 @@ func serveOn(ctx context.Context, ln net.Listener, h http.Handler) error {
 // the fleet's Prometheus metrics at /metrics, on a free loopback port until
 // ctx ends, and returns the dashboard's URL: the demo's dashboard hook.
 func demoDashboard(ctx context.Context, st backwave.Store, metrics http.Handler) (string, error) {
-	h, err := dashboard.New(st, dashboard.Options{Extensions: []dashboard.Extension{dashboardext.New()}})
+	// A demo on its own file, served on loopback only: every Permission is
+	// granted, so each page's actions can be tried; writes are audited as
+	// demo:dashboard.
+	h, err := dashboard.New(st, dashboard.Options{
+		Policy: permission.Policy{
+			Allow:        func(context.Context, permission.Permission) bool { return true },
+			ResolveActor: func(context.Context) (string, error) { return "demo:dashboard", nil },
+		},
+		Extensions: []dashboard.Extension{dashboardext.New()},
+	})
 	if err != nil {
 		return "", err
 	}

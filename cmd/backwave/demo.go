@@ -62,10 +62,42 @@ func (buildReport) WireName() string { return "demo.build_report" }
 
 func (buildReport) JobOptions() backwave.JobOptions { return backwave.JobOptions{Queue: "reports"} }
 
+// inventoryDigest is the job the demo's Recurring Schedule mints every
+// demoDigestEvery.
+type inventoryDigest struct{}
+
+func (inventoryDigest) WireName() string { return "demo.inventory_digest" }
+
+func (inventoryDigest) JobOptions() backwave.JobOptions { return backwave.JobOptions{Queue: "digests"} }
+
+// orderStep is one step of an order: the demo enqueues each order as a
+// Workflow of demoOrderSteps, each step waiting for the one before.
+type orderStep struct {
+	Order int    `json:"order"`
+	Step  string `json:"step"`
+}
+
+func (orderStep) WireName() string { return "demo.order_step" }
+
+func (orderStep) JobOptions() backwave.JobOptions { return backwave.JobOptions{Queue: "orders"} }
+
+// demoOrderSteps are an order Workflow's steps, in order.
+var demoOrderSteps = []string{"reserve stock", "charge", "send receipt"}
+
+// demoSchedule is the demo's Recurring Schedule. Every node declares it;
+// each occurrence is minted once whichever node mints it.
+var demoSchedule = backwave.RecurringSchedule{
+	Name:      "inventory-digest",
+	Cron:      "@every " + demoDigestEvery.String(),
+	Args:      inventoryDigest{},
+	NoOverlap: true,
+}
+
 const (
 	demoNodes        = 3
 	demoReportLimit  = 2
 	demoCardAttempts = 3
+	demoDigestEvery  = 2 * time.Second
 )
 
 func demoCommand() *cli.Command {
@@ -76,7 +108,8 @@ func demoCommand() *cli.Command {
 		Description: "Starts " + strconv.Itoa(demoNodes) + " nodes sharing one SQLite file and enqueues a stream of example jobs, one Queue\n" +
 			"per job type: emails that succeed, inventory syncs that fail and retry, card charges that\n" +
 			"dead-letter, and long reports (a Queue with Concurrency Limit " + strconv.Itoa(demoReportLimit) + ") of which some are cancelled\n" +
-			"while they run. Progress — counts by state and throughput — refreshes in place, in colour, on a\n" +
+			"while they run; a Recurring Schedule mints an inventory digest every " + demoDigestEvery.String() + ", and every second an order\n" +
+			"is enqueued as a Workflow of " + strconv.Itoa(len(demoOrderSteps)) + " steps, each waiting for the one before. Progress — counts by state and throughput — refreshes in place, in colour, on a\n" +
 			"terminal (NO_COLOR turns colour off) and prints a plain line a second otherwise. Without --db the\n" +
 			"file is demo.db in a new temporary directory, kept afterwards. Without --for the demo runs until\n" +
 			"interrupted (Ctrl-C); either way it stops gracefully and tells what became of each job type,\n" +
@@ -220,7 +253,7 @@ func runDemo(ctx context.Context, o demoOptions) error {
 		if err != nil {
 			return errors.Join(fmt.Errorf("demo: serve the dashboard: %w", err), stopClients(ctx, clients))
 		}
-		fmt.Fprintf(o.out, "dashboard: %s (Prometheus metrics at /metrics), while the demo runs\n", url)
+		fmt.Fprintf(o.out, "dashboard: %s (grants every Permission: a demo on its own file; Prometheus metrics at /metrics), while the demo runs\n", url)
 	}
 
 	start := time.Now()
@@ -296,6 +329,12 @@ func demoHandlers() (*backwave.Handlers, error) {
 			}
 			return fmt.Errorf("card %s: expired", j.Args.Card)
 		}, backwave.WithRetryPolicy(fast)),
+		backwave.AddHandlerFunc(workers, func(ctx context.Context, j *backwave.Job[inventoryDigest]) error {
+			return pause(ctx, 50*time.Millisecond)
+		}),
+		backwave.AddHandlerFunc(workers, func(ctx context.Context, j *backwave.Job[orderStep]) error {
+			return pause(ctx, 30*time.Millisecond)
+		}),
 		backwave.AddHandlerFunc(workers, func(ctx context.Context, j *backwave.Job[buildReport]) error {
 			if err := pause(ctx, time.Duration(j.Args.Seconds)*time.Second); err != nil {
 				return fmt.Errorf("report stopped: %w", err)
@@ -314,6 +353,8 @@ func newDemoNode(s *sqlite.Store, name string, logger *slog.Logger, workers *bac
 		backwave.QueueWeight{Queue: "inventory", Weight: 2},
 		backwave.QueueWeight{Queue: "billing", Weight: 1},
 		backwave.QueueWeight{Queue: "reports", Weight: 1},
+		backwave.QueueWeight{Queue: "orders", Weight: 2},
+		backwave.QueueWeight{Queue: "digests", Weight: 1},
 	))
 	group.PoolSize = 8
 	group.LeaseDuration = 6 * time.Second
@@ -326,6 +367,7 @@ func newDemoNode(s *sqlite.Store, name string, logger *slog.Logger, workers *bac
 		Logger:       logger.With("node", name),
 		NodeID:       name,
 		DrainTimeout: time.Second,
+		Schedules:    []backwave.RecurringSchedule{demoSchedule},
 	}
 	if metrics != nil {
 		metrics.Install(&cfg)
@@ -386,6 +428,11 @@ func enqueueStream(ctx context.Context, c *backwave.Client, n *counter) error {
 		if round%15 == 0 {
 			batch = append(batch, backwave.EnqueueParams{Args: buildReport{Seconds: 3}})
 		}
+		if round%10 == 0 {
+			if err := enqueueOrder(ctx, c, round/10+1, n); err != nil {
+				return err
+			}
+		}
 		if _, err := c.EnqueueMany(ctx, batch); err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -399,6 +446,26 @@ func enqueueStream(ctx context.Context, c *backwave.Client, n *counter) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// enqueueOrder enqueues order k as a Workflow of demoOrderSteps, each step
+// a Dependency on the step before (only after it Succeeded).
+func enqueueOrder(ctx context.Context, c *backwave.Client, k int, n *counter) error {
+	params := make([]backwave.EnqueueParams, len(demoOrderSteps))
+	for i, step := range demoOrderSteps {
+		params[i] = backwave.EnqueueParams{Args: orderStep{Order: k, Step: step}}
+		if i > 0 {
+			params[i].Options = []backwave.EnqueueOption{backwave.WithParentsInBatch(backwave.OnSuccess, i-1)}
+		}
+	}
+	if _, _, err := c.EnqueueWorkflow(ctx, backwave.NewWorkflow{Name: fmt.Sprintf("order %d", k)}, params); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("enqueue order %d: %w", k, err)
+	}
+	n.add(len(params))
+	return nil
 }
 
 // operate plays the operator: every other long report is cancelled while it
@@ -415,6 +482,9 @@ func operate(ctx context.Context, a *backwave.Admin) error {
 		running, err := a.Jobs(ctx, backwave.JobListParams{
 			JobFilter: backwave.JobFilter{States: []backwave.JobState{backwave.StateRunning}, WireName: buildReport{}.WireName()},
 		})
+		if _, unknown := errors.AsType[*backwave.UnknownNameError](err); unknown {
+			continue // no report has been enqueued yet
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil

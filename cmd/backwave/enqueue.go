@@ -39,7 +39,7 @@ func enqueueCommand() *cli.Command {
 			&cli.StringFlag{Name: "payload", Value: "{}", Usage: "the job args: a JSON object, @FILE to read it from a file, - to read it from standard input"},
 			&cli.BoolFlag{Name: "raw", Usage: "accept a payload that is valid JSON but not an object"},
 			&cli.StringFlag{Name: "queue", Value: backwave.DefaultQueue, Usage: "the Queue"},
-			&cli.IntFlag{Name: "max-attempts", Value: backwave.DefaultMaxAttempts, Usage: "the attempt budget"},
+			&cli.IntFlag{Name: "max-attempts", Value: backwave.DefaultMaxAttempts, Usage: "how many Attempts the job gets before a failing one dead-letters it"},
 			&cli.DurationFlag{Name: "delay", Usage: "run no earlier than this long from now"},
 			&cli.StringFlag{Name: "concurrency-key", Usage: "the job's Concurrency Key (whose work it is), read by the Queue's Key Limit, Key Rate and Fair Claim"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the new job's id"},
@@ -79,7 +79,7 @@ func enqueue(ctx context.Context, cmd *cli.Command) error {
 	case args.wire == "":
 		return usagef("enqueue needs --wire-name")
 	case cmd.Int("max-attempts") < 1:
-		return usagef("--max-attempts %d: the attempt budget is at least 1", cmd.Int("max-attempts"))
+		return usagef("--max-attempts %d: a job gets at least 1 Attempt", cmd.Int("max-attempts"))
 	case cmd.Duration("delay") < 0:
 		return usagef("--delay %v is negative", cmd.Duration("delay"))
 	}

@@ -76,7 +76,7 @@ func TestProgressFrames(t *testing.T) {
 }
 
 // TestDemoServesDashboardAndMetrics: the demo serves the dashboard over its
-// store while it runs, printing the URL with its first lines, and the
+// store while it runs, granting every Permission, printing the URL with its first lines, and the
 // fleet's Prometheus metrics beside it: a scrape shows per-Queue throughput
 // and Attempt duration histograms (docs/observability.md names them).
 func TestDemoServesDashboardAndMetrics(t *testing.T) {
@@ -84,8 +84,8 @@ func TestDemoServesDashboardAndMetrics(t *testing.T) {
 	var out bytes.Buffer
 	var running context.Context
 	type scrape struct {
-		page, metrics string
-		err           error
+		page, enqueue, metrics string
+		err                    error
 	}
 	got := make(chan scrape, 1)
 	err := runDemo(context.Background(), demoOptions{
@@ -101,6 +101,9 @@ func TestDemoServesDashboardAndMetrics(t *testing.T) {
 				defer func() { got <- sc }()
 				base := strings.TrimSuffix(url, "/backwave/")
 				sc.page, sc.err = httpGet(url)
+				if sc.err == nil {
+					sc.enqueue, sc.err = httpGet(url + "enqueue")
+				}
 				// Wait for the fleet's first Attempts to show.
 				for ctx.Err() == nil && sc.err == nil {
 					if sc.metrics, sc.err = httpGet(base + "/metrics"); strings.Contains(sc.metrics, "messaging_process_duration") {
@@ -128,6 +131,11 @@ func TestDemoServesDashboardAndMetrics(t *testing.T) {
 	}
 	if !strings.Contains(sc.page, "Overview") {
 		t.Errorf("the dashboard page lacks its overview:\n%.500s", sc.page)
+	}
+	// The demo's dashboard grants every Permission: its Enqueue page offers
+	// the form rather than saying what is missing.
+	if strings.Contains(sc.enqueue, "hidden-data") || !strings.Contains(sc.enqueue, "<form") {
+		t.Errorf("the demo's Enqueue page is not granted:\n%.1500s", sc.enqueue)
 	}
 	for _, want := range []string{"messaging_process_duration_seconds_bucket", "messaging_client_consumed_messages", `messaging_destination_name="mail"`} {
 		if !strings.Contains(sc.metrics, want) {

@@ -127,8 +127,7 @@ func runGoldenFile(t *testing.T, path string) {
 	norm.add(dir, "$DIR")
 	// How the demo tells the user to run this command depends on the PATH.
 	if self := selfCommand(); self != "backwave" {
-		norm.add(self+" jobs ", "backwave jobs ")
-		norm.add(self+" tags ", "backwave tags ")
+		norm.add(self+" ", "backwave ")
 	}
 	if filepath.Base(path) == "postgres.txt" {
 		url, schema := postgresForGolden(t)

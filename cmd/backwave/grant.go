@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -36,4 +37,26 @@ func grantPolicy(cmd *cli.Command) (permission.Policy, error) {
 		},
 		ResolveActor: func(context.Context) (string, error) { return string(actor), nil },
 	}, nil
+}
+
+// grantsText says what a surface started with these --allow Permissions
+// grants its callers, and how to grant what it does not: the dashboard's
+// and the MCP Server's start lines print it.
+func grantsText(allowed []permission.Permission) string {
+	granted := []string{permission.View.String()}
+	var missing []string
+	for _, p := range permission.All() {
+		switch {
+		case p == permission.View:
+		case slices.Contains(allowed, p):
+			granted = append(granted, p.String())
+		default:
+			missing = append(missing, p.String())
+		}
+	}
+	s := "grants " + strings.Join(granted, ", ")
+	if len(missing) > 0 {
+		s += "; restart with --allow " + strings.Join(missing, ",") + " to grant the rest"
+	}
+	return s
 }

@@ -222,7 +222,7 @@ func jobsShow(ctx context.Context, cmd *cli.Command) error {
 	if why := j.EndedBecause(); why != "" {
 		row("ended because", why)
 	}
-	row("attempt", fmt.Sprintf("%d (ceiling %d, budget %d)", j.Attempt, j.Ceiling, j.MaxAttempts))
+	row("attempt", fmt.Sprintf("%d (a failing Attempt %d or later dead-letters it; max attempts %d)", j.Attempt, j.Ceiling, j.MaxAttempts))
 	row("snoozes", j.Snoozes)
 	row("scheduled at", stamp(j.ScheduledAt))
 	row("created at", stamp(j.CreatedAt))

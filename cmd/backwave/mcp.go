@@ -140,7 +140,12 @@ func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr string, cmd *cli.Co
 	mux := http.NewServeMux()
 	mux.Handle(srv.Prefix(), srv.Handler())
 	mux.Handle(srv.Prefix()+"/", srv.Handler())
-	fmt.Fprintf(cmd.Root().ErrWriter, "backwave mcp: serving http://%s%s until interrupted\n", ln.Addr(), srv.Prefix())
+	allowed, err := allowedOf(cmd)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	fmt.Fprintf(cmd.Root().ErrWriter, "backwave mcp: serving http://%s%s until interrupted (%s)\n", ln.Addr(), srv.Prefix(), grantsText(allowed))
 	var loopbackOnly hostpolicy.Policy // the dashboard's rule, on every path
 	return serveOn(ctx, ln, loopbackOnly.Handler(mux))
 }

@@ -75,8 +75,8 @@ func nodesList(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	for _, q := range unserved {
-		fmt.Fprintf(cmd.Root().ErrWriter, "backwave: warning: Queue %q has %d ready jobs and no live node serves it: nothing runs them until a Client serving it starts\n",
-			q.Queue, backlog[q.Queue].Ready)
+		fmt.Fprintf(cmd.Root().ErrWriter, "backwave: warning: Queue %q has %s and no live node serves it: nothing runs them until a Client serving it starts\n",
+			q.Queue, plural(backlog[q.Queue].Ready, "ready job"))
 	}
 	return nil
 }

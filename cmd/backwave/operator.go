@@ -17,7 +17,7 @@ func operatorCommands() []*cli.Command {
 	return []*cli.Command{
 		{
 			Name:  "requeue",
-			Usage: "requeue a Dead-Lettered or Quarantined job: Scheduled now, Retry Cause cleared, a fresh attempt budget",
+			Usage: "requeue a Dead-Lettered or Quarantined job: Scheduled now, Retry Cause cleared, its max attempts counted afresh from here",
 			UsageText: "backwave jobs requeue --db URI [--actor WHO] ID\n" +
 				"backwave jobs requeue --db URI [--actor WHO] --all [--state S] [--queue Q] [--wire-name NAME] [--label TEXT]… [--tag KEY=VALUE]… [--dry-run] [--limit N] [--before ID] [--json]",
 			Flags: append([]cli.Flag{dbFlag(), actorFlag()}, bulkFlags()...),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -34,6 +35,14 @@ var demoTypes = []demoType{
 	{"reports", buildReport{}.WireName(), func(c func(backwave.JobState) int, waiting int) string {
 		return fmt.Sprintf("%d succeeded, %d cancelled while running, at most %d at a time (the Queue's Concurrency Limit); %d still waiting",
 			c(backwave.StateSucceeded), c(backwave.StateCancelled), demoReportLimit, waiting)
+	}},
+	{"orders", orderStep{}.WireName(), func(c func(backwave.JobState) int, waiting int) string {
+		return fmt.Sprintf("%d succeeded, as Workflows of %d steps (%s), each step after the one before; %d still waiting",
+			c(backwave.StateSucceeded), len(demoOrderSteps), strings.Join(demoOrderSteps, ", then "), waiting)
+	}},
+	{"digests", inventoryDigest{}.WireName(), func(c func(backwave.JobState) int, waiting int) string {
+		return fmt.Sprintf("%d succeeded, minted by the Recurring Schedule %q (%s); %d still waiting",
+			c(backwave.StateSucceeded), demoSchedule.Name, demoSchedule.Cron, waiting)
 	}},
 }
 
@@ -79,8 +88,12 @@ func (s story) tell(ctx context.Context, a *backwave.Admin) error {
 		}
 	}
 	w, p := s.out, s.colour
-	fmt.Fprintf(w, "\n%s: %d jobs enqueued in %s, %d finished (%.0f jobs/s); stopping gracefully took %s\n", p.bold("demo finished"),
-		s.enqueued, s.ran.Round(100*time.Millisecond), finished, float64(finished)/s.ran.Seconds(), s.stopped.Round(100*time.Millisecond))
+	minted := 0
+	for _, n := range added["digests"] {
+		minted += n
+	}
+	fmt.Fprintf(w, "\n%s: %d jobs enqueued and %d minted by the schedule in %s, %d finished (%.0f jobs/s); stopping gracefully took %s\n", p.bold("demo finished"),
+		s.enqueued, minted, s.ran.Round(100*time.Millisecond), finished, float64(finished)/s.ran.Seconds(), s.stopped.Round(100*time.Millisecond))
 
 	fmt.Fprintf(w, "\n%s\n", p.bold("what became of each job type (one Queue each):"))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -112,24 +125,27 @@ func (s story) tell(ctx context.Context, a *backwave.Admin) error {
 	}
 	db := shellQuote(s.path)
 	fmt.Fprintf(w, "\n%s %s (the nodes' log: %s.log)\n", p.bold("the database is kept:"), s.path, s.path)
-	fmt.Fprintf(w, "%s\n", p.bold("look inside it:"))
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "%s\n", p.bold("look inside it (each command runs as printed; the # lines say what it shows):"))
 	bw := s.self
-	for _, l := range [][2]string{
-		{bw + " jobs list --db " + db + " --queue billing --state dead_lettered", "the card charges that dead-lettered"},
-		{fmt.Sprintf("%s jobs show --db %s %d", bw, db, card), "a card charge, with its Transition Log"},
-		{fmt.Sprintf("%s jobs requeue --db %s %d", bw, db, card), "give a dead-lettered one a fresh attempt budget"},
-		{bw + " jobs counts --db " + db, "every Queue's jobs by state"},
-		{bw + " jobs audit --db " + db, "the demo operator's cancels, in the audit trail"},
-		{bw + " tags facet --db " + db + " --queue mail", "the emails by tenant"},
-	} {
-		fmt.Fprintf(tw, "  %s\t%s\n", l[0], p.dim(l[1]))
+	lines := [][2]string{
+		{"the card charges that dead-lettered", bw + " jobs list --db " + db + " --queue billing --state dead_lettered"},
+		{"a card charge, with its Transition Log", fmt.Sprintf("%s jobs show --db %s %d", bw, db, card)},
+		{"how many dead-lettered card charges a requeue would give fresh Attempts (drop --dry-run to requeue them: an audited Operator Action)",
+			bw + " jobs requeue --db " + db + " --queue billing --state dead_lettered --all --dry-run"},
+		{"every Queue's jobs by state", bw + " jobs counts --db " + db},
+		{"the demo operator's cancels, in the audit trail", bw + " jobs audit --db " + db},
+		{"the emails by tenant", bw + " tags facet --db " + db + " --queue mail"},
+		{"the order Workflows, and the Recurring Schedule with its next occurrence", bw + " workflows list --db " + db},
+		{"", bw + " schedules list --db " + db},
+		{"the dashboard again, on http://127.0.0.1:8080/backwave/ (Ctrl-C stops it; --allow Requeue,Cancel lets it act)", bw + " dashboard --db " + db},
+		{"or name the database once and leave out --db", "export BACKWAVE_DB=" + db},
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	for _, l := range lines {
+		if l[0] != "" {
+			fmt.Fprintf(w, "  %s\n", p.dim("# "+l[0]))
+		}
+		fmt.Fprintf(w, "  %s\n", l[1])
 	}
-	fmt.Fprintf(w, "%s\n", p.dim("(or export BACKWAVE_DB="+db+" and leave out --db)"))
-
 	return nil
 }
 
