@@ -56,6 +56,17 @@ func (w *world) endChaos() {
 			n.start()
 		}
 	}
+	w.queueTail()
+	if w.sched.pending == 0 {
+		w.armDrainDeadline()
+	}
+}
+
+// armDrainDeadline sets the Drain-Liveness deadline from the store's state
+// now: at the end of the chaos window, or, when schedules outlive it
+// (schedTail), at the removal of the last, so the jobs they minted after
+// the faults ceased are counted in the bound.
+func (w *world) armDrainDeadline() {
 	anchor, bound := w.drainBound()
 	w.bound = bound
 	w.deadline = anchor.Add(bound)

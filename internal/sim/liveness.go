@@ -74,27 +74,17 @@ import (
 // Poll) claims the released job.
 func (w *world) drainBound() (anchor time.Time, bound time.Duration) {
 	sc := w.sc
-	var poll, heartbeat, maint, drain, flush time.Duration
+	var poll, flush time.Duration
 	for _, ns := range sc.Nodes {
 		poll = max(poll, ns.Poll.D())
-		heartbeat = max(heartbeat, ns.Heartbeat.D())
-		maint = max(maint, ns.Maintenance.D())
-		drain = max(drain, ns.DrainTimeout.D())
 		flush = max(flush, min(ns.Poll.D(), ns.Heartbeat.D()))
 	}
-	var skew, req, resp time.Duration
-	for _, f := range w.faults.Skews {
-		skew = max(skew, f.Offset.D(), -f.Offset.D())
-	}
-	for _, f := range w.faults.Ops {
-		req, resp = max(req, f.ReqDelay.D()), max(resp, f.RespDelay.D())
-	}
-	inflight := req + resp
+	maint := w.recoveryTerms().maint
 	backoff := time.Duration(float64(sc.Retry.Max.D()) * (1 + sc.Retry.Jitter))
 	backoff = max(backoff, sc.Handler.SnoozeMax.D()) // a snooze waits like a backoff
 	handler := sc.maxHandler() + sc.Handler.CancelReaction.D()
 
-	t1 := inflight + sc.Lease.D() + maint + poll + 2*skew + drain + 500*time.Millisecond
+	t1 := w.recoveryTerms().bound()
 	if sc.Fleet != nil {
 		// A job of a Wire Name whose last live handler is gone waits out
 		// the grace, and a maintenance beat, before it is claimed.
@@ -162,4 +152,39 @@ func (w *world) drainBound() (anchor time.Time, bound time.Duration) {
 	t2 += w.rateBound(work, poll)
 	t2 += w.keyBound(keyWork, pool, slot, poll)
 	return anchor, t1 + t2
+}
+
+// recovery holds the terms of the recovery bound T1 (drainBound), from the
+// Scenario and its faults alone.
+type recovery struct {
+	// inflight is X, the longest request plus response delay; skew S, the
+	// largest clock offset.
+	inflight, skew time.Duration
+	// lease is L; maint, poll and drain are M, P and T, the largest over
+	// the nodes.
+	lease, maint, poll, drain time.Duration
+}
+
+// recoveryTerms reads T1's terms from the Scenario and its faults.
+func (w *world) recoveryTerms() recovery {
+	r := recovery{lease: w.sc.Lease.D()}
+	for _, ns := range w.sc.Nodes {
+		r.poll = max(r.poll, ns.Poll.D())
+		r.maint = max(r.maint, ns.Maintenance.D())
+		r.drain = max(r.drain, ns.DrainTimeout.D())
+	}
+	var req, resp time.Duration
+	for _, f := range w.faults.Skews {
+		r.skew = max(r.skew, f.Offset.D(), -f.Offset.D())
+	}
+	for _, f := range w.faults.Ops {
+		req, resp = max(req, f.ReqDelay.D()), max(resp, f.RespDelay.D())
+	}
+	r.inflight = req + resp
+	return r
+}
+
+// bound is T1 = X + L + M + P + 2S + T + 500ms.
+func (r recovery) bound() time.Duration {
+	return r.inflight + r.lease + r.maint + r.poll + 2*r.skew + r.drain + 500*time.Millisecond
 }

@@ -26,9 +26,14 @@ import (
 //     make-up job, and a make-up job covers only occurrences nothing else
 //     dealt with: Coalesce never mints more than one make-up job per
 //     outage.
-//   - occurrence-not-minted (Pristine): every occurrence due while the
-//     schedule existed, up to MissedAfter before its removal, was minted or
-//     recorded as skipped by No-Overlap — none missed, none made up.
+//   - occurrence-not-minted (Pristine and Recoverable): under Pristine
+//     every occurrence due while the schedule existed, up to MissedAfter
+//     before its removal, was minted or recorded as skipped by No-Overlap
+//     — none missed, none made up. Under Recoverable the schedules outlive
+//     the chaos window by a tail (schedTail), and every occurrence due
+//     from the recovery bound T1 after the faults ceased to the tail's lag
+//     before the removal was dealt with somehow — minted, skipped or made
+//     up, as a late beat may rightly do — and none was silently lost.
 //   - purged-early (every level): a job the store no longer has was
 //     terminal in a purged state, and its keep horizon had passed at the
 //     last purge.
@@ -41,12 +46,17 @@ const (
 	// InvMakeUpPerOutage: a mint plan held more than one make-up job.
 	InvMakeUpPerOutage = "make-up-per-outage"
 	// InvOccurrenceNotMinted: under Pristine, a due occurrence was neither
-	// minted nor skipped by No-Overlap.
+	// minted nor skipped by No-Overlap; under Recoverable, one due after
+	// the faults ceased was not dealt with at all.
 	InvOccurrenceNotMinted = "occurrence-not-minted"
 	// InvPurgedEarly: a job vanished from the store while live, or before
 	// its keep horizon.
 	InvPurgedEarly = "purged-early"
 )
+
+// SitOccurrencesAfterChaos: under Recoverable, a schedule's occurrences
+// due after the faults ceased were checked by occurrence-not-minted.
+var SitOccurrencesAfterChaos = newSituation("schedule-occurrences-after-chaos")
 
 // tagSchedule draws the schedules and retention policy of a Scenario, apart
 // from every other draw, so adding them changed no other seed's world.
@@ -209,10 +219,35 @@ type schedWorld struct {
 	finalAt map[int]time.Time
 	// lastPurge is the store's time of the latest purge call.
 	lastPurge time.Time
+	// pending counts the schedules still to be removed after the chaos
+	// window (Recoverable); the Drain-Liveness deadline waits for them.
+	pending int
+	// tail, from and lag are schedTail's, fixed when the chaos window
+	// ends (Recoverable only).
+	tail, from, lag time.Duration
+}
+
+// schedTail is how long the schedules outlive the chaos window: 0 but
+// under Recoverable, where occurrence-not-minted checks the occurrences
+// due once the faults ceased. It reads the faults, so it is taken when the
+// chaos window ends, once they are all drawn. from is where the checked occurrences start
+// after the chaos window (the recovery bound T1), and lag how long before
+// the removal they end: a late beat, a graceful restart of a minting node
+// or a clock standing behind may leave the last ones to the next beat,
+// which the removal forestalls. The tail leaves at least one occurrence of
+// the slowest expression (every 4s) between the two.
+func (w *world) schedTail() (tail, from, lag time.Duration) {
+	if w.sc.Level != Recoverable || len(w.sc.Schedules) == 0 {
+		return 0, 0, 0
+	}
+	r := w.recoveryTerms()
+	from = r.bound()
+	lag = max(w.sc.MissedAfter.D(), r.drain+500*time.Millisecond+2*(r.maint+r.poll)+2*r.skew+r.inflight+100*time.Millisecond)
+	return from + lag + 4*time.Second, from, lag
 }
 
 // setupSchedules registers the Scenario's schedules at the start and queues
-// their removal at the end of the chaos window.
+// their removal at the end of the chaos window, or its tail (schedTail).
 func (w *world) setupSchedules() {
 	n := len(w.sc.Schedules)
 	w.sched = schedWorld{
@@ -226,7 +261,23 @@ func (w *world) setupSchedules() {
 		w.sched.exprs[i] = cron.MustParse(s.Spec)
 		w.sched.created[i], w.sched.last[i] = w.now, w.now
 		w.sched.dealt[i] = map[time.Time]string{}
+		if w.sc.Level == Recoverable {
+			w.sched.pending++ // queued when the chaos window ends (queueTail)
+			continue
+		}
 		w.workload(event{at: w.at(w.sc.Chaos.D()), kind: evScheduleRemove, idx: i})
+	}
+}
+
+// queueTail, at the end of the chaos window under Recoverable, fixes the
+// schedules' tail and queues their removal at its end.
+func (w *world) queueTail() {
+	if w.sched.pending == 0 {
+		return
+	}
+	w.sched.tail, w.sched.from, w.sched.lag = w.schedTail()
+	for i := range w.sc.Schedules {
+		w.workload(event{at: w.now.Add(w.sched.tail), kind: evScheduleRemove, idx: i})
 	}
 }
 
@@ -235,6 +286,11 @@ func (w *world) removeSchedule(i int) {
 	w.workloadCall()
 	w.mustStore(w.st.ScheduleRemove(w.ctx, store.ScheduleParams{Name: w.sc.Schedules[i].Name}))
 	w.sched.removed[i] = w.now
+	if w.sched.pending > 0 {
+		if w.sched.pending--; w.sched.pending == 0 && w.chaosOver {
+			w.armDrainDeadline() // the last jobs the schedules minted count too
+		}
+	}
 }
 
 // scheduleIndex returns the index of the named schedule.
@@ -356,9 +412,15 @@ func (w *world) applied(n *simNode, p core.MintPlan, r store.MintResult) {
 }
 
 // checkSchedules is the end-of-run check: under Pristine every occurrence
-// due while a schedule existed was minted or skipped by No-Overlap.
+// due while a schedule existed was minted or skipped by No-Overlap; under
+// Recoverable every one due after the faults ceased was dealt with.
 func (w *world) checkSchedules() {
-	if w.sc.Level != Pristine {
+	switch w.sc.Level {
+	case Pristine:
+	case Recoverable:
+		w.checkSchedulesRecovered()
+		return
+	default:
 		return
 	}
 	for i, s := range w.sc.Schedules {
@@ -377,6 +439,44 @@ func (w *world) checkSchedules() {
 				w.failf(ClassLiveness, InvOccurrenceNotMinted, "schedule %s (%q): occurrence %v was %s under Pristine", s.Name, s.Spec, at.Sub(w.start), what)
 				return
 			}
+		}
+	}
+}
+
+// checkSchedulesRecovered is occurrence-not-minted under Recoverable:
+// every occurrence due from T1 after the chaos window to the tail's lag
+// before the schedule's removal was minted, skipped or made up — unless
+// no node that mints is left (a permanent loss, which Recoverable does
+// not draw, but a plan may hold).
+func (w *world) checkSchedulesRecovered() {
+	from, lag := w.sched.from, w.sched.lag
+	minter := false
+	for _, n := range w.nodes {
+		if (w.sc.MintNodes <= 0 || n.idx < w.sc.MintNodes) && !n.lost && !n.isoPermanent {
+			minter = true
+		}
+	}
+	if !minter {
+		return
+	}
+	start := w.at(w.sc.Chaos.D() + from)
+	for i, s := range w.sc.Schedules {
+		if w.sched.removed[i].IsZero() {
+			continue
+		}
+		end := w.sched.removed[i].Add(-lag)
+		expr := w.sched.exprs[i]
+		checked := false
+		for at := expr.Next(start, time.UTC); !at.IsZero() && !at.After(end); at = expr.Next(at, time.UTC) {
+			checked = true
+			if w.sched.dealt[i][at] == "" {
+				w.failf(ClassLiveness, InvOccurrenceNotMinted, "schedule %s (%q): occurrence %v, due %v after the faults ceased, was never minted, skipped or made up",
+					s.Name, s.Spec, at.Sub(w.start), at.Sub(w.at(w.sc.Chaos.D())))
+				return
+			}
+		}
+		if checked {
+			w.cov.hit(SitOccurrencesAfterChaos)
 		}
 	}
 }

@@ -10,7 +10,8 @@ import (
 // test-only switch and shows the schedule oracles find it within a bounded
 // number of seeds, and that the same Plan passes without it (issue 7: no
 // occurrence minted twice; under Pristine every due occurrence minted or
-// skipped by No-Overlap; Coalesce never more than one make-up job per
+// skipped by No-Overlap, and under Recoverable every one due after the
+// faults ceased dealt with; Coalesce never more than one make-up job per
 // outage).
 func TestPlantedScheduleBugsAreFound(t *testing.T) {
 	if !plant.Enabled {
@@ -26,8 +27,9 @@ func TestPlantedScheduleBugsAreFound(t *testing.T) {
 		{plant.MintIgnoresFence, Recoverable, InvOccurrenceTwice, 2000},
 		{plant.CoalesceEveryMissed, Recoverable, InvMakeUpPerOutage, 2000},
 		{plant.MintDropsOccurrence, Pristine, InvOccurrenceNotMinted, 200},
+		{plant.MintDropsOccurrence, Recoverable, InvOccurrenceNotMinted, 400},
 	} {
-		t.Run(string(tc.mutation), func(t *testing.T) {
+		t.Run(string(tc.mutation)+"/"+tc.level.String(), func(t *testing.T) {
 			t.Parallel()
 			var (
 				found *Failure

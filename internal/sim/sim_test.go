@@ -49,7 +49,7 @@ var batteryLegs = []batteryLeg{
 	{
 		name:   Recoverable.String(),
 		plan:   func(seed uint64) Plan { return NewPlan(seed, Recoverable, Size{}) },
-		floors: []Situation{SitStaleOutcomeFenced, SitLeaseExpiredRetry, SitLimitSaturated, SitBackpressureIdle},
+		floors: []Situation{SitStaleOutcomeFenced, SitLeaseExpiredRetry, SitLimitSaturated, SitBackpressureIdle, SitOccurrencesAfterChaos},
 	},
 	{
 		name:   Adversarial.String(),
@@ -283,8 +283,8 @@ func TestDrainLivenessBites(t *testing.T) {
 	if !errors.As(err, &f) || f.Invariant != InvDrainLiveness || f.Class != ClassLiveness {
 		t.Fatalf("got %v, want a drain-liveness failure", err)
 	}
-	if rep.Bound <= 0 || rep.Virtual > p.Scenario.Chaos.D()+rep.Bound+p.Scenario.Work.FutureMax.D() {
-		t.Fatalf("bound %v, run lasted %v", rep.Bound, rep.Virtual)
+	if rep.Bound <= 0 || rep.Virtual > p.Scenario.Chaos.D()+rep.Tail+rep.Bound+p.Scenario.Work.FutureMax.D() {
+		t.Fatalf("bound %v after a schedule tail of %v, run lasted %v", rep.Bound, rep.Tail, rep.Virtual)
 	}
 	// The same Plan under Adversarial checks safety only.
 	p.Scenario.Level = Adversarial

@@ -233,8 +233,11 @@ type Report struct {
 	// Drained is true when every job ended terminal.
 	Drained bool
 	// Bound is the Drain-Liveness bound derived at the end of the chaos
-	// window (liveness.go).
+	// window (liveness.go), or at the end of the schedules' tail.
 	Bound time.Duration
+	// Tail is how long the Recurring Schedules outlived the chaos window
+	// (under Recoverable); the Drain-Liveness bound runs from its end.
+	Tail time.Duration
 	// States counts the jobs per final state.
 	States map[job.State]int
 	// Coverage is what this run reached.
@@ -622,6 +625,7 @@ func (w *world) report(p Plan) Report {
 		Virtual:   w.now.Sub(w.start),
 		Drained:   w.live == 0 && w.workloadLeft == 0,
 		Bound:     w.bound,
+		Tail:      w.sched.tail,
 		States:    make(map[job.State]int),
 		Coverage:  w.cov,
 	}
