@@ -347,7 +347,13 @@ func (d *Driver) claimDone(e ClaimDone, out []Command) []Command {
 		return out
 	}
 	var handBack []job.Lease
-	for _, j := range e.Jobs {
+	// The claim's executions share one allocation: a claim of a thousand
+	// jobs costs one, not a thousand.
+	var slab []execution
+	if !d.stopping {
+		slab = make([]execution, len(e.Jobs))
+	}
+	for i, j := range e.Jobs {
 		if d.stopping {
 			handBack = append(handBack, j.Lease())
 			continue
@@ -358,7 +364,8 @@ func (d *Driver) claimDone(e ClaimDone, out []Command) []Command {
 			// but fenced out), so forget it.
 			out = append(out, Abandon{Lease: old.lease, Reason: AbandonLeaseLost})
 		}
-		x := &execution{lease: j.Lease(), wireName: j.WireName, maxAttempts: j.Ceiling(),
+		x := &slab[i]
+		*x = execution{lease: j.Lease(), wireName: j.WireName, maxAttempts: j.Ceiling(),
 			snoozes: j.Snoozes, snoozeCap: d.cfg.snoozeCap(j.WireName),
 			timeout: d.cfg.attemptTimeout(j.WireName)}
 		if d.planted(plant.SnoozeIgnoresCap) {

@@ -249,12 +249,13 @@ func (s *Store) insertGraph(ctx context.Context, q querier, p store.InsertManyPa
 	}
 	res := make([]store.InsertResult, n)
 	got := 0
+	read := resultScanner(res)
 	insert := stmt{
 		sql:  s.sql(insertGraphSQL),
 		args: append(append(args, pending, rank, edgeOrd, edgeParentOrd, edgeParentID, modes, stored), unique...),
 		each: func(scan scanFunc) error {
 			got++
-			return scanResult(scan, res)
+			return read(scan)
 		},
 	}
 	settle := s.settleStmt(int8Array(stored))

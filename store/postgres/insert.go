@@ -184,7 +184,7 @@ func (s *Store) insertChecked(ctx context.Context, q querier, p store.InsertMany
 	err = q.query(ctx, s.sql(insertSQL),
 		[]any{s.nowArg(), wireNames, queues, payloads, due, maxAttempts, ords, keys, values, !s.opts.DisableNotify,
 			folded, display, s.opts.History.Records(), uniqueKeys, uniquePeriods, given, traceOrds, traces, ckeys},
-		func(scan scanFunc) error { return scanResult(scan, res) })
+		resultScanner(res))
 	if err != nil {
 		return nil, s.wrap(fmt.Sprintf("insert %d jobs", n), err)
 	}
@@ -194,20 +194,24 @@ func (s *Store) insertChecked(ctx context.Context, q querier, p store.InsertMany
 	return res, nil
 }
 
-// scanResult reads one result row of an insert statement — ordinal, id,
-// inserted, hints — into res.
-func scanResult(scan scanFunc, res []store.InsertResult) error {
-	var ord int64
+// resultScanner returns the reader of an insert statement's result rows —
+// ordinal, id, inserted, hints — into res. One set of scan destinations
+// serves every row, so a row costs no allocation.
+func resultScanner(res []store.InsertResult) func(scanFunc) error {
+	var ord, hints int64
 	var r store.InsertResult
-	var hints int64
-	if err := scan(&ord, &r.ID, &r.Inserted, &hints); err != nil {
-		return err
+	dest := []any{&ord, &r.ID, &r.Inserted, &hints}
+	return func(scan scanFunc) error {
+		r = store.InsertResult{}
+		if err := scan(dest...); err != nil {
+			return err
+		}
+		if ord < 1 || ord > int64(len(res)) {
+			return fmt.Errorf("insert returned ordinal %d for %d jobs", ord, len(res))
+		}
+		res[ord-1] = r
+		return nil
 	}
-	if ord < 1 || ord > int64(len(res)) {
-		return fmt.Errorf("insert returned ordinal %d for %d jobs", ord, len(res))
-	}
-	res[ord-1] = r
-	return nil
 }
 
 // checkResults fails an insert that left a job without an answer.

@@ -53,13 +53,14 @@ func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.Re
 	ids, attempts := leaseArrays(p.Leases)
 	status := make(map[job.Lease]store.RenewStatus, len(p.Leases))
 	query, progress := renewStatement(p)
+	var l job.Lease // every returned row's, scanned in turn
+	var cancel bool
+	dest := []any{&l.ID, &l.Attempt, &cancel}
 	err := s.db.batch(ctx, stmt{sql: genericPlanSQL}, stmt{
 		sql:  s.sql(query),
 		args: append([]any{s.nowArg(), ids, attempts, string(p.Worker), micros(p.LeaseDuration)}, progress...),
 		each: func(scan scanFunc) error {
-			var l job.Lease
-			var cancel bool
-			if err := scan(&l.ID, &l.Attempt, &cancel); err != nil {
+			if err := scan(dest...); err != nil {
 				return err
 			}
 			status[l] = store.RenewRenewed

@@ -176,6 +176,7 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 		outputs = [][]byte{}
 	}
 	var ord, hints int64 // every returned row's, scanned in turn
+	dest := []any{&ord, &hints}
 	report := stmt{
 		sql: s.sql(reportSQL),
 		args: []any{s.nowArg(), ids, attempts, states, vias,
@@ -184,7 +185,7 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 			s.opts.History.Records(), s.opts.History == store.HistoryTransitionsWithDetail, folded, display,
 			cursorOrds, cursors, terminals},
 		each: func(scan scanFunc) error {
-			if err := scan(&ord, &hints); err != nil {
+			if err := scan(dest...); err != nil {
 				return err
 			}
 			if ord < 1 || ord > int64(n) {
