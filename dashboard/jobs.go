@@ -105,7 +105,7 @@ type jobListData struct {
 	Notice    string
 	// Unserved are the Queues of the list (the filter's, or every one)
 	// with ready jobs and no live node.
-	Unserved []queueLink
+	Unserved []unservedQueue
 	// Matching are the "… all matching" controls, under a filter.
 	Matching []matchingLink
 }

@@ -36,7 +36,16 @@ type nodesData struct {
 	Now   time.Time
 	Nodes []nodeRow
 	// Unserved are the Queues with ready jobs and no live node.
-	Unserved []queueLink
+	Unserved []unservedQueue
+}
+
+// unservedQueue is a Queue with ready jobs that no live node serves, for
+// the warning the Nodes page and the job list show.
+type unservedQueue struct {
+	queueLink
+	// Ready is the Queue's ready count; with AtLeast, a lower bound.
+	Ready   int
+	AtLeast bool
 }
 
 // nodes lists the node registry: every running Client, live or expired on
@@ -80,11 +89,12 @@ func (s *server) unserved(ctx context.Context) (backwave.NodesView, bool) {
 
 // unservedLinks lists the Queues (only queue, when not empty) that hold
 // ready jobs and that no live node of v serves, in name order.
-func (s *server) unservedLinks(v backwave.NodesView, backlog map[string]backlogCell, queue string) []queueLink {
-	var out []queueLink
+func (s *server) unservedLinks(v backwave.NodesView, backlog map[string]backlogCell, queue string) []unservedQueue {
+	var out []unservedQueue
 	for _, q := range v.Queues {
 		if (queue == "" || q.Queue == queue) && q.LiveNodes == 0 && backlog[q.Queue].Ready > 0 {
-			out = append(out, queueLink{Name: q.Queue, Href: s.jobsHref(url.Values{"queue": {q.Queue}})})
+			b := backlog[q.Queue]
+			out = append(out, unservedQueue{queueLink: queueLink{Name: q.Queue, Href: s.jobsHref(url.Values{"queue": {q.Queue}})}, Ready: b.Ready, AtLeast: b.ReadyAtLeast})
 		}
 	}
 	return out
