@@ -305,15 +305,18 @@ func TestBrowser(t *testing.T) {
 		clickAndLoad(t, ctx, `tbody[data-queue="mail"] button.resume`)
 	})
 
-	t.Run("the Queues page at 1280 pixels: controls under their Queue, Rate Limit and Key Limit set there", func(t *testing.T) {
+	t.Run("the Overview and Queues pages fit 1280 pixels; Queue controls under their Queue, Rate Limit and Key Limit set there", func(t *testing.T) {
 		ctx, w := tab(t, browser)
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
 			t.Fatal(err)
 		}
-		navigate(t, ctx, ts.URL+"/backwave/queues")
-		// Nothing runs off the right edge: every control can be reached.
-		if over := eval[float64](t, ctx, `document.documentElement.scrollWidth - document.documentElement.clientWidth`); over > 0 {
-			t.Errorf("the Queues page is %.0f pixels wider than a 1280-pixel window", over)
+		// Nothing runs off the right edge: every count and control can be
+		// reached.
+		for _, p := range []string{"/backwave/", "/backwave/queues"} {
+			navigate(t, ctx, ts.URL+p)
+			if over := eval[float64](t, ctx, `document.documentElement.scrollWidth - document.documentElement.clientWidth`); over > 0 {
+				t.Errorf("%s is %.0f pixels wider than a 1280-pixel window", p, over)
+			}
 		}
 		// Each Queue's controls sit right under its own row, from its
 		// left edge, and inside the table.
