@@ -141,7 +141,7 @@ func (s *server) jobList(r *http.Request, c Capabilities) (page, error) {
 		d.Queues = append(d.Queues, qi.Name)
 	}
 	nodes, nodesOK := s.unserved(ctx)
-	if nodesOK {
+	if nodesOK && needsBacklog(nodes, f.Queue) {
 		backlog, err := s.backlog(ctx)
 		if err != nil {
 			return page{}, err

@@ -56,11 +56,14 @@ func (s *server) nodes(r *http.Request, _ Capabilities) (page, error) {
 	if err != nil {
 		return page{}, err
 	}
-	backlog, err := s.backlog(ctx)
-	if err != nil {
-		return page{}, err
+	d := nodesData{Now: v.Now}
+	if needsBacklog(v, "") {
+		backlog, err := s.backlog(ctx)
+		if err != nil {
+			return page{}, err
+		}
+		d.Unserved = s.unservedLinks(v, backlog, "")
 	}
-	d := nodesData{Now: v.Now, Unserved: s.unservedLinks(v, backlog, "")}
 	for _, n := range v.Nodes {
 		row := nodeRow{Info: n, HeartbeatAge: roughDuration(max(0, v.Now.Sub(n.HeartbeatAt))) + " ago"}
 		for _, g := range n.Groups {
@@ -85,6 +88,20 @@ func (s *server) unserved(ctx context.Context) (backwave.NodesView, bool) {
 		return backwave.NodesView{}, false
 	}
 	return v, true
+}
+
+// needsBacklog reports whether a warning about an unserved Queue could
+// show: some Queue of v (only queue, when not empty) has no live node. A
+// page that reads the backlog only for that warning (the job list) skips
+// the read otherwise: with many Scheduled jobs it is the costliest read of
+// the page (docs/dashboard.md has the timings).
+func needsBacklog(v backwave.NodesView, queue string) bool {
+	for _, q := range v.Queues {
+		if (queue == "" || q.Queue == queue) && q.LiveNodes == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // unservedLinks lists the Queues (only queue, when not empty) that hold

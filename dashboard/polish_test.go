@@ -2,13 +2,17 @@ package dashboard
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/backwave/backwave"
+	"github.com/backwave/backwave/store"
+	"github.com/backwave/backwave/store/memstore"
 )
 
 // TestRootRedirectsToPrefix: a GET of the site's root, routed to the
@@ -40,8 +44,9 @@ func TestRootRedirectsToPrefix(t *testing.T) {
 }
 
 // when matches an instant as the "when" partial renders it: the absolute
-// time in UTC, and beside it how long ago it was or how far ahead.
-var when = regexp.MustCompile(`<time datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC</time> <span class="ago">(\d+[smhd] ago|in \d+[smhd]|[0-9hms.]+ ago)</span>`)
+// time in UTC (a schedule's own zone's after it), and beside it how long
+// ago it was or how far ahead.
+var when = regexp.MustCompile(`<time datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC</time>(?: \([^)<]*\))? <span class="ago">(\d+[smhd] ago|in \d+[smhd]|[0-9hms.]+ ago)</span>`)
 
 // TestTimesAreAbsoluteAndRelative: every page listing instants shows each
 // in UTC with how long ago (or how far ahead) it is beside it.
@@ -171,5 +176,50 @@ func TestPlurals(t *testing.T) {
 	f.enqueue(anyJob{W: "test.lonely"}, backwave.WithQueue("lonely"))
 	if _, body := get(t, ts, "/backwave/nodes"); !strings.Contains(body, "has 2 ready jobs and no live node serves this Queue: nothing runs them until") {
 		t.Errorf("GET /backwave/nodes with 2 ready jobs:\n%s", body)
+	}
+}
+
+// backlogCounter counts the store's Backlog reads.
+type backlogCounter struct {
+	backwave.Store
+	reads atomic.Int64
+}
+
+func (c *backlogCounter) QueueBacklog(ctx context.Context, p store.BacklogParams) ([]store.QueueBacklog, error) {
+	c.reads.Add(1)
+	return c.Store.QueueBacklog(ctx, p)
+}
+
+// TestJobListReadsBacklogOnlyForUnserved: the job list and the Nodes page
+// read the backlog (the job list's costliest read at scale) only when some Queue it shows has no live
+// node, for the warning that Queue's ready jobs wait.
+func TestJobListReadsBacklogOnlyForUnserved(t *testing.T) {
+	t.Parallel()
+	st := &backlogCounter{Store: memstore.New(memstore.Options{Clock: backwave.WallClock{}})}
+	f := newFixtureOn(t, st, nil)
+	f.enqueue(anyJob{W: "test.served"}, backwave.WithQueue(servedQueue), backwave.WithDelay(time.Hour))
+	_, ts := f.serve(Options{Policy: allowAll()})
+	for _, tc := range []struct {
+		path  string
+		reads int64
+	}{
+		{"/backwave/jobs?queue=" + servedQueue, 0}, // the fixture's node serves it
+		{"/backwave/jobs", 0},                      // every Queue known is served
+		{"/backwave/nodes", 0},
+	} {
+		before := st.reads.Load()
+		if status, _ := get(t, ts, tc.path); status != http.StatusOK {
+			t.Fatalf("GET %s: %d", tc.path, status)
+		}
+		if got := st.reads.Load() - before; got != tc.reads {
+			t.Errorf("GET %s read the backlog %d times, want %d", tc.path, got, tc.reads)
+		}
+	}
+	// A Queue no node serves: now the list reads it, and warns.
+	f.enqueue(anyJob{W: "test.lonely"}, backwave.WithQueue("lonely"))
+	before := st.reads.Load()
+	_, body := get(t, ts, "/backwave/jobs")
+	if st.reads.Load() == before || !strings.Contains(body, `data-unserved="lonely"`) {
+		t.Errorf("with an unserved Queue the job list read the backlog %d times and warns: %v", st.reads.Load()-before, strings.Contains(body, `data-unserved="lonely"`))
 	}
 }
