@@ -265,7 +265,7 @@ func TestBrowser(t *testing.T) {
 		if live := eval[string](t, ctx, row+`.querySelector(".node-status").textContent`); live != "live" {
 			t.Errorf("the fixture's node %s shows %q, want live", id, live)
 		}
-		if beat := eval[string](t, ctx, row+`.querySelector(".node-heartbeat").textContent`); !strings.Contains(beat, " ago)") {
+		if beat := eval[string](t, ctx, row+`.querySelector(".node-heartbeat").textContent`); !strings.HasSuffix(beat, " ago") {
 			t.Errorf("last heartbeat %q has no relative time", beat)
 		}
 		if groups := eval[string](t, ctx, row+`.querySelector(".node-groups").textContent`); groups != "test: "+servedQueue {

@@ -388,7 +388,7 @@ func TestNodesPage(t *testing.T) {
 	_, ts := f.serve(Options{Policy: allowAll()})
 
 	_, body := get(t, ts, "/backwave/nodes")
-	for _, w := range []string{`data-node="ghost.1" data-live="false"`, "gone-host", "0.0.9", "mailers", "expired", `data-live="true"`, backwave.Version, "ago)", `data-unserved="mail"`} {
+	for _, w := range []string{`data-node="ghost.1" data-live="false"`, "gone-host", "0.0.9", "mailers", "expired", `data-live="true"`, backwave.Version, ` ago</span>`, `data-unserved="mail"`} {
 		if !strings.Contains(body, w) {
 			t.Errorf("GET /backwave/nodes: no %q in the page\n%s", w, body)
 		}
