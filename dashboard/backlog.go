@@ -3,6 +3,8 @@ package dashboard
 import (
 	"context"
 	"time"
+
+	"github.com/backwave/backwave/store"
 )
 
 // backlogCell is one Queue's ready and later counts and the age of its
@@ -11,6 +13,11 @@ type backlogCell struct {
 	Ready, Later int
 	// ReadyAtLeast says Ready is a lower bound (QueueBacklog.ReadyAtLeast).
 	ReadyAtLeast bool
+	// Cap is the count cap the read used: where a count stops when a
+	// Queue holds at least that many both ready and later.
+	Cap int
+	// Oldest is the oldest ready job's due time; zero when none is ready.
+	Oldest time.Time
 	// Age is the oldest ready job's age to the second; empty when none is
 	// ready.
 	Age string
@@ -25,8 +32,10 @@ func (s *server) backlog(ctx context.Context) (map[string]backlogCell, error) {
 	now := time.Now()
 	out := make(map[string]backlogCell, len(bs))
 	for _, b := range bs {
-		c := backlogCell{Ready: b.Ready, Later: b.Later, ReadyAtLeast: b.ReadyAtLeast}
+		// Admin.Backlog reads with the default BacklogParams.
+		c := backlogCell{Ready: b.Ready, Later: b.Later, ReadyAtLeast: b.ReadyAtLeast, Cap: store.DefaultBacklogCountCap}
 		if b.Ready > 0 {
+			c.Oldest = b.OldestReady
 			c.Age = b.Age(now).Truncate(time.Second).String()
 		}
 		out[b.Queue] = c

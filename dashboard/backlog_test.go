@@ -22,7 +22,7 @@ func TestBacklogShown(t *testing.T) {
 	done := f.enqueue(okJob{Out: "x"})
 	f.waitState(done, backwave.StateSucceeded)
 	_, ts := f.serve(Options{Policy: allowAll()})
-	row := regexp.MustCompile(`(?s)<tr data-queue="backlog">.*?</tr>`)
+	row := regexp.MustCompile(`(?s)<tbody class="queue" data-queue="backlog">.*?</tbody>`)
 	for _, path := range []string{"/backwave/", "/backwave/queues"} {
 		status, body := get(t, ts, path)
 		if status != http.StatusOK {

@@ -265,7 +265,7 @@ func TestBrowser(t *testing.T) {
 		if live := eval[string](t, ctx, row+`.querySelector(".node-status").textContent`); live != "live" {
 			t.Errorf("the fixture's node %s shows %q, want live", id, live)
 		}
-		if beat := eval[string](t, ctx, row+`.querySelector(".node-heartbeat").textContent`); !strings.Contains(beat, " ago)") {
+		if beat := eval[string](t, ctx, row+`.querySelector(".node-heartbeat").textContent`); !strings.HasSuffix(beat, " ago") {
 			t.Errorf("last heartbeat %q has no relative time", beat)
 		}
 		if groups := eval[string](t, ctx, row+`.querySelector(".node-groups").textContent`); groups != "test: "+servedQueue {
@@ -289,8 +289,8 @@ func TestBrowser(t *testing.T) {
 	t.Run("pause a queue", func(t *testing.T) {
 		ctx, _ := tab(t, browser)
 		navigate(t, ctx, ts.URL+"/backwave/queues")
-		clickAndLoad(t, ctx, `tr[data-queue="mail"] button.pause`)
-		if st := eval[string](t, ctx, `document.querySelector('tr[data-queue="mail"] .queue-status').textContent`); !strings.Contains(st, "paused") {
+		clickAndLoad(t, ctx, `tbody[data-queue="mail"] button.pause`)
+		if st := eval[string](t, ctx, `document.querySelector('tbody[data-queue="mail"] .queue-status').textContent`); !strings.Contains(st, "paused") {
 			t.Errorf("queue status after pause: %q", st)
 		}
 		qs, err := f.admin.Queues(context.Background())
@@ -302,7 +302,76 @@ func TestBrowser(t *testing.T) {
 				t.Error("the store does not have mail paused")
 			}
 		}
-		clickAndLoad(t, ctx, `tr[data-queue="mail"] button.resume`)
+		clickAndLoad(t, ctx, `tbody[data-queue="mail"] button.resume`)
+	})
+
+	t.Run("the Overview and Queues pages fit 1280 pixels; Queue controls under their Queue, Rate Limit and Key Limit set there", func(t *testing.T) {
+		ctx, w := tab(t, browser)
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+			t.Fatal(err)
+		}
+		// Nothing runs off the right edge: every count and control can be
+		// reached.
+		for _, p := range []string{"/backwave/", "/backwave/queues"} {
+			navigate(t, ctx, ts.URL+p)
+			if over := eval[float64](t, ctx, `document.documentElement.scrollWidth - document.documentElement.clientWidth`); over > 0 {
+				t.Errorf("%s is %.0f pixels wider than a 1280-pixel window", p, over)
+			}
+		}
+		// Each Queue's controls sit right under its own row, from its
+		// left edge, and inside the table.
+		geo := eval[[]string](t, ctx, `Array.from(document.querySelectorAll("tbody.queue")).map(b => {
+			const row = b.querySelector("tr.queue-row").getBoundingClientRect();
+			const ctl = b.querySelector("tr.queue-controls > td").getBoundingClientRect();
+			const last = Array.from(b.querySelectorAll(".controls form")).map(f => f.getBoundingClientRect().right);
+			const table = b.closest("table").getBoundingClientRect();
+			const bad = [];
+			if (Math.abs(ctl.top - row.bottom) > 1) bad.push("controls start " + (ctl.top - row.bottom) + "px from the row's bottom");
+			if (Math.abs(ctl.left - row.left) > 1) bad.push("controls start " + (ctl.left - row.left) + "px from the row's left");
+			if (Math.max(...last) > table.right + 1) bad.push("a control ends " + (Math.max(...last) - table.right) + "px right of the table");
+			return bad.length ? b.dataset.queue + ": " + bad.join(", ") : "";
+		}).filter(x => x)`)
+		for _, g := range geo {
+			t.Error(g)
+		}
+		setForm := func(form, field, value string) {
+			t.Helper()
+			sel := `tbody[data-queue="mail"] form.` + form + ` input[name="` + field + `"]`
+			eval[bool](t, ctx, `(document.querySelector('`+sel+`').value = "`+value+`") !== null`)
+		}
+		setForm("set-rate", "rate_limit", "30")
+		setForm("set-rate", "rate_period", "1m")
+		clickAndLoad(t, ctx, `tbody[data-queue="mail"] form.set-rate button`)
+		if rate := eval[string](t, ctx, `document.querySelector('tbody[data-queue="mail"] .queue-rate').textContent`); !strings.Contains(rate, "of 30 started per 1m0s") {
+			t.Errorf("the mail row's Rate Limit after setting 30 per 1m: %q", rate)
+		}
+		setForm("set-key-limit", "key_limit", "2")
+		clickAndLoad(t, ctx, `tbody[data-queue="mail"] form.set-key-limit button`)
+		if keys := eval[string](t, ctx, `document.querySelector('tbody[data-queue="mail"] .queue-keys').textContent`); !strings.Contains(keys, "key limit 2") {
+			t.Errorf("the mail row's key policy after a Key Limit of 2: %q", keys)
+		}
+		qs, err := f.admin.Queues(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range qs {
+			if q.Name == "mail" && (q.Rate != backwave.QueueRate{Limit: 30, Period: time.Minute} || q.Keys.Limit != 2) {
+				t.Errorf("the store has mail at rate %+v, Key Limit %d; want 30 per 1m and 2", q.Rate, q.Keys.Limit)
+			}
+		}
+		// Put mail back as the later subtests expect it.
+		setForm("set-rate", "rate_limit", "0")
+		setForm("set-rate", "rate_period", "")
+		clickAndLoad(t, ctx, `tbody[data-queue="mail"] form.set-rate button`)
+		setForm("set-key-limit", "key_limit", "0")
+		clickAndLoad(t, ctx, `tbody[data-queue="mail"] form.set-key-limit button`)
+		if rate := eval[string](t, ctx, `document.querySelector('tbody[data-queue="mail"] .queue-rate').textContent`); rate != "none" {
+			t.Errorf("the mail row's Rate Limit after removing it: %q", rate)
+		}
+		dialogs, exceptions := w.seen()
+		if len(dialogs)+len(exceptions) > 0 {
+			t.Errorf("dialogs %q, exceptions %q", dialogs, exceptions)
+		}
 	})
 
 	t.Run("an SSE update arrives, and pause holds it back", func(t *testing.T) {

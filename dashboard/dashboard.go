@@ -140,7 +140,8 @@ type Options struct {
 }
 
 // New returns the dashboard over st as an http.Handler serving the paths
-// under Options.Prefix. Reads go through a backwave.Admin over st; each
+// under Options.Prefix, and redirecting a GET of the site's root ("/"),
+// when it is routed here, to the Overview under the prefix. Reads go through a backwave.Admin over st; each
 // write goes through one that acts as the Actor Options.Policy.ResolveActor
 // names for that request. Invalid Options (a malformed prefix, a bad host
 // entry, an extension without a name, a route twice) are an error.

@@ -105,7 +105,7 @@ type jobListData struct {
 	Notice    string
 	// Unserved are the Queues of the list (the filter's, or every one)
 	// with ready jobs and no live node.
-	Unserved []queueLink
+	Unserved []unservedQueue
 	// Matching are the "… all matching" controls, under a filter.
 	Matching []matchingLink
 }
@@ -141,7 +141,7 @@ func (s *server) jobList(r *http.Request, c Capabilities) (page, error) {
 		d.Queues = append(d.Queues, qi.Name)
 	}
 	nodes, nodesOK := s.unserved(ctx)
-	if nodesOK {
+	if nodesOK && needsBacklog(nodes, f.Queue) {
 		backlog, err := s.backlog(ctx)
 		if err != nil {
 			return page{}, err

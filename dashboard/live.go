@@ -224,6 +224,10 @@ func (s *server) registerBuiltins() {
 	must(s.post("/queues/pause", "", permission.ActionPauseQueue.Permission(), s.pauseQueue))
 	must(s.post("/queues/resume", "", permission.ActionResumeQueue.Permission(), s.resumeQueue))
 	must(s.post("/queues/limit", "", permission.ActionSetQueueLimit.Permission(), s.setQueueLimit))
+	// The permission table has no Action of its own for the Rate Limit: it
+	// is a Queue setting like the Concurrency Limit, under the same gate
+	// (PauseQueue), as the CLI's `backwave queues rate` is.
+	must(s.post("/queues/rate", "", permission.ActionSetQueueLimit.Permission(), s.setQueueRate))
 	must(s.post("/queues/key-limit", "", permission.ActionSetKeyLimit.Permission(), s.setKeyLimit))
 	must(s.post("/queues/key-rate", "", permission.ActionSetKeyRate.Permission(), s.setKeyRate))
 	must(s.post("/queues/fair", "", permission.ActionSetFairClaim.Permission(), s.setFairClaim))

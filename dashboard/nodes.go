@@ -36,7 +36,16 @@ type nodesData struct {
 	Now   time.Time
 	Nodes []nodeRow
 	// Unserved are the Queues with ready jobs and no live node.
-	Unserved []queueLink
+	Unserved []unservedQueue
+}
+
+// unservedQueue is a Queue with ready jobs that no live node serves, for
+// the warning the Nodes page and the job list show.
+type unservedQueue struct {
+	queueLink
+	// Ready is the Queue's ready count; with AtLeast, a lower bound.
+	Ready   int
+	AtLeast bool
 }
 
 // nodes lists the node registry: every running Client, live or expired on
@@ -47,11 +56,14 @@ func (s *server) nodes(r *http.Request, _ Capabilities) (page, error) {
 	if err != nil {
 		return page{}, err
 	}
-	backlog, err := s.backlog(ctx)
-	if err != nil {
-		return page{}, err
+	d := nodesData{Now: v.Now}
+	if needsBacklog(v, "") {
+		backlog, err := s.backlog(ctx)
+		if err != nil {
+			return page{}, err
+		}
+		d.Unserved = s.unservedLinks(v, backlog, "")
 	}
-	d := nodesData{Now: v.Now, Unserved: s.unservedLinks(v, backlog, "")}
 	for _, n := range v.Nodes {
 		row := nodeRow{Info: n, HeartbeatAge: roughDuration(max(0, v.Now.Sub(n.HeartbeatAt))) + " ago"}
 		for _, g := range n.Groups {
@@ -78,13 +90,28 @@ func (s *server) unserved(ctx context.Context) (backwave.NodesView, bool) {
 	return v, true
 }
 
+// needsBacklog reports whether a warning about an unserved Queue could
+// show: some Queue of v (only queue, when not empty) has no live node. A
+// page that reads the backlog only for that warning (the job list) skips
+// the read otherwise: with many Scheduled jobs it is the costliest read of
+// the page (docs/dashboard.md has the timings).
+func needsBacklog(v backwave.NodesView, queue string) bool {
+	for _, q := range v.Queues {
+		if (queue == "" || q.Queue == queue) && q.LiveNodes == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // unservedLinks lists the Queues (only queue, when not empty) that hold
 // ready jobs and that no live node of v serves, in name order.
-func (s *server) unservedLinks(v backwave.NodesView, backlog map[string]backlogCell, queue string) []queueLink {
-	var out []queueLink
+func (s *server) unservedLinks(v backwave.NodesView, backlog map[string]backlogCell, queue string) []unservedQueue {
+	var out []unservedQueue
 	for _, q := range v.Queues {
 		if (queue == "" || q.Queue == queue) && q.LiveNodes == 0 && backlog[q.Queue].Ready > 0 {
-			out = append(out, queueLink{Name: q.Queue, Href: s.jobsHref(url.Values{"queue": {q.Queue}})})
+			b := backlog[q.Queue]
+			out = append(out, unservedQueue{queueLink: queueLink{Name: q.Queue, Href: s.jobsHref(url.Values{"queue": {q.Queue}})}, Ready: b.Ready, AtLeast: b.ReadyAtLeast})
 		}
 	}
 	return out

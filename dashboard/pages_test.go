@@ -108,7 +108,7 @@ func testPagesRender(t *testing.T, f *fixture) {
 		{"/backwave/queues", []string{"mail", "0 / 3", "Pause", "0 of 50 started per 1m0s", "no live node serves this Queue"}},
 		{"/backwave/nodes", []string{`data-node="test.`, `data-live="true"`, "<td>" + backwave.Version + "</td>", "/backwave/jobs?queue=default", `data-unserved="mail"`}},
 		{"/backwave/jobs?queue=mail", []string{`data-unserved="mail"`, "overdue"}},
-		{"/backwave/schedules", []string{"nightly-report", "30 2 * * 1-5", "at 02:30 on Monday to Friday, Europe/Paris time", "UTC (20", "No-Overlap: on", "Trigger now"}},
+		{"/backwave/schedules", []string{"nightly-report", "30 2 * * 1-5", "at 02:30 on Monday to Friday, Europe/Paris time", "UTC</time> (20", "No-Overlap: on", "Trigger now"}},
 		{"/backwave/audit", []string{"queue_set_limit", "test:setup", "limit 3"}},
 	}
 	for _, tt := range tests {
@@ -388,7 +388,7 @@ func TestNodesPage(t *testing.T) {
 	_, ts := f.serve(Options{Policy: allowAll()})
 
 	_, body := get(t, ts, "/backwave/nodes")
-	for _, w := range []string{`data-node="ghost.1" data-live="false"`, "gone-host", "0.0.9", "mailers", "expired", `data-live="true"`, backwave.Version, "ago)", `data-unserved="mail"`} {
+	for _, w := range []string{`data-node="ghost.1" data-live="false"`, "gone-host", "0.0.9", "mailers", "expired", `data-live="true"`, backwave.Version, ` ago</span>`, `data-unserved="mail"`} {
 		if !strings.Contains(body, w) {
 			t.Errorf("GET /backwave/nodes: no %q in the page\n%s", w, body)
 		}

@@ -44,7 +44,14 @@ const dashboardTopKeys = 5
 type queuesData struct {
 	States []backwave.JobState
 	Queues []queueRow
+	// Columns is how many columns a Queue's row has: its controls row
+	// spans them all.
+	Columns int
 }
+
+// queueColumns is how many columns a Queue's row has besides one per
+// state: name, status, running, Rate Limit, keys, ready, later, oldest.
+const queueColumns = 8
 
 // queues lists every Queue with its settings, Running against its
 // Concurrency Limit, and its counts by state.
@@ -71,6 +78,7 @@ func (s *server) queues(r *http.Request, _ Capabilities) (page, error) {
 		per[c.Queue][c.State] = c.Count
 	}
 	d := queuesData{States: backwave.JobStates()}
+	d.Columns = queueColumns + len(d.States)
 	for _, q := range qs {
 		row := queueRow{Info: q, AtLimit: q.Limit > 0 && q.Running >= q.Limit, JobsHref: s.jobsHref(url.Values{"queue": {q.Name}}),
 			Backlog: backlog[q.Name], Empty: len(per[q.Name]) == 0,
@@ -141,6 +149,38 @@ func (s *server) setQueueLimit(r *http.Request, a *backwave.Admin) (string, erro
 	return s.backTo(r, "/queues"), a.SetQueueLimit(r.Context(), name, n)
 }
 
+// setQueueRate sets or removes a Queue's Rate Limit: a whole number of
+// starts per period, or 0 with no period to remove it.
+func (s *server) setQueueRate(r *http.Request, a *backwave.Admin) (string, error) {
+	name, err := formName(r)
+	if err != nil {
+		return "", err
+	}
+	rate, err := formRate(r, "rate_limit", "rate_period", "rate")
+	if err != nil {
+		return "", err
+	}
+	return s.backTo(r, "/queues"), a.SetQueueRate(r.Context(), name, rate)
+}
+
+// formRate reads a rate (Rate Limit or Key Rate) from the form's limit and
+// period fields: 0 with no period is the zero QueueRate, which removes it.
+func formRate(r *http.Request, limitField, periodField, what string) (backwave.QueueRate, error) {
+	lv, pv := strings.TrimSpace(r.PostForm.Get(limitField)), strings.TrimSpace(r.PostForm.Get(periodField))
+	if lv == "0" && pv == "" {
+		return backwave.QueueRate{}, nil
+	}
+	n, err := strconv.Atoi(lv)
+	if err != nil || n < 1 {
+		return backwave.QueueRate{}, badRequest("%s %q is not a whole number of at least 1 (0 with no period removes it)", what, lv)
+	}
+	d, err := time.ParseDuration(pv)
+	if err != nil || d <= 0 {
+		return backwave.QueueRate{}, badRequest("%s period %q is not a positive duration such as 1s or 1m", what, pv)
+	}
+	return backwave.QueueRate{Limit: n, Period: d}, nil
+}
+
 func (s *server) setKeyLimit(r *http.Request, a *backwave.Admin) (string, error) {
 	name, err := formName(r)
 	if err != nil {
@@ -162,18 +202,9 @@ func (s *server) setKeyRate(r *http.Request, a *backwave.Admin) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	lv, pv := strings.TrimSpace(r.PostForm.Get("key_rate_limit")), strings.TrimSpace(r.PostForm.Get("key_rate_period"))
-	var rate backwave.QueueRate
-	if lv != "0" || pv != "" {
-		n, err := strconv.Atoi(lv)
-		if err != nil || n < 1 {
-			return "", badRequest("key rate %q is not a whole number of at least 1 (0 with no period removes the Key Rate)", lv)
-		}
-		d, err := time.ParseDuration(pv)
-		if err != nil || d <= 0 {
-			return "", badRequest("key rate period %q is not a positive duration such as 1s or 1m", pv)
-		}
-		rate = backwave.QueueRate{Limit: n, Period: d}
+	rate, err := formRate(r, "key_rate_limit", "key_rate_period", "key rate")
+	if err != nil {
+		return "", err
 	}
 	return s.backTo(r, "/queues"), a.SetKeyRate(r.Context(), name, rate)
 }

@@ -47,13 +47,15 @@ type navLink struct {
 }
 
 var funcs = template.FuncMap{
-	"time":     fmtTime,
-	"clock":    func(t time.Time) string { return t.UTC().Format("15:04") },
-	"ago":      ago,
-	"join":     strings.Join,
-	"itoa":     strconv.Itoa,
-	"state":    stateLabel,
-	"tagLabel": func(t backwave.Tag) string { return t.String() },
+	"time":      fmtTime,
+	"clock":     func(t time.Time) string { return t.UTC().Format("15:04") },
+	"ago":       ago,
+	"iso":       func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"thousands": thousands,
+	"join":      strings.Join,
+	"itoa":      strconv.Itoa,
+	"state":     stateLabel,
+	"tagLabel":  func(t backwave.Tag) string { return t.String() },
 }
 
 // parseTemplates builds one template set per built-in page: the frame and
@@ -141,6 +143,25 @@ func ago(t time.Time) string {
 	} else {
 		return "in " + roughDuration(-d)
 	}
+}
+
+// thousands writes n with a comma between each group of three digits:
+// 100000 is "100,000".
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 func roughDuration(d time.Duration) string {

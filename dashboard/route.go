@@ -124,6 +124,10 @@ func newServer(st backwave.Store, opts Options) (*server, error) {
 	s.mux.Handle("GET "+s.prefix+"/static/", http.StripPrefix(s.prefix+"/static/", staticHandler()))
 	if s.prefix != "" {
 		s.mux.Handle("GET "+s.prefix, http.RedirectHandler(s.prefix+"/", http.StatusMovedPermanently))
+		// The site's root, when it reaches this handler (mounted at "/",
+		// or the root routed to it), leads to the Overview. Found, not
+		// Moved Permanently: the host may serve something there later.
+		s.mux.Handle("GET /{$}", http.RedirectHandler(s.prefix+"/", http.StatusFound))
 	}
 	s.handler = s.guard(s.mux)
 	return s, nil

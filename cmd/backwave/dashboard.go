@@ -128,6 +128,7 @@ func dashboardCommand() *cli.Command {
 			}
 			mux := http.NewServeMux()
 			mux.Handle(dashboard.DefaultPrefix+"/", h)
+			mux.Handle("GET /{$}", h) // the handler sends / on to the prefix
 			mux.Handle("/metrics", m.Handler)
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -241,6 +242,7 @@ func demoDashboard(ctx context.Context, st backwave.Store, metrics http.Handler)
 	}
 	mux := http.NewServeMux()
 	mux.Handle(dashboard.DefaultPrefix+"/", h)
+	mux.Handle("GET /{$}", h) // the handler sends / on to the prefix
 	if metrics != nil {
 		mux.Handle("/metrics", metrics)
 	}

@@ -84,7 +84,7 @@ func TestDemoServesDashboardAndMetrics(t *testing.T) {
 	var out bytes.Buffer
 	var running context.Context
 	type scrape struct {
-		page, enqueue, metrics string
+		page, enqueue, root, metrics string
 		err                    error
 	}
 	got := make(chan scrape, 1)
@@ -103,6 +103,9 @@ func TestDemoServesDashboardAndMetrics(t *testing.T) {
 				sc.page, sc.err = httpGet(url)
 				if sc.err == nil {
 					sc.enqueue, sc.err = httpGet(url + "enqueue")
+				}
+				if sc.err == nil {
+					sc.root, sc.err = httpGet(base + "/") // redirected to the prefix
 				}
 				// Wait for the fleet's first Attempts to show.
 				for ctx.Err() == nil && sc.err == nil {
@@ -131,6 +134,9 @@ func TestDemoServesDashboardAndMetrics(t *testing.T) {
 	}
 	if !strings.Contains(sc.page, "Overview") {
 		t.Errorf("the dashboard page lacks its overview:\n%.500s", sc.page)
+	}
+	if !strings.Contains(sc.root, "Overview") {
+		t.Errorf("GET / does not lead to the dashboard:\n%.500s", sc.root)
 	}
 	// The demo's dashboard grants every Permission: its Enqueue page offers
 	// the form rather than saying what is missing.
