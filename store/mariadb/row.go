@@ -8,7 +8,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
@@ -126,13 +125,16 @@ func (w *wtx) find(id job.ID) (*jrow, error) {
 // at exactly that Attempt — the fence every worker write passes — or nil.
 func (w *wtx) held(worker job.WorkerID, l job.Lease) (*jrow, error) {
 	r, err := w.load(l.ID)
-	if err != nil || r == nil {
+	if err != nil || !holds(r, worker, l) {
 		return nil, err
 	}
-	if r.job.State != job.StateRunning || r.job.Worker != worker || r.job.Attempt != l.Attempt {
-		return nil, nil
-	}
 	return r, nil
+}
+
+// holds reports whether r, a job as read (nil for none), is Running under
+// worker at exactly l's Attempt: the fence every worker write passes.
+func holds(r *jrow, worker job.WorkerID, l job.Lease) bool {
+	return r != nil && r.job.State == job.StateRunning && r.job.Worker == worker && r.job.Attempt == l.Attempt
 }
 
 // save rewrites the job's mutable columns.
@@ -180,43 +182,8 @@ func (w *wtx) move(r *jrow, to job.State, via core.Via, detail string) error {
 // an applied outcome's (core.Decide), or core.TerminalCauseAfter's for an
 // edge no Result ends.
 func (w *wtx) moveCaused(r *jrow, e core.Edge, cause job.TerminalCause, detail string) error {
-	to := e.To
-	if !core.Legal(e) {
-		return fmt.Errorf("job %d: illegal state edge %s", r.job.ID, e)
-	}
-	j := &r.job
-	if e.From == job.StateRunning {
-		j.Worker, j.LeaseExpiresAt = "", time.Time{}
-		w.running[j.Queue]--
-	}
-	if to == job.StateRunning {
-		w.running[j.Queue]++
-	}
-	if e.From != job.StateUnknown {
-		w.counts[countKey{j.Queue, stateCode(e.From)}]--
-	}
-	w.counts[countKey{j.Queue, stateCode(to)}]++
-	if r.key != "" {
-		if e.From != job.StateUnknown {
-			w.keyCounts[keyCountKey{j.Queue, r.key, stateCode(e.From)}]--
-		}
-		w.keyCounts[keyCountKey{j.Queue, r.key, stateCode(to)}]++
-	}
-	if r.workflow != 0 {
-		if err := w.countMember(r.workflow, e.From, to); err != nil {
-			return err
-		}
-	}
-	j.State = to
-	j.RetryCause = core.RetryCauseAfter(e, j.RetryCause)
-	j.TerminalCause = cause
-	if to.Terminal() {
-		j.FinalizedAt = w.now
-		if r.uniqueKey != "" {
-			if err := w.releaseUnique(r); err != nil {
-				return err
-			}
-		}
+	if err := w.apply(r, e, cause); err != nil {
+		return err
 	}
 	if err := w.save(r); err != nil {
 		return err
@@ -226,11 +193,8 @@ func (w *wtx) moveCaused(r *jrow, e core.Edge, cause job.TerminalCause, detail s
 			return err
 		}
 	}
-	if to == job.StateScheduled && !j.ScheduledAt.After(w.now) {
-		w.hint(j.Queue)
-	}
-	if to.Terminal() {
-		return w.settle(j.ID)
+	if e.To.Terminal() {
+		return w.settle(r.job.ID)
 	}
 	return nil
 }
