@@ -244,36 +244,63 @@ func saveArgs(args []any, r *jrow) []any {
 		pAttempt, pFrac, pNote, pAt, r.uniqueKey, r.depPending, j.Snoozes, nullString(j.TerminalCause.String()))
 }
 
-// saveMany is save for every row, in one UPDATE of up to batchRows rows:
-// the rows' values as a derived table joined on the id.
+// saveMany is save for every row, in one UPDATE of up to batchRows rows
+// that sets only the columns some row changed since it was read: a column
+// every row gives one value is set to it, any other is a CASE on the id
+// over the rows that changed it.
 func (w *wtx) saveMany(rows []*jrow) error {
 	if len(rows) == 1 {
 		return w.save(rows[0])
 	}
 	return chunked(len(rows), func(lo, hi int) error {
-		var b strings.Builder
-		args := make([]any, 0, (hi-lo)*(len(saveCols)+1))
-		b.WriteString(`UPDATE backwave_job j JOIN (`)
-		for i, r := range rows[lo:hi] {
-			if i == 0 {
-				b.WriteString(`SELECT ? AS id`)
-				for _, c := range saveCols {
-					b.WriteString(`, ? AS ` + c)
-				}
-			} else {
-				b.WriteString(` UNION ALL SELECT ?` + strings.Repeat(`, ?`, len(saveCols)))
-			}
-			args = saveArgs(append(args, int64(r.job.ID)), r)
+		part := rows[lo:hi]
+		now := make([][]any, len(part))
+		for i, r := range part {
+			now[i] = saveArgs(make([]any, 0, len(saveCols)), r)
 		}
-		b.WriteString(`) v ON j.id = v.id SET `)
-		for i, c := range saveCols {
-			if i > 0 {
+		var b strings.Builder
+		var args []any
+		b.WriteString(`UPDATE backwave_job SET `)
+		set := 0
+		for c, col := range saveCols {
+			var changed []int
+			uniform := true
+			for i, r := range part {
+				if r.read == nil || now[i][c] != r.read[c] {
+					changed = append(changed, i)
+				}
+				uniform = uniform && now[i][c] == now[0][c]
+			}
+			if len(changed) == 0 {
+				continue
+			}
+			if set > 0 {
 				b.WriteString(`, `)
 			}
-			b.WriteString(`j.` + c + ` = v.` + c)
+			set++
+			if uniform {
+				b.WriteString(col + ` = ?`)
+				args = append(args, now[0][c])
+				continue
+			}
+			b.WriteString(col + ` = CASE id`)
+			for _, i := range changed {
+				b.WriteString(` WHEN ? THEN ?`)
+				args = append(args, int64(part[i].job.ID), now[i][c])
+			}
+			b.WriteString(` ELSE ` + col + ` END`)
 		}
+		if set == 0 {
+			return nil
+		}
+		b.WriteString(` WHERE id IN `)
+		ids := make([]int64, len(part))
+		for i, r := range part {
+			ids[i] = int64(r.job.ID)
+		}
+		args = inList(&b, args, ids)
 		if _, err := w.exec(b.String(), args...); err != nil {
-			return fmt.Errorf("write %d jobs: %w", hi-lo, err)
+			return fmt.Errorf("write %d jobs: %w", len(part), err)
 		}
 		return nil
 	})

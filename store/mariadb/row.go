@@ -26,6 +26,9 @@ type jrow struct {
 	hasOutput  bool
 	// key is the job's Concurrency Key; '' for none.
 	key string
+	// read are the row's values of saveCols as read (saveMany writes only
+	// what changed); nil for a row not read.
+	read []any
 }
 
 // jobCols are the columns scanJob reads, in its order.
@@ -97,6 +100,7 @@ func scanJob(sc scanner) (*jrow, error) {
 	j.Cursor = cursorOf(cAttempt, cValue, cAt)
 	r.uniqueKey, r.schedule = ukey, schedName
 	j.ConcurrencyKey = r.key
+	r.read = saveArgs(make([]any, 0, len(saveCols)), &r)
 	return &r, nil
 }
 
