@@ -245,8 +245,12 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 			if r := rows[ids[i]]; r != nil && deps[ids[i]] && holds(r, p.Worker, p.Outcomes[i].Lease) {
 				// The end of a job with dependents settles them, reading
 				// and writing their rows: the batch so far is written
-				// first, the job goes on its own, and the rows still to
-				// report are read again (a dependent may be one).
+				// first, so settle reads it, the job goes on its own, and
+				// the rows still to report are read again. (settle moves
+				// only Awaiting Parent dependents, never a Running job of
+				// this report, and writes none of the columns an outcome
+				// changes; the second read keeps every staged row as new
+				// as what settle wrote.)
 				if err := w.flush(&b); err != nil {
 					return err
 				}
