@@ -141,33 +141,16 @@ func holds(r *jrow, worker job.WorkerID, l job.Lease) bool {
 	return r != nil && r.job.State == job.StateRunning && r.job.Worker == worker && r.job.Attempt == l.Attempt
 }
 
-// save rewrites the job's mutable columns.
+// save rewrites the job's mutable columns (saveCols).
 func (w *wtx) save(r *jrow) error {
-	j := &r.job
-	var fin, lease int64
-	if !j.FinalizedAt.IsZero() {
-		fin = micros(j.FinalizedAt)
-	}
-	if !j.LeaseExpiresAt.IsZero() {
-		lease = micros(j.LeaseExpiresAt)
-	}
-	var pAttempt, pAt, pFrac, pNote any
-	if p := j.Progress; p != nil {
-		pAttempt, pFrac, pNote, pAt = int64(p.Attempt), p.Fraction, p.Note, micros(p.At)
-	}
-	_, err := w.exec(`UPDATE backwave_job SET state = ?, attempt = ?, attempt_base = ?, scheduled_at = ?, finalized_at = ?,
-		retry_cause = ?, cancel_cause = ?, worker = ?, lease_expires_at = ?, cancel_requested = ?,
-		progress_attempt = ?, progress_fraction = ?, progress_note = ?, progress_at = ?,
-		unique_key = ?, dep_pending = ?, snoozes = ?, terminal_cause = ?
-		WHERE id = ?`,
-		stateCode(j.State), int64(j.Attempt), int64(j.AttemptBase), micros(j.ScheduledAt), fin,
-		encode(retryCauseCodes, j.RetryCause), encode(cancelCauseCodes, j.CancelCause), string(j.Worker), lease, j.CancelRequested,
-		pAttempt, pFrac, pNote, pAt, r.uniqueKey, r.depPending, j.Snoozes, nullString(j.TerminalCause.String()), int64(j.ID))
-	if err != nil {
-		return fmt.Errorf("write job %d: %w", j.ID, err)
+	if _, err := w.exec(saveSQL, append(saveArgs(make([]any, 0, len(saveCols)+1), r), int64(r.job.ID))...); err != nil {
+		return fmt.Errorf("write job %d: %w", r.job.ID, err)
 	}
 	return nil
 }
+
+// saveSQL is save's statement.
+var saveSQL = `UPDATE backwave_job SET ` + strings.Join(saveCols, ` = ?, `) + ` = ? WHERE id = ?`
 
 // move applies one state change to r along the edge (r's state → to, via)
 // and saves r: it keeps the Queue's Running count and the Monitor's counts,
