@@ -139,17 +139,14 @@ func (s *Store) LeaseExpire(ctx context.Context, p store.ExpireParams) (store.Ex
 		if err != nil {
 			return fmt.Errorf("read lapsed leases: %w", err)
 		}
-		for _, id := range ids {
-			r, err := w.load(job.ID(id))
-			if err != nil {
-				return err
-			}
-			res.Expired = append(res.Expired, r.job.Lease())
-			if err := w.endLease(r, core.ViaExpire); err != nil {
-				return err
-			}
+		rows, err := w.loadOrdered(ids)
+		if err != nil {
+			return err
 		}
-		return nil
+		for _, r := range rows {
+			res.Expired = append(res.Expired, r.job.Lease())
+		}
+		return w.endLeases(rows, core.ViaExpire)
 	})
 	return res, err
 }
@@ -162,26 +159,45 @@ func (s *Store) LeaseRelinquish(ctx context.Context, p store.RelinquishParams) (
 	var res store.RelinquishResult
 	err := s.write(ctx, "relinquish", func(w *wtx) error {
 		res = store.RelinquishResult{}
-		for _, l := range p.Leases {
-			r, err := w.held(p.Worker, l)
-			if err != nil {
-				return err
+		ids := leaseIDs(p.Leases)
+		if !distinct(ids) {
+			// A job named twice: the second sees the first's write.
+			for _, l := range p.Leases {
+				r, err := w.held(p.Worker, l)
+				if err != nil {
+					return err
+				}
+				if r == nil {
+					continue
+				}
+				if err := w.endLease(r, core.ViaRelinquish); err != nil {
+					return err
+				}
+				res.Relinquished = append(res.Relinquished, l)
 			}
-			if r == nil {
-				continue
-			}
-			if err := w.endLease(r, core.ViaRelinquish); err != nil {
-				return err
-			}
-			res.Relinquished = append(res.Relinquished, l)
+			return nil
 		}
-		return nil
+		read, err := w.loadMany(ids)
+		if err != nil {
+			return err
+		}
+		var rows []*jrow
+		for _, l := range p.Leases {
+			if r := read[int64(l.ID)]; holds(r, p.Worker, l) {
+				rows = append(rows, r)
+				res.Relinquished = append(res.Relinquished, l)
+			}
+		}
+		return w.endLeases(rows, core.ViaRelinquish)
 	})
 	return res, err
 }
 
 // endLease ends r's Lease as core.LeaseLoss says.
-func (w *wtx) endLease(r *jrow, via core.Via) error {
+func (w *wtx) endLease(r *jrow, via core.Via) error { return w.endLeaseIn(nil, r, via) }
+
+// endLeaseIn is endLease with the move staged in b, unless b is nil.
+func (w *wtx) endLeaseIn(b *batch, r *jrow, via core.Via) error {
 	to, via := core.LeaseLoss(r.job.Attempt, r.job.Ceiling(), via, r.job.CancelRequested)
 	switch to {
 	case job.StateScheduled:
@@ -189,7 +205,47 @@ func (w *wtx) endLease(r *jrow, via core.Via) error {
 	case job.StateCancelled:
 		r.job.CancelCause = job.CancelCauseOperator
 	}
-	return w.move(r, to, via, "")
+	if b == nil {
+		return w.move(r, to, via, "")
+	}
+	e := core.Edge{From: r.job.State, To: to, Via: via}
+	return w.stage(b, r, e, core.TerminalCauseAfter(e, 0), "")
+}
+
+// endLeases ends the Leases of rows, distinct Running jobs, in order, in
+// sets (batch.go): a job with dependents still to count goes on its own
+// after the batch so far is written, as in OutcomeReport, and the rows
+// after it are read again.
+func (w *wtx) endLeases(rows []*jrow, via core.Via) error {
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = int64(r.job.ID)
+	}
+	deps, err := w.withDependents(ids)
+	if err != nil {
+		return err
+	}
+	var b batch
+	for i, r := range rows {
+		if !deps[ids[i]] {
+			if err := w.endLeaseIn(&b, r, via); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := w.flush(&b); err != nil {
+			return err
+		}
+		if err := w.endLease(r, via); err != nil {
+			return err
+		}
+		later, err := w.loadOrdered(ids[i+1:])
+		if err != nil {
+			return err
+		}
+		copy(rows[i+1:], later)
+	}
+	return w.flush(&b)
 }
 
 // ids runs a query of one id column.

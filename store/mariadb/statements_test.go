@@ -15,6 +15,7 @@ import (
 	"github.com/backwave/backwave/job"
 	"github.com/backwave/backwave/store"
 	"github.com/backwave/backwave/store/mariadb"
+	"github.com/backwave/backwave/vtime"
 )
 
 // countingConnector counts the statements its connections run (Exec and
@@ -68,7 +69,8 @@ func (c countingConn) CheckNamedValue(nv *driver.NamedValue) error {
 }
 
 // TestStatementsPerBatch counts the statements the hot path sends the
-// server for a batch of jobs — insert, claim, renewal, outcome report —
+// server for a batch of jobs — insert, claim, renewal, outcome report,
+// Relinquish, lease expiry —
 // and holds each to a bound that does not grow with the batch: the hot
 // path is set-based, a few statements per call, not a few per job, so the
 // writer row is held for a handful of round trips.
@@ -89,7 +91,8 @@ func TestStatementsPerBatch(t *testing.T) {
 	defer db.Close()
 	schema := randomSchema(t)
 	dropSchemaAtCleanup(t, schema)
-	s, err := mariadb.OpenDB(ctx, db, mariadb.Options{Schema: schema})
+	clock := vtime.NewManual(vtime.Epoch)
+	s, err := mariadb.OpenDB(ctx, db, mariadb.Options{Schema: schema, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,6 +132,7 @@ func TestStatementsPerBatch(t *testing.T) {
 	for i, j := range claimed {
 		leases[i] = j.Lease()
 	}
+	clock.Advance(time.Second) // so the renewal moves every Lease's end
 	count("renew", 8, func() error {
 		_, err := s.LeaseRenew(ctx, store.RenewParams{Worker: "w1", Leases: leases, LeaseDuration: time.Minute})
 		return err
@@ -139,6 +143,40 @@ func TestStatementsPerBatch(t *testing.T) {
 	}
 	count("report", 14, func() error {
 		_, err := s.OutcomeReport(ctx, store.ReportParams{Worker: "w1", Outcomes: outcomes})
+		return err
+	})
+
+	// The Lease's other two ends: handed back, then lapsed.
+	if _, err := s.JobInsertMany(ctx, store.InsertManyParams{Jobs: jobs}); err != nil {
+		t.Fatal(err)
+	}
+	claim := func() []job.Lease {
+		t.Helper()
+		claimed, err := s.JobClaim(ctx, store.ClaimParams{Worker: "w1", Queues: []string{"q"}, Limit: batch, LeaseDuration: time.Minute})
+		if err != nil || len(claimed) != batch {
+			t.Fatalf("claimed %d jobs (%v), want %d", len(claimed), err, batch)
+		}
+		leases := make([]job.Lease, batch)
+		for i, j := range claimed {
+			leases[i] = j.Lease()
+		}
+		return leases
+	}
+	leases = claim()
+	count("relinquish", 12, func() error {
+		res, err := s.LeaseRelinquish(ctx, store.RelinquishParams{Worker: "w1", Leases: leases})
+		if err == nil && len(res.Relinquished) != batch {
+			err = fmt.Errorf("relinquished %d, want %d", len(res.Relinquished), batch)
+		}
+		return err
+	})
+	claim()
+	clock.Advance(2 * time.Minute)
+	count("expire", 14, func() error {
+		res, err := s.LeaseExpire(ctx, store.ExpireParams{Queues: []string{"q"}})
+		if err == nil && len(res.Expired) != batch {
+			err = fmt.Errorf("expired %d, want %d", len(res.Expired), batch)
+		}
 		return err
 	})
 }
