@@ -10,20 +10,20 @@ import (
 	"github.com/backwave/backwave/store"
 )
 
-// The hot path in sets. A claim, an outcome report, a renewal and an
-// insert each touch a batch of jobs while the transaction holds the writer
-// row, so their cost is the round trips they make under it. They read the
-// batch's rows in one statement (loadMany), decide every job's change in
-// memory exactly as move does (apply), and write what they decided in a
-// few statements a batch (a batch's flush): one multi-row INSERT of new
-// jobs, one of their Tags, one UPDATE of the changed rows (saveMany) and
-// one multi-row INSERT of the Transition Log entries, with one count of
-// the logs that reach the cap. A job whose change reads or writes other
-// job rows — a terminal job with uncounted dependents, a job with a unique
-// key or parents at insert, a Workflow member at insert — goes the
-// row-at-a-time way, after the batch so far is flushed, so every
-// statement sees the rows as the row-at-a-time code would and the
-// Transition Log's entries keep their order.
+// The hot path in sets. A claim, an outcome report, a renewal, an insert,
+// a lease expiry sweep and a Relinquish each touch a batch of jobs while
+// the transaction holds the writer row, so their cost is the round trips
+// they make under it. They read the batch's rows in one statement
+// (loadMany), decide every job's change in memory exactly as move does
+// (apply), and write what they decided in a few statements a batch (a
+// batch's flush): one multi-row INSERT of new jobs, one of their Tags, one
+// UPDATE of the changed rows (saveMany) and one multi-row INSERT of the
+// Transition Log entries, with one count of the logs that reach the cap. A
+// job whose change reads or writes other job rows — a terminal job with
+// uncounted dependents, a job with a unique key or parents at insert, a
+// Workflow member at insert — goes the row-at-a-time way, after the batch
+// so far is flushed, so every statement sees the rows as the row-at-a-time
+// code would and the Transition Log's entries keep their order.
 
 // batchRows is the most rows one statement of a flush writes.
 const batchRows = 500

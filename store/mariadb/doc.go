@@ -106,20 +106,21 @@
 // Running under the same worker and Attempt; a batch of outcomes is one
 // transaction and one stale row does not stop the others.
 //
-// The claim, the outcome report, the renewal and the insert work in sets
-// (batch.go): the batch's rows are read in one statement (the claim's
-// locking read returns them whole), each job's change is decided in
-// memory by the same code a single move runs, and the changes are written
-// in one UPDATE of the rows (setting only the columns some row changed),
-// one multi-row INSERT each of new jobs, their Tags and the Transition Log
-// entries, and one count of the logs already at the cap. A job whose
-// change reaches other job rows — a terminal job with dependents still to
-// count, an insert with a unique key or parents or into a Workflow, a
-// report or renewal naming one job twice — is handled row at a time after
-// the batch so far is written, so every read sees what the row-at-a-time
-// code would and the log's entries keep their order. Statements for a
-// batch of 50 (TestStatementsPerBatch): insert 254 → 7, claim 209 → 12,
-// renewal 101 → 3, report 305 → 10.
+// The claim, the outcome report, the renewal, the insert, lease expiry and
+// Relinquish work in sets (batch.go): the batch's rows are read in one
+// statement (the claim's locking read returns them whole), each job's
+// change is decided in memory by the same code a single move runs, and the
+// changes are written in one UPDATE of the rows (setting only the columns
+// some row changed), one multi-row INSERT each of new jobs, their Tags and
+// the Transition Log entries, and one count of the logs already at the
+// cap. A job whose change reaches other job rows — a terminal job with
+// dependents still to count, an insert with a unique key or parents or
+// into a Workflow, a report, renewal or Relinquish naming one job twice —
+// is handled row at a time after the batch so far is written, so every
+// read sees what the row-at-a-time code would and the log's entries keep
+// their order. Statements for a batch of 50 (TestStatementsPerBatch):
+// insert 254 → 7, claim 209 → 12, renewal 101 → 3, report 305 → 10,
+// Relinquish 205 → 10, expiry 207 → 12.
 //
 // # Clock
 //
