@@ -36,8 +36,10 @@ const batchBytes = 4 << 20
 type batch struct {
 	// fresh are new jobs, inserted with the state apply gave them.
 	fresh []freshJob
-	// tags are the new jobs' Tags.
+	// tags are Tags to add: the new jobs', an outcome's Tag delta.
 	tags []jobTag
+	// outputs are Job Outputs of succeeded jobs.
+	outputs []jobOutput
 	// rows are stored jobs to rewrite (saveMany).
 	rows []*jrow
 	// logs are the Transition Log entries, in sequence order.
@@ -56,6 +58,11 @@ type freshJob struct {
 type jobTag struct {
 	id int64
 	t  job.Tag
+}
+
+type jobOutput struct {
+	id     int64
+	output []byte
 }
 
 type logRow struct {
@@ -143,6 +150,9 @@ func (w *wtx) flush(b *batch) error {
 		return err
 	}
 	if err := w.saveMany(b.rows); err != nil {
+		return err
+	}
+	if err := w.writeOutputs(b.outputs); err != nil {
 		return err
 	}
 	if err := w.trimLogs(b.known); err != nil {
@@ -306,14 +316,55 @@ func (w *wtx) saveMany(rows []*jrow) error {
 	})
 }
 
-// insertFresh inserts the new jobs with their columns as apply left them.
-func (w *wtx) insertFresh(fresh []freshJob) error {
-	for lo := 0; lo < len(fresh); {
-		hi, size := lo, 0
-		for hi < len(fresh) && hi-lo < batchRows && (hi == lo || size+len(fresh[hi].payload) <= batchBytes) {
-			size += len(fresh[hi].payload)
+// sized calls fn on consecutive pieces of n items of at most batchRows
+// each and, but for a piece of one item, at most batchBytes in all, item
+// i being size(i) bytes.
+func sized(n int, size func(i int) int, fn func(lo, hi int) error) error {
+	for lo := 0; lo < n; {
+		hi, total := lo, 0
+		for hi < n && hi-lo < batchRows && (hi == lo || total+size(hi) <= batchBytes) {
+			total += size(hi)
 			hi++
 		}
+		if err := fn(lo, hi); err != nil {
+			return err
+		}
+		lo = hi
+	}
+	return nil
+}
+
+// writeOutputs stores the Job Outputs, one UPDATE a piece.
+func (w *wtx) writeOutputs(outputs []jobOutput) error {
+	return sized(len(outputs), func(i int) int { return len(outputs[i].output) }, func(lo, hi int) error {
+		if hi-lo == 1 {
+			o := outputs[lo]
+			if _, err := w.exec(`UPDATE backwave_job SET output = ? WHERE id = ?`, o.output, o.id); err != nil {
+				return fmt.Errorf("job %d: output: %w", o.id, err)
+			}
+			return nil
+		}
+		var b strings.Builder
+		args := make([]any, 0, 3*(hi-lo))
+		b.WriteString(`UPDATE backwave_job SET output = CASE id`)
+		ids := make([]int64, 0, hi-lo)
+		for _, o := range outputs[lo:hi] {
+			b.WriteString(` WHEN ? THEN ?`)
+			args = append(args, o.id, o.output)
+			ids = append(ids, o.id)
+		}
+		b.WriteString(` ELSE output END WHERE id IN `)
+		args = inList(&b, args, ids)
+		if _, err := w.exec(b.String(), args...); err != nil {
+			return fmt.Errorf("output of %d jobs: %w", hi-lo, err)
+		}
+		return nil
+	})
+}
+
+// insertFresh inserts the new jobs with their columns as apply left them.
+func (w *wtx) insertFresh(fresh []freshJob) error {
+	return sized(len(fresh), func(i int) int { return len(fresh[i].payload) }, func(lo, hi int) error {
 		var b strings.Builder
 		args := make([]any, 0, (hi-lo)*(len(saveCols)+12))
 		b.WriteString(`INSERT INTO backwave_job (id, queue, wire_name, max_attempts, created_at, payload, trace_context,
@@ -332,9 +383,8 @@ func (w *wtx) insertFresh(fresh []freshJob) error {
 		if _, err := w.exec(b.String(), args...); err != nil {
 			return fmt.Errorf("insert %d jobs: %w", hi-lo, err)
 		}
-		lo = hi
-	}
-	return nil
+		return nil
+	})
 }
 
 // insertTags adds the Tags, each (job, key, value) once.

@@ -119,8 +119,8 @@
 // is handled row at a time after the batch so far is written, so every
 // read sees what the row-at-a-time code would and the log's entries keep
 // their order. Statements for a batch of 50 (TestStatementsPerBatch):
-// insert 254 → 7, claim 209 → 12, renewal 101 → 3, report 305 → 10,
-// Relinquish 205 → 10, expiry 207 → 12.
+// insert 254 → 7, claim 209 → 12, renewal 101 → 3, report (each with
+// Job Output and a Tag) 405 → 12, Relinquish 205 → 10, expiry 207 → 12.
 //
 // # Clock
 //

@@ -367,12 +367,18 @@ func (w *wtx) reportOne(p store.ReportParams, i int, out []store.ReportResult, r
 			if len(output) == 0 {
 				output = []byte{}
 			}
-			if _, err := w.exec(`UPDATE backwave_job SET output = ? WHERE id = ?`, output, int64(r.job.ID)); err != nil {
+			if b != nil {
+				b.outputs = append(b.outputs, jobOutput{int64(r.job.ID), output})
+			} else if _, err := w.exec(`UPDATE backwave_job SET output = ? WHERE id = ?`, output, int64(r.job.ID)); err != nil {
 				return fmt.Errorf("job %d: output: %w", r.job.ID, err)
 			}
 		}
 	}
-	if err := w.addTags(r.job.ID, o.TagDelta); err != nil {
+	if b != nil {
+		for _, t := range job.NormalizeTags(o.TagDelta) {
+			b.tags = append(b.tags, jobTag{int64(r.job.ID), t})
+		}
+	} else if err := w.addTags(r.job.ID, o.TagDelta); err != nil {
 		return err
 	}
 	e := core.Edge{From: r.job.State, To: applied.State, Via: applied.Via}

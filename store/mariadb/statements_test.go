@@ -139,7 +139,8 @@ func TestStatementsPerBatch(t *testing.T) {
 	})
 	outcomes := make([]store.Outcome, batch)
 	for i, l := range leases {
-		outcomes[i] = store.Outcome{Outcome: core.Outcome{Lease: l, State: job.StateSucceeded, Via: core.ViaSucceed}}
+		outcomes[i] = store.Outcome{Outcome: core.Outcome{Lease: l, State: job.StateSucceeded, Via: core.ViaSucceed},
+			Output: []byte(fmt.Sprint(i)), TagDelta: []job.Tag{{Key: "done", Value: "yes"}}}
 	}
 	count("report", 14, func() error {
 		_, err := s.OutcomeReport(ctx, store.ReportParams{Worker: "w1", Outcomes: outcomes})
