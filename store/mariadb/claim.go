@@ -75,37 +75,45 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 			if room <= 0 {
 				continue
 			}
-			var ids []int64
+			var due []*jrow
 			if q.keyed() {
 				var reopen time.Time
+				var ids []int64
 				ids, reopen, err = w.keyedDueIDs(q, room, p.Skip)
 				if !reopen.IsZero() && (keyReopen.IsZero() || reopen.Before(keyReopen)) {
 					keyReopen = reopen
 				}
+				if err == nil {
+					due, err = w.loadOrdered(ids)
+				}
 			} else {
-				ids, err = w.dueIDs(name, room, p.Skip)
+				due, err = w.dueRows(name, room, p.Skip)
 			}
 			if err != nil {
 				return err
 			}
-			if budget >= 0 && len(ids) > 0 {
-				if err := w.rateTake(q, window, len(ids)); err != nil {
+			if budget >= 0 && len(due) > 0 {
+				if err := w.rateTake(q, window, len(due)); err != nil {
 					return err
 				}
 			}
-			for _, id := range ids {
-				r, err := w.load(job.ID(id))
-				if err != nil {
-					return err
-				}
+			// The claim's rows are written together before the next
+			// Queue's are read (and before rateReopen reads what is left
+			// due): see batch.go.
+			var b batch
+			for _, r := range due {
 				// The Lease is set before the move, whose save writes it: a
 				// move out of Scheduled clears nothing.
 				r.job.Attempt++
 				r.job.Worker, r.job.LeaseExpiresAt = p.Worker, expires
-				if err := w.move(r, job.StateRunning, core.ViaClaim, ""); err != nil {
+				e := core.Edge{From: r.job.State, To: job.StateRunning, Via: core.ViaClaim}
+				if err := w.stage(&b, r, e, core.TerminalCauseAfter(e, 0), ""); err != nil {
 					return err
 				}
 				out = append(out, r.job)
+			}
+			if err := w.flush(&b); err != nil {
+				return err
 			}
 		}
 		if p.Reopen != nil {
@@ -128,33 +136,51 @@ func (s *Store) JobClaim(ctx context.Context, p store.ClaimParams) ([]job.Job, e
 	return out, nil
 }
 
-// dueIDs reads, in claim order, up to n due Scheduled jobs of the Queue
+// dueRows reads, in claim order, up to n due Scheduled jobs of the Queue
 // whose Wire Name is not in skip, locking them (FOR UPDATE SKIP LOCKED).
-func (w *wtx) dueIDs(queue string, n int, skip []string) ([]int64, error) {
+func (w *wtx) dueRows(queue string, n int, skip []string) ([]*jrow, error) {
 	var b strings.Builder
 	args := []any{queue, micros(w.now)}
-	b.WriteString(`SELECT id FROM backwave_job FORCE INDEX (backwave_job_due)
-	WHERE queue = ? AND state = 1 AND scheduled_at <= ?`)
+	b.WriteString(`SELECT ` + jobCols + ` FROM backwave_job j FORCE INDEX (backwave_job_due)
+	WHERE j.queue = ? AND j.state = 1 AND j.scheduled_at <= ?`)
 	if len(skip) > 0 {
-		b.WriteString(` AND wire_name NOT IN `)
+		b.WriteString(` AND j.wire_name NOT IN `)
 		args = inList(&b, args, skip)
 	}
-	b.WriteString(` ORDER BY scheduled_at, id LIMIT ? FOR UPDATE SKIP LOCKED`)
+	b.WriteString(` ORDER BY j.scheduled_at, j.id LIMIT ? FOR UPDATE SKIP LOCKED`)
 	args = append(args, n)
 	rows, err := w.query(b.String(), args...)
 	if err != nil {
 		return nil, fmt.Errorf("queue %q: read due jobs: %w", queue, err)
 	}
 	defer func() { _ = rows.Close() }()
-	var ids []int64
+	var out []*jrow
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
+		r, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("queue %q: read due jobs: %w", queue, err)
 		}
-		ids = append(ids, id)
+		out = append(out, r)
 	}
-	return ids, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("queue %q: read due jobs: %w", queue, err)
+	}
+	return out, nil
+}
+
+// loadOrdered reads the jobs ids names, in that order; each must exist.
+func (w *wtx) loadOrdered(ids []int64) ([]*jrow, error) {
+	rows, err := w.loadMany(ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*jrow, len(ids))
+	for i, id := range ids {
+		if out[i] = rows[id]; out[i] == nil {
+			return nil, fmt.Errorf("read job %d: %w", id, store.ErrNotFound)
+		}
+	}
+	return out, nil
 }
 
 // queueInfo is one Queue's settings row.

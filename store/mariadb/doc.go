@@ -81,9 +81,11 @@
 // above it.
 //
 // The price is throughput: writes do not run in parallel, on any number of
-// nodes. Each is a short transaction (a claim is a handful of statements
-// per job), but a fleet's write rate is bounded by one server's
-// round-trip latency times the statements per call. Reads (the Monitor,
+// nodes. A fleet's write rate is bounded by one server's round-trip
+// latency times the statements per call, plus the row work of each call,
+// so the hot path is written in sets (see Claims): a claim, an outcome
+// report, a renewal or an insert of a batch is a dozen statements or
+// fewer, whatever the batch's size. Reads (the Monitor,
 // the dashboard) take no lock and run in parallel at REPEATABLE READ,
 // each on one snapshot; a claim or lease-expiry sweep that finds nothing
 // due answers from one unlocked read without taking the row, so an idle
@@ -103,6 +105,22 @@
 // renewal, outcome, Relinquish — applies per row only if the job is still
 // Running under the same worker and Attempt; a batch of outcomes is one
 // transaction and one stale row does not stop the others.
+//
+// The claim, the outcome report, the renewal, the insert, lease expiry and
+// Relinquish work in sets (batch.go): the batch's rows are read in one
+// statement (the claim's locking read returns them whole), each job's
+// change is decided in memory by the same code a single move runs, and the
+// changes are written in one UPDATE of the rows (setting only the columns
+// some row changed), one multi-row INSERT each of new jobs, their Tags and
+// the Transition Log entries, and one count of the logs already at the
+// cap. A job whose change reaches other job rows — a terminal job with
+// dependents still to count, an insert with a unique key or parents or
+// into a Workflow, a report, renewal or Relinquish naming one job twice —
+// is handled row at a time after the batch so far is written, so every
+// read sees what the row-at-a-time code would and the log's entries keep
+// their order. Statements for a batch of 50 (TestStatementsPerBatch):
+// insert 254 → 7, claim 209 → 12, renewal 101 → 3, report (each with
+// Job Output and a Tag) 405 → 12, Relinquish 205 → 10, expiry 207 → 12.
 //
 // # Clock
 //

@@ -45,9 +45,24 @@ func (w *wtx) insertMany(p store.InsertManyParams, workflow int64) ([]store.Inse
 	ids := make([]job.ID, len(p.Jobs))
 	res := make([]store.InsertResult, len(p.Jobs))
 	known := map[string]bool{}
+	// A job with no unique key and no parents, outside a Workflow, reads
+	// and writes no other row: it is staged and inserted with the others
+	// (batch.go); any other job is inserted on its own, after them.
+	var b batch
 	for _, i := range p.InsertOrder() {
 		nj := p.Jobs[i]
 		id := job.ID(w.jobSeq + 1)
+		if nj.Unique.Key == "" && len(nj.Dependency.Parents) == 0 && workflow == 0 {
+			w.jobSeq++
+			if err := w.stageNew(&b, p, i, id, known); err != nil {
+				return nil, err
+			}
+			ids[i], res[i] = id, store.InsertResult{ID: id, Inserted: true}
+			continue
+		}
+		if err := w.flush(&b); err != nil {
+			return nil, err
+		}
 		holder, held, err := w.takeUnique(nj.Unique, id)
 		if err != nil {
 			return nil, err
@@ -117,6 +132,9 @@ func (w *wtx) insertMany(p store.InsertManyParams, workflow int64) ([]store.Inse
 			}
 		}
 	}
+	if err := w.flush(&b); err != nil {
+		return nil, err
+	}
 	for _, id := range store.ExistingParents(p.Jobs) {
 		r, err := w.find(id)
 		if err != nil {
@@ -129,6 +147,52 @@ func (w *wtx) insertMany(p store.InsertManyParams, workflow int64) ([]store.Inse
 		}
 	}
 	return res, nil
+}
+
+// stageNew stages job i of p, a job with no unique key and no parents
+// outside a Workflow, under id: insertMany's steps for it, its rows left
+// to b's flush.
+func (w *wtx) stageNew(b *batch, p store.InsertManyParams, i int, id job.ID, known map[string]bool) error {
+	nj := p.Jobs[i]
+	payload := nj.Payload
+	if p.PayloadFor != nil {
+		pb, err := p.PayloadFor(i, id)
+		if err != nil {
+			return fmt.Errorf("jobs[%d]: payload: %w", i, err)
+		}
+		payload = pb
+	}
+	if !known[nj.Queue] {
+		if err := w.knowQueue(nj.Queue); err != nil {
+			return err
+		}
+		known[nj.Queue] = true
+	}
+	r := &jrow{job: job.Job{
+		ID: id, WireName: nj.WireName, Queue: nj.Queue, MaxAttempts: nj.MaxAttempts,
+		ScheduledAt: nj.Unique.InsertDue(w.now, nj.ScheduledAt).UTC().Truncate(time.Microsecond), CreatedAt: w.now,
+		ConcurrencyKey: nj.ConcurrencyKey,
+	}, key: nj.ConcurrencyKey}
+	var trace any
+	if tc := store.NormalTraceContext(nj.TraceContext); len(tc) > 0 {
+		trace = store.EncodeTraceContext(tc)
+	}
+	for _, t := range job.NormalizeTags(nj.Tags) {
+		b.tags = append(b.tags, jobTag{int64(id), t})
+	}
+	e := core.Edge{From: job.StateUnknown, To: core.InsertState(0), Via: core.ViaInsert}
+	if err := w.apply(r, e, core.TerminalCauseAfter(e, 0)); err != nil {
+		return err
+	}
+	b.fresh = append(b.fresh, freshJob{r: r, payload: payload, trace: trace})
+	w.stageLog(b, r, e, "")
+	if p.Actor != "" {
+		// An operator's enqueue is audited with it.
+		if err := w.record(p.Actor, store.AuditEnqueue, id, nj.Queue, store.EnqueueDetail(nj.WireName)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkParents fails with store.ErrUnknownParent if an Existing parent is

@@ -20,34 +20,82 @@ func (s *Store) LeaseRenew(ctx context.Context, p store.RenewParams) ([]store.Re
 	var out []store.RenewResult
 	err := s.write(ctx, "renew", func(w *wtx) error {
 		out = make([]store.RenewResult, len(p.Leases))
+		ids := leaseIDs(p.Leases)
+		if !distinct(ids) {
+			return w.renewEach(p, out)
+		}
+		rows, err := w.loadMany(ids)
+		if err != nil {
+			return err
+		}
+		var renewed []*jrow
 		for i, l := range p.Leases {
 			out[i] = store.RenewResult{Lease: l, Status: store.RenewLost}
-			r, err := w.held(p.Worker, l)
-			if err != nil {
-				return err
-			}
-			if r == nil {
+			r := rows[int64(l.ID)]
+			if !holds(r, p.Worker, l) {
 				continue
 			}
-			r.job.LeaseExpiresAt = w.now.Add(p.LeaseDuration)
-			if k := slices.IndexFunc(p.Progress, func(pr store.ProgressReport) bool { return pr.Lease == l }); k >= 0 {
-				pr := p.Progress[k]
-				r.job.Progress = &job.Progress{Attempt: l.Attempt, Fraction: pr.Fraction, Note: pr.Note, At: w.now}
-			}
-			if err := w.save(r); err != nil {
-				return err
-			}
+			w.renew(r, p)
+			renewed = append(renewed, r)
 			if err := w.setRenewedCursor(l, p.Cursors); err != nil {
 				return err
 			}
-			out[i].Status = store.RenewRenewed
-			if r.job.CancelRequested {
-				out[i].Status = store.RenewCancelRequested
-			}
+			out[i].Status = renewStatus(r)
 		}
-		return nil
+		return w.saveMany(renewed)
 	})
 	return out, err
+}
+
+// renewEach is LeaseRenew one Lease at a time, for a renewal that names a
+// job twice: the second sees the first's write.
+func (w *wtx) renewEach(p store.RenewParams, out []store.RenewResult) error {
+	for i, l := range p.Leases {
+		out[i] = store.RenewResult{Lease: l, Status: store.RenewLost}
+		r, err := w.held(p.Worker, l)
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			continue
+		}
+		w.renew(r, p)
+		if err := w.save(r); err != nil {
+			return err
+		}
+		if err := w.setRenewedCursor(l, p.Cursors); err != nil {
+			return err
+		}
+		out[i].Status = renewStatus(r)
+	}
+	return nil
+}
+
+// renew extends r's Lease and records the progress p reports for it.
+func (w *wtx) renew(r *jrow, p store.RenewParams) {
+	l := r.job.Lease()
+	r.job.LeaseExpiresAt = w.now.Add(p.LeaseDuration)
+	if k := slices.IndexFunc(p.Progress, func(pr store.ProgressReport) bool { return pr.Lease == l }); k >= 0 {
+		pr := p.Progress[k]
+		r.job.Progress = &job.Progress{Attempt: l.Attempt, Fraction: pr.Fraction, Note: pr.Note, At: w.now}
+	}
+}
+
+// renewStatus is a renewed job's answer.
+func renewStatus(r *jrow) store.RenewStatus {
+	if r.job.CancelRequested {
+		return store.RenewCancelRequested
+	}
+	return store.RenewRenewed
+}
+
+// leaseIDs are the jobs the Leases name, in order.
+func leaseIDs(leases []job.Lease) []int64 {
+	ids := make([]int64, len(leases))
+	for i, l := range leases {
+		ids[i] = int64(l.ID)
+	}
+	return ids
 }
 
 // LeaseExpire ends the lapsed Leases of the named Queues, at most p.Limit
@@ -91,17 +139,14 @@ func (s *Store) LeaseExpire(ctx context.Context, p store.ExpireParams) (store.Ex
 		if err != nil {
 			return fmt.Errorf("read lapsed leases: %w", err)
 		}
-		for _, id := range ids {
-			r, err := w.load(job.ID(id))
-			if err != nil {
-				return err
-			}
-			res.Expired = append(res.Expired, r.job.Lease())
-			if err := w.endLease(r, core.ViaExpire); err != nil {
-				return err
-			}
+		rows, err := w.loadOrdered(ids)
+		if err != nil {
+			return err
 		}
-		return nil
+		for _, r := range rows {
+			res.Expired = append(res.Expired, r.job.Lease())
+		}
+		return w.endLeases(rows, core.ViaExpire)
 	})
 	return res, err
 }
@@ -114,26 +159,45 @@ func (s *Store) LeaseRelinquish(ctx context.Context, p store.RelinquishParams) (
 	var res store.RelinquishResult
 	err := s.write(ctx, "relinquish", func(w *wtx) error {
 		res = store.RelinquishResult{}
-		for _, l := range p.Leases {
-			r, err := w.held(p.Worker, l)
-			if err != nil {
-				return err
+		ids := leaseIDs(p.Leases)
+		if !distinct(ids) {
+			// A job named twice: the second sees the first's write.
+			for _, l := range p.Leases {
+				r, err := w.held(p.Worker, l)
+				if err != nil {
+					return err
+				}
+				if r == nil {
+					continue
+				}
+				if err := w.endLease(r, core.ViaRelinquish); err != nil {
+					return err
+				}
+				res.Relinquished = append(res.Relinquished, l)
 			}
-			if r == nil {
-				continue
-			}
-			if err := w.endLease(r, core.ViaRelinquish); err != nil {
-				return err
-			}
-			res.Relinquished = append(res.Relinquished, l)
+			return nil
 		}
-		return nil
+		read, err := w.loadMany(ids)
+		if err != nil {
+			return err
+		}
+		var rows []*jrow
+		for _, l := range p.Leases {
+			if r := read[int64(l.ID)]; holds(r, p.Worker, l) {
+				rows = append(rows, r)
+				res.Relinquished = append(res.Relinquished, l)
+			}
+		}
+		return w.endLeases(rows, core.ViaRelinquish)
 	})
 	return res, err
 }
 
 // endLease ends r's Lease as core.LeaseLoss says.
-func (w *wtx) endLease(r *jrow, via core.Via) error {
+func (w *wtx) endLease(r *jrow, via core.Via) error { return w.endLeaseIn(nil, r, via) }
+
+// endLeaseIn is endLease with the move staged in b, unless b is nil.
+func (w *wtx) endLeaseIn(b *batch, r *jrow, via core.Via) error {
 	to, via := core.LeaseLoss(r.job.Attempt, r.job.Ceiling(), via, r.job.CancelRequested)
 	switch to {
 	case job.StateScheduled:
@@ -141,7 +205,47 @@ func (w *wtx) endLease(r *jrow, via core.Via) error {
 	case job.StateCancelled:
 		r.job.CancelCause = job.CancelCauseOperator
 	}
-	return w.move(r, to, via, "")
+	if b == nil {
+		return w.move(r, to, via, "")
+	}
+	e := core.Edge{From: r.job.State, To: to, Via: via}
+	return w.stage(b, r, e, core.TerminalCauseAfter(e, 0), "")
+}
+
+// endLeases ends the Leases of rows, distinct Running jobs, in order, in
+// sets (batch.go): a job with dependents still to count goes on its own
+// after the batch so far is written, as in OutcomeReport, and the rows
+// after it are read again.
+func (w *wtx) endLeases(rows []*jrow, via core.Via) error {
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = int64(r.job.ID)
+	}
+	deps, err := w.withDependents(ids)
+	if err != nil {
+		return err
+	}
+	var b batch
+	for i, r := range rows {
+		if !deps[ids[i]] {
+			if err := w.endLeaseIn(&b, r, via); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := w.flush(&b); err != nil {
+			return err
+		}
+		if err := w.endLease(r, via); err != nil {
+			return err
+		}
+		later, err := w.loadOrdered(ids[i+1:])
+		if err != nil {
+			return err
+		}
+		copy(rows[i+1:], later)
+	}
+	return w.flush(&b)
 }
 
 // ids runs a query of one id column.
@@ -171,52 +275,120 @@ func (s *Store) OutcomeReport(ctx context.Context, p store.ReportParams) ([]stor
 	var out []store.ReportResult
 	err := s.write(ctx, "report", func(w *wtx) error {
 		out = make([]store.ReportResult, len(p.Outcomes))
+		ids := make([]int64, len(p.Outcomes))
 		for i, o := range p.Outcomes {
-			out[i] = store.ReportResult{Lease: o.Lease}
-			r, err := w.held(p.Worker, o.Lease)
-			if err != nil {
-				return err
-			}
-			if r == nil {
-				continue
-			}
-			if o.Cursor != nil {
-				if err := w.setCursor(o.Lease, o.Cursor); err != nil {
+			ids[i] = int64(o.Lease.ID)
+		}
+		if !distinct(ids) {
+			// A job named twice: the second outcome sees the first's write.
+			for i := range p.Outcomes {
+				if err := w.reportOne(p, i, out, nil, nil); err != nil {
 					return err
 				}
 			}
-			applied := core.UnderCancel(o.Outcome, r.job.CancelRequested)
-			switch applied.State {
-			case job.StateScheduled:
-				r.job.ScheduledAt = w.now.Add(applied.RetryDelay)
-				if applied.Via == core.ViaSnooze {
-					// The snoozed Attempt is not charged: the base moves up.
-					r.job.Snoozes++
-					r.job.AttemptBase++
-				}
-			case job.StateCancelled:
-				r.job.CancelCause = job.CancelCauseOperator
-			case job.StateSucceeded:
-				if o.Output != nil {
-					out := o.Output
-					if len(out) == 0 {
-						out = []byte{}
-					}
-					if _, err := w.exec(`UPDATE backwave_job SET output = ? WHERE id = ?`, out, int64(r.job.ID)); err != nil {
-						return fmt.Errorf("job %d: output: %w", r.job.ID, err)
-					}
-				}
-			}
-			if err := w.addTags(r.job.ID, o.TagDelta); err != nil {
-				return err
-			}
-			e := core.Edge{From: r.job.State, To: applied.State, Via: applied.Via}
-			if err := w.moveCaused(r, e, applied.TerminalCause, o.FailureDetail); err != nil {
-				return err
-			}
-			out[i].Applied = true
+			return nil
 		}
-		return nil
+		rows, err := w.loadMany(ids)
+		if err != nil {
+			return err
+		}
+		deps, err := w.withDependents(ids)
+		if err != nil {
+			return err
+		}
+		var b batch
+		for i := range p.Outcomes {
+			if r := rows[ids[i]]; r != nil && deps[ids[i]] && holds(r, p.Worker, p.Outcomes[i].Lease) {
+				// The end of a job with dependents settles them, reading
+				// and writing their rows: the batch so far is written
+				// first, so settle reads it, the job goes on its own, and
+				// the rows still to report are read again. (settle moves
+				// only Awaiting Parent dependents, never a Running job of
+				// this report, and writes none of the columns an outcome
+				// changes; the second read keeps every staged row as new
+				// as what settle wrote.)
+				if err := w.flush(&b); err != nil {
+					return err
+				}
+				if err := w.reportOne(p, i, out, nil, nil); err != nil {
+					return err
+				}
+				if rows, err = w.loadMany(ids[i+1:]); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := w.reportOne(p, i, out, rows[ids[i]], &b); err != nil {
+				return err
+			}
+		}
+		return w.flush(&b)
 	})
 	return out, err
+}
+
+// reportOne applies outcome i of p, answering in out[i]. With b nil it
+// reads the job and moves it on its own; otherwise r is the job as read
+// (nil if there is none) and its move is staged in b, for a job with no
+// uncounted dependents.
+func (w *wtx) reportOne(p store.ReportParams, i int, out []store.ReportResult, r *jrow, b *batch) error {
+	o := p.Outcomes[i]
+	out[i] = store.ReportResult{Lease: o.Lease}
+	if b == nil {
+		var err error
+		if r, err = w.held(p.Worker, o.Lease); err != nil {
+			return err
+		}
+	} else if !holds(r, p.Worker, o.Lease) {
+		r = nil
+	}
+	if r == nil {
+		return nil
+	}
+	if o.Cursor != nil {
+		if err := w.setCursor(o.Lease, o.Cursor); err != nil {
+			return err
+		}
+	}
+	applied := core.UnderCancel(o.Outcome, r.job.CancelRequested)
+	switch applied.State {
+	case job.StateScheduled:
+		r.job.ScheduledAt = w.now.Add(applied.RetryDelay)
+		if applied.Via == core.ViaSnooze {
+			// The snoozed Attempt is not charged: the base moves up.
+			r.job.Snoozes++
+			r.job.AttemptBase++
+		}
+	case job.StateCancelled:
+		r.job.CancelCause = job.CancelCauseOperator
+	case job.StateSucceeded:
+		if o.Output != nil {
+			output := o.Output
+			if len(output) == 0 {
+				output = []byte{}
+			}
+			if b != nil {
+				b.outputs = append(b.outputs, jobOutput{int64(r.job.ID), output})
+			} else if _, err := w.exec(`UPDATE backwave_job SET output = ? WHERE id = ?`, output, int64(r.job.ID)); err != nil {
+				return fmt.Errorf("job %d: output: %w", r.job.ID, err)
+			}
+		}
+	}
+	if b != nil {
+		for _, t := range job.NormalizeTags(o.TagDelta) {
+			b.tags = append(b.tags, jobTag{int64(r.job.ID), t})
+		}
+	} else if err := w.addTags(r.job.ID, o.TagDelta); err != nil {
+		return err
+	}
+	e := core.Edge{From: r.job.State, To: applied.State, Via: applied.Via}
+	if b == nil {
+		if err := w.moveCaused(r, e, applied.TerminalCause, o.FailureDetail); err != nil {
+			return err
+		}
+	} else if err := w.stage(b, r, e, applied.TerminalCause, o.FailureDetail); err != nil {
+		return err
+	}
+	out[i].Applied = true
+	return nil
 }

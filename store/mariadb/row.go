@@ -8,7 +8,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/backwave/backwave/core"
 	"github.com/backwave/backwave/job"
@@ -27,6 +26,9 @@ type jrow struct {
 	hasOutput  bool
 	// key is the job's Concurrency Key; '' for none.
 	key string
+	// read are the row's values of saveCols as read (saveMany writes only
+	// what changed); nil for a row not read.
+	read []any
 }
 
 // jobCols are the columns scanJob reads, in its order.
@@ -98,6 +100,7 @@ func scanJob(sc scanner) (*jrow, error) {
 	j.Cursor = cursorOf(cAttempt, cValue, cAt)
 	r.uniqueKey, r.schedule = ukey, schedName
 	j.ConcurrencyKey = r.key
+	r.read = saveArgs(make([]any, 0, len(saveCols)), &r)
 	return &r, nil
 }
 
@@ -126,42 +129,28 @@ func (w *wtx) find(id job.ID) (*jrow, error) {
 // at exactly that Attempt — the fence every worker write passes — or nil.
 func (w *wtx) held(worker job.WorkerID, l job.Lease) (*jrow, error) {
 	r, err := w.load(l.ID)
-	if err != nil || r == nil {
+	if err != nil || !holds(r, worker, l) {
 		return nil, err
-	}
-	if r.job.State != job.StateRunning || r.job.Worker != worker || r.job.Attempt != l.Attempt {
-		return nil, nil
 	}
 	return r, nil
 }
 
-// save rewrites the job's mutable columns.
+// holds reports whether r, a job as read (nil for none), is Running under
+// worker at exactly l's Attempt: the fence every worker write passes.
+func holds(r *jrow, worker job.WorkerID, l job.Lease) bool {
+	return r != nil && r.job.State == job.StateRunning && r.job.Worker == worker && r.job.Attempt == l.Attempt
+}
+
+// save rewrites the job's mutable columns (saveCols).
 func (w *wtx) save(r *jrow) error {
-	j := &r.job
-	var fin, lease int64
-	if !j.FinalizedAt.IsZero() {
-		fin = micros(j.FinalizedAt)
-	}
-	if !j.LeaseExpiresAt.IsZero() {
-		lease = micros(j.LeaseExpiresAt)
-	}
-	var pAttempt, pAt, pFrac, pNote any
-	if p := j.Progress; p != nil {
-		pAttempt, pFrac, pNote, pAt = int64(p.Attempt), p.Fraction, p.Note, micros(p.At)
-	}
-	_, err := w.exec(`UPDATE backwave_job SET state = ?, attempt = ?, attempt_base = ?, scheduled_at = ?, finalized_at = ?,
-		retry_cause = ?, cancel_cause = ?, worker = ?, lease_expires_at = ?, cancel_requested = ?,
-		progress_attempt = ?, progress_fraction = ?, progress_note = ?, progress_at = ?,
-		unique_key = ?, dep_pending = ?, snoozes = ?, terminal_cause = ?
-		WHERE id = ?`,
-		stateCode(j.State), int64(j.Attempt), int64(j.AttemptBase), micros(j.ScheduledAt), fin,
-		encode(retryCauseCodes, j.RetryCause), encode(cancelCauseCodes, j.CancelCause), string(j.Worker), lease, j.CancelRequested,
-		pAttempt, pFrac, pNote, pAt, r.uniqueKey, r.depPending, j.Snoozes, nullString(j.TerminalCause.String()), int64(j.ID))
-	if err != nil {
-		return fmt.Errorf("write job %d: %w", j.ID, err)
+	if _, err := w.exec(saveSQL, append(saveArgs(make([]any, 0, len(saveCols)+1), r), int64(r.job.ID))...); err != nil {
+		return fmt.Errorf("write job %d: %w", r.job.ID, err)
 	}
 	return nil
 }
+
+// saveSQL is save's statement.
+var saveSQL = `UPDATE backwave_job SET ` + strings.Join(saveCols, ` = ?, `) + ` = ? WHERE id = ?`
 
 // move applies one state change to r along the edge (r's state → to, via)
 // and saves r: it keeps the Queue's Running count and the Monitor's counts,
@@ -180,43 +169,8 @@ func (w *wtx) move(r *jrow, to job.State, via core.Via, detail string) error {
 // an applied outcome's (core.Decide), or core.TerminalCauseAfter's for an
 // edge no Result ends.
 func (w *wtx) moveCaused(r *jrow, e core.Edge, cause job.TerminalCause, detail string) error {
-	to := e.To
-	if !core.Legal(e) {
-		return fmt.Errorf("job %d: illegal state edge %s", r.job.ID, e)
-	}
-	j := &r.job
-	if e.From == job.StateRunning {
-		j.Worker, j.LeaseExpiresAt = "", time.Time{}
-		w.running[j.Queue]--
-	}
-	if to == job.StateRunning {
-		w.running[j.Queue]++
-	}
-	if e.From != job.StateUnknown {
-		w.counts[countKey{j.Queue, stateCode(e.From)}]--
-	}
-	w.counts[countKey{j.Queue, stateCode(to)}]++
-	if r.key != "" {
-		if e.From != job.StateUnknown {
-			w.keyCounts[keyCountKey{j.Queue, r.key, stateCode(e.From)}]--
-		}
-		w.keyCounts[keyCountKey{j.Queue, r.key, stateCode(to)}]++
-	}
-	if r.workflow != 0 {
-		if err := w.countMember(r.workflow, e.From, to); err != nil {
-			return err
-		}
-	}
-	j.State = to
-	j.RetryCause = core.RetryCauseAfter(e, j.RetryCause)
-	j.TerminalCause = cause
-	if to.Terminal() {
-		j.FinalizedAt = w.now
-		if r.uniqueKey != "" {
-			if err := w.releaseUnique(r); err != nil {
-				return err
-			}
-		}
+	if err := w.apply(r, e, cause); err != nil {
+		return err
 	}
 	if err := w.save(r); err != nil {
 		return err
@@ -226,11 +180,8 @@ func (w *wtx) moveCaused(r *jrow, e core.Edge, cause job.TerminalCause, detail s
 			return err
 		}
 	}
-	if to == job.StateScheduled && !j.ScheduledAt.After(w.now) {
-		w.hint(j.Queue)
-	}
-	if to.Terminal() {
-		return w.settle(j.ID)
+	if e.To.Terminal() {
+		return w.settle(r.job.ID)
 	}
 	return nil
 }
