@@ -152,7 +152,7 @@ func (s *Store) Migrate(ctx context.Context) (MigrateResult, error) {
 	defer func() {
 		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(?)", lock)
 	}()
-	return s.applyMigrations(ctx, renamed{conn, s.sql})
+	return s.applyMigrations(ctx, conn)
 }
 
 // lockName is the GET_LOCK name of the store's migrations: one per
@@ -169,7 +169,8 @@ func (s *Store) lockName(ctx context.Context, conn *sql.Conn) (string, error) {
 	return "backwave_migrate_" + hex.EncodeToString(sum[:16]), nil
 }
 
-func (s *Store) applyMigrations(ctx context.Context, q querier) (MigrateResult, error) {
+func (s *Store) applyMigrations(ctx context.Context, raw querier) (MigrateResult, error) {
+	q := renamed{raw, s.sql}
 	if err := s.createVersionTable(ctx, q); err != nil {
 		return MigrateResult{}, fmt.Errorf("mariadb: migrate: %w", err)
 	}
@@ -190,7 +191,18 @@ func (s *Store) applyMigrations(ctx context.Context, q querier) (MigrateResult, 
 			continue
 		}
 		for _, st := range m.statements {
-			if _, err := q.ExecContext(ctx, st); err != nil {
+			st := s.sql.of(st)
+			if !s.server.MariaDB { // MySQL: no IF NOT EXISTS on ALTER TABLE's clauses (guard.go)
+				var run bool
+				var err error
+				if st, run, err = guardAlter(ctx, st, schemaHas(raw)); err != nil {
+					return res, fmt.Errorf("mariadb: migrate: %03d_%s: %w", m.version, m.name, err)
+				}
+				if !run {
+					continue
+				}
+			}
+			if _, err := raw.ExecContext(ctx, st); err != nil {
 				return res, fmt.Errorf("mariadb: migrate: %03d_%s: %w", m.version, m.name, err)
 			}
 		}
