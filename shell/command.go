@@ -156,12 +156,38 @@ func (p *Pump) execute(c node.Execute) {
 // loop hands a burst of Attempts to idle goroutines one receive each, and a
 // select over several channels cost a busy Pump about a tenth of its CPU.
 // A retirement is a task without a context.
+// stackReserve is how much of its stack an idle handler goroutine keeps
+// in use while it waits for the next Attempt (await).
+const stackReserve = 8 << 10
+
+// await receives the next task with stackReserve bytes of its frame in use.
+// The garbage collector halves the stack of a goroutine that uses less
+// than a quarter of it, so a handler goroutine parked in a shallow frame
+// would lose the stack its last handler grew (JSON decoding alone takes it
+// past the initial size), and every Attempt would grow it again, copying
+// it each time: a quarter to a third of a busy Pump's CPU on a noop drain
+// went to copying stacks. Parked below a frame this deep, it keeps a stack
+// of up to four times the reserve.
+//
+//go:noinline
+func (p *Pump) await() (task, bool) {
+	var reserve [stackReserve]byte
+	keepFrame(reserve[:])
+	t, ok := <-p.tasks
+	return t, ok
+}
+
+// keepFrame uses b, so that the frame holding it is kept as declared.
+//
+//go:noinline
+func keepFrame(b []byte) { b[len(b)-1] = 1 }
+
 func (p *Pump) handle(t task) {
 	for {
 		p.queueResult(finished{lease: t.job.Lease(), result: p.run(t)})
 		t = task{} // drop the finished Attempt's job and context while idle
 		p.idle.Add(1)
-		next, ok := <-p.tasks
+		next, ok := p.await()
 		p.idle.Add(-1)
 		if !ok || next.ctx == nil {
 			return
