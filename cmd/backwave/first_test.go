@@ -85,7 +85,7 @@ func TestDemoServesDashboardAndMetrics(t *testing.T) {
 	var running context.Context
 	type scrape struct {
 		page, enqueue, root, metrics string
-		err                    error
+		err                          error
 	}
 	got := make(chan scrape, 1)
 	err := runDemo(context.Background(), demoOptions{
