@@ -333,6 +333,9 @@ func TestSensitiveDataNeverSent(t *testing.T) {
 			if detail[path] && !strings.Contains(string(b), "hidden: needs the ViewSensitiveData permission") {
 				t.Errorf("GET %s does not say the content is hidden", path)
 			}
+			if detail[path] && !strings.Contains(string(b), "restart with <code>--allow ViewSensitiveData</code>") {
+				t.Errorf("GET %s does not say how to see the hidden content", path)
+			}
 		}
 	}
 	// The event stream's first event carries no data either.
