@@ -76,8 +76,9 @@ var ErrPlantInStore = errors.New("the planted bug lives in memstore only")
 //     reanimated by a Workflow Retry into Scheduled, of a new job due at
 //     once, or that the call names (a resume, a new Concurrency Limit or
 //     Rate Limit, a reschedule) — if, read through the Monitor contract,
-//     the Queue is not paused, is under its limits and holds a job
-//     claimable now. The backing store's own hints are never heard: they
+//     the Queue is not paused, is under its Concurrency Limit and holds a
+//     job claimable now (a spent Rate Limit window is hinted: the claim
+//     it starts learns when the window reopens). The backing store's own hints are never heard: they
 //     name other Queues (a report hints its Queue whether or not anything
 //     there is claimable), and hints steer when nodes poll.
 //   - Restart is FeedOptions.Reopen; the hint subscribers are dropped,
@@ -244,8 +245,7 @@ func (s *FeedStore) after(named ...string) error {
 }
 
 // hint announces, in name order, each candidate Queue that is not paused,
-// is under its Concurrency Limit and its Rate Limit and holds a job
-// claimable at now.
+// is under its Concurrency Limit and holds a job claimable at now.
 func (s *FeedStore) hint(now time.Time) error {
 	if len(s.candidates) == 0 {
 		return nil
@@ -262,9 +262,8 @@ func (s *FeedStore) hint(now time.Time) error {
 		if i < 0 || infos[i].Paused || (infos[i].Limit > 0 && infos[i].Running >= infos[i].Limit) {
 			continue
 		}
-		if r := infos[i].Rate; !r.IsZero() && infos[i].RateStarted >= r.Limit {
-			continue // the Rate Limit's window is spent
-		}
+		// A spent Rate Limit window is hinted all the same, as memstore
+		// does: the claim it starts learns when the window reopens.
 		ok, err := s.claimable(name, now)
 		if err != nil {
 			return err

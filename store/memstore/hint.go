@@ -52,9 +52,11 @@ func (s *Store) hintable(hs *hintSet, now time.Time) []string {
 		if q == nil || q.paused || (q.limit > 0 && q.running >= q.limit) {
 			continue
 		}
-		if n, _ := q.rate.budget(now); n == 0 {
-			continue
-		}
+		// A Queue whose Rate Limit window is spent is hinted all the same:
+		// the claim the hint starts is stopped by the Rate and answers when
+		// the window reopens (ClaimParams.Reopen), which the Driver re-polls
+		// at. Without it, jobs enqueued into a spent window waited for the
+		// next poll whenever no claim had been stopped by that window.
 		for _, id := range q.ids {
 			if core.Claimable(&s.row(id).job, now) {
 				out = append(out, name)
