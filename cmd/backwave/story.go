@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -93,7 +94,7 @@ func (s story) tell(ctx context.Context, a *backwave.Admin) error {
 		minted += n
 	}
 	fmt.Fprintf(w, "\n%s: %d jobs enqueued and %d minted by the schedule in %s, %d finished (%.0f jobs/s); stopping gracefully took %s\n", p.bold("demo finished"),
-		s.enqueued, minted, s.ran.Round(100*time.Millisecond), finished, float64(finished)/s.ran.Seconds(), s.stopped.Round(100*time.Millisecond))
+		s.enqueued, minted, seconds(s.ran), finished, float64(finished)/s.ran.Seconds(), seconds(s.stopped))
 
 	fmt.Fprintf(w, "\n%s\n", p.bold("what became of each job type (one Queue each):"))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -147,6 +148,12 @@ func (s story) tell(ctx context.Context, a *backwave.Admin) error {
 		fmt.Fprintf(w, "  %s\n", l[1])
 	}
 	return nil
+}
+
+// seconds says d in seconds to a tenth ("0.8s", "2s"), one unit whatever
+// its size, so the story reads alike from run to run.
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Round(100*time.Millisecond).Seconds(), 'f', -1, 64) + "s"
 }
 
 // cardCharge returns the id of the newest dead-lettered card charge, or of
