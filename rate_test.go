@@ -3,6 +3,7 @@ package backwave_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,29 +22,9 @@ import (
 func TestRateLimitStartsJobsAsWindowsOpen(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
-		st := newStore()
-		admin, err := backwave.NewAdmin(st, "ops:rita", backwave.WithQueueSetup())
-		if err != nil {
-			t.Fatal(err)
-		}
 		rate := backwave.QueueRate{Limit: 2, Period: time.Second}
-		if err := admin.SetQueueRate(ctx, backwave.DefaultQueue, rate); err != nil {
-			t.Fatal(err)
-		}
-		var (
-			mu     sync.Mutex
-			starts []time.Time
-		)
-		c := greetClient(t, st, func(context.Context, *backwave.Job[greet]) error {
-			mu.Lock()
-			starts = append(starts, time.Now())
-			mu.Unlock()
-			return nil
-		}, func(cfg *backwave.Config) {
-			cfg.Groups[0].PollInterval = time.Hour
-			cfg.Groups[0].MaintenanceInterval = time.Hour
-		})
+		c, started := rateLimitedClient(t, rate)
+		var starts []time.Time
 		synctest.Wait()
 		begin := time.Now()
 		const n = 7
@@ -51,8 +32,7 @@ func TestRateLimitStartsJobsAsWindowsOpen(t *testing.T) {
 			enqueue(t, c, greet{})
 		}
 		waitFor(t, "every job to start", func() bool {
-			mu.Lock()
-			defer mu.Unlock()
+			starts = started()
 			return len(starts) == n
 		})
 		perWindow := map[time.Time]int{}
@@ -79,29 +59,9 @@ func TestRateLimitStartsJobsAsWindowsOpen(t *testing.T) {
 func TestRateLimitJobsEnqueuedIntoASpentWindow(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
-		st := newStore()
-		admin, err := backwave.NewAdmin(st, "ops:rita", backwave.WithQueueSetup())
-		if err != nil {
-			t.Fatal(err)
-		}
 		rate := backwave.QueueRate{Limit: 2, Period: time.Second}
-		if err := admin.SetQueueRate(ctx, backwave.DefaultQueue, rate); err != nil {
-			t.Fatal(err)
-		}
-		var (
-			mu     sync.Mutex
-			starts []time.Time
-		)
-		c := greetClient(t, st, func(context.Context, *backwave.Job[greet]) error {
-			mu.Lock()
-			starts = append(starts, time.Now())
-			mu.Unlock()
-			return nil
-		}, func(cfg *backwave.Config) {
-			cfg.Groups[0].PollInterval = time.Hour
-			cfg.Groups[0].MaintenanceInterval = time.Hour
-		})
+		c, started := rateLimitedClient(t, rate)
+		var starts []time.Time
 		synctest.Wait()
 		begin := time.Now()
 		enqueue(t, c, greet{})
@@ -112,8 +72,7 @@ func TestRateLimitJobsEnqueuedIntoASpentWindow(t *testing.T) {
 			enqueue(t, c, greet{})
 		}
 		waitFor(t, "every job to start", func() bool {
-			mu.Lock()
-			defer mu.Unlock()
+			starts = started()
 			return len(starts) == 2+more
 		})
 		if took := starts[len(starts)-1].Sub(begin); took > 4*time.Second {
@@ -170,5 +129,38 @@ func TestAdminSetQueueRate(t *testing.T) {
 		} else if msg := err.Error(); !strings.HasPrefix(msg, "backwave: ") || strings.Count(msg, "backwave:") != 1 {
 			t.Errorf("%s: %q: want one \"backwave: \" prefix", tc.name, msg)
 		}
+	}
+}
+
+// rateLimitedClient starts a Client over a fresh store whose default Queue
+// has rate, polling and maintaining only hourly, so only a re-poll or a
+// hint starts a job sooner; started returns the handler's start times.
+func rateLimitedClient(t *testing.T, rate backwave.QueueRate) (c *backwave.Client, started func() []time.Time) {
+	t.Helper()
+	st := newStore()
+	admin, err := backwave.NewAdmin(st, "ops:rita", backwave.WithQueueSetup())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.SetQueueRate(context.Background(), backwave.DefaultQueue, rate); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu     sync.Mutex
+		starts []time.Time
+	)
+	c = greetClient(t, st, func(context.Context, *backwave.Job[greet]) error {
+		mu.Lock()
+		starts = append(starts, time.Now())
+		mu.Unlock()
+		return nil
+	}, func(cfg *backwave.Config) {
+		cfg.Groups[0].PollInterval = time.Hour
+		cfg.Groups[0].MaintenanceInterval = time.Hour
+	})
+	return c, func() []time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(starts)
 	}
 }
